@@ -1,0 +1,3 @@
+import PackageBench
+
+BenchmarkCommand.main()

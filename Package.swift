@@ -1,0 +1,53 @@
+// swift-tools-version:6.0
+// pkgtool: content-hashed package trees, incremental crash-safe saves and ZIP for Linux.
+
+import PackageDescription
+
+/// C kernels are always optimised: a debug build of the hashing loop would make
+/// every test that hashes a large file crawl, and they have no Swift-level logic to debug.
+let optimisedC: [CSetting] = [.unsafeFlags(["-O3"])]
+
+let package = Package(
+    name: "pkgtool",
+    products: [
+        .library(name: "PackageCore", targets: ["PackageCore"]),
+        .executable(name: "pkgtool", targets: ["pkgtool"]),
+        .executable(name: "pkgbench", targets: ["pkgbench"]),
+        .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config; apt names the package that provides them.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .systemLibrary(
+            name: "CXXHash",
+            pkgConfig: "libxxhash",
+            providers: [.apt(["libxxhash-dev"])]
+        ),
+        // Linux syscalls and variadic calls Swift does not import (renameat2, copy_file_range, fcntl locks…).
+        .target(name: "CSystemShims", cSettings: optimisedC),
+        // XXH3-128 with a runtime-dispatched AVX2 kernel over libxxhash's streaming state.
+        .target(name: "CHashKernel", dependencies: ["CXXHash"], cSettings: optimisedC),
+
+        .target(
+            name: "PackageCore",
+            dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
+        ),
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore"]),
+        .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
+
+        // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
+        .target(name: "PackageBench", dependencies: ["PackageCore"], path: "Benchmarks/PackageBench"),
+        .executableTarget(name: "pkgbench", dependencies: ["PackageBench"], path: "Benchmarks/pkgbench"),
+        // A tiny C launcher that measures one command from outside (peak RSS, bytes written).
+        .executableTarget(name: "pkgbench-measure", path: "Benchmarks/pkgbench-measure"),
+
+        // Helpers shared by the test targets: temporary directories, seeded data, fault injectors.
+        .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
+        .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
+        .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
+    ]
+)

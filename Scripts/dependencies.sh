@@ -1,0 +1,37 @@
+# Sourced by Scripts/test and Scripts/bench: makes sure the toolchain and the Debian
+# packages a job needs are present, installing the missing ones with apt-get.
+
+# Swift lives in /opt/swift on our machines; put it on PATH when it is not there yet.
+if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+    export PATH="/opt/swift/usr/bin:$PATH"
+fi
+if ! command -v swift >/dev/null 2>&1; then
+    echo "pkgtool: swift 6 is required and was not found on PATH (nor in /opt/swift/usr/bin)" >&2
+    exit 2
+fi
+
+# Libraries the build links (zlib, xxHash) and the tools tests and benchmarks compare with.
+BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev"
+TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 util-linux"
+
+ensure_packages() {
+    local missing=()
+    local package
+    for package in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$package")
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "Installing ${missing[*]} (apt-get)…" >&2
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+            echo "pkgtool: missing Debian packages: ${missing[*]}; install them as root" >&2
+            exit 2
+        fi
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq >/dev/null
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}

@@ -1,0 +1,76 @@
+// Runtime choice between libxxhash and the AVX2 kernel. Both produce identical
+// digests: the vector width changes how stripes are accumulated, not the result.
+#include "CHashKernel.h"
+#include <xxhash.h>
+#include <stdatomic.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+void pkg_hash_avx2_update(XXH3_state_t *state, const void *bytes, size_t count);
+XXH128_hash_t pkg_hash_avx2_oneshot(const void *bytes, size_t count);
+#define PKG_HAVE_AVX2_KERNEL 1
+#else
+#define PKG_HAVE_AVX2_KERNEL 0
+#endif
+
+static atomic_int chosen_kernel = -1;
+static atomic_int forced_portable = 0;
+
+static int detect_kernel(void) {
+#if PKG_HAVE_AVX2_KERNEL
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) return PKG_HASH_KERNEL_AVX2;
+#endif
+    return PKG_HASH_KERNEL_LIBXXHASH;
+}
+
+int pkg_hash_active_kernel(void) {
+    if (atomic_load_explicit(&forced_portable, memory_order_relaxed)) return PKG_HASH_KERNEL_LIBXXHASH;
+    int kernel = atomic_load_explicit(&chosen_kernel, memory_order_relaxed);
+    if (kernel < 0) {
+        kernel = detect_kernel();
+        atomic_store_explicit(&chosen_kernel, kernel, memory_order_relaxed);
+    }
+    return kernel;
+}
+
+void pkg_hash_force_portable(int portable) {
+    atomic_store_explicit(&forced_portable, portable != 0, memory_order_relaxed);
+}
+
+pkg_hash_state *pkg_hash_create(void) {
+    XXH3_state_t *state = XXH3_createState();
+    if (state) XXH3_128bits_reset(state);
+    return (pkg_hash_state *)state;
+}
+
+void pkg_hash_free(pkg_hash_state *state) { XXH3_freeState((XXH3_state_t *)state); }
+
+void pkg_hash_reset(pkg_hash_state *state) { XXH3_128bits_reset((XXH3_state_t *)state); }
+
+void pkg_hash_update(pkg_hash_state *state, const void *bytes, size_t count) {
+#if PKG_HAVE_AVX2_KERNEL
+    if (pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2) {
+        pkg_hash_avx2_update((XXH3_state_t *)state, bytes, count);
+        return;
+    }
+#endif
+    (void)XXH3_128bits_update((XXH3_state_t *)state, bytes, count);
+}
+
+void pkg_hash_digest(const pkg_hash_state *state, uint8_t out[16]) {
+    XXH128_hash_t digest = XXH3_128bits_digest((const XXH3_state_t *)state);
+    XXH128_canonicalFromHash((XXH128_canonical_t *)out, digest);
+}
+
+void pkg_hash_oneshot(const void *bytes, size_t count, uint8_t out[16]) {
+    XXH128_hash_t digest;
+#if PKG_HAVE_AVX2_KERNEL
+    if (pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2) {
+        digest = pkg_hash_avx2_oneshot(bytes, count);
+    } else
+#endif
+    {
+        digest = XXH3_128bits(bytes, count);
+    }
+    XXH128_canonicalFromHash((XXH128_canonical_t *)out, digest);
+}

@@ -1,0 +1,32 @@
+#ifndef PKG_HASH_KERNEL_H
+#define PKG_HASH_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Streaming XXH3-128 state. It is libxxhash's `XXH3_state_t`, kept opaque here so
+/// that Swift never depends on its layout.
+typedef struct pkg_hash_state pkg_hash_state;
+
+/// Which code path `pkg_hash_update` and `pkg_hash_oneshot` use:
+/// Debian's libxxhash (built for SSE2), or xxHash's AVX2 loop compiled here, chosen when the CPU has it.
+#define PKG_HASH_KERNEL_LIBXXHASH 0
+#define PKG_HASH_KERNEL_AVX2 2
+
+/// Allocates a state (64-byte aligned, as XXH3 requires). NULL when out of memory.
+pkg_hash_state *pkg_hash_create(void);
+void pkg_hash_free(pkg_hash_state *state);
+void pkg_hash_reset(pkg_hash_state *state);
+void pkg_hash_update(pkg_hash_state *state, const void *bytes, size_t count);
+/// Writes the 16-byte canonical (big-endian) digest, the bytes `xxhsum -H2` prints as hex.
+void pkg_hash_digest(const pkg_hash_state *state, uint8_t out[16]);
+/// One-shot XXH3-128 of a buffer; same result as reset + update + digest.
+void pkg_hash_oneshot(const void *bytes, size_t count, uint8_t out[16]);
+
+/// The kernel in use.
+int pkg_hash_active_kernel(void);
+/// Forces the portable libxxhash path (non-zero) or restores CPU dispatch (zero).
+/// For benchmarks and tests that compare the two paths.
+void pkg_hash_force_portable(int portable);
+
+#endif

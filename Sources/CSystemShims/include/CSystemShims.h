@@ -1,0 +1,59 @@
+#ifndef PKG_SYSTEM_SHIMS_H
+#define PKG_SYSTEM_SHIMS_H
+
+// Linux calls that Swift cannot reach through Glibc: variadic functions (open, fcntl),
+// calls glibc hides behind _GNU_SOURCE (renameat2, copy_file_range, O_TMPFILE),
+// and constants defined as macros Swift does not import. One wrapper per call;
+// every wrapper returns what the kernel returned and leaves errno as it set it.
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/// openat(2) with an explicit mode (the libc call is variadic).
+int pkg_openat(int dirfd, const char *path, int flags, unsigned int mode);
+
+/// openat2(2) with RESOLVE_NO_SYMLINKS (and RESOLVE_BENEATH when `beneath` is non-zero):
+/// no component of `path` may be a symbolic link, so a walk or an extraction can never be
+/// redirected by a link swapped in behind its back. Falls back to openat(2) with O_NOFOLLOW
+/// (last component only) on kernels without openat2 (ENOSYS).
+int pkg_openat_nofollow(int dirfd, const char *path, int flags, unsigned int mode, int beneath);
+
+/// renameat2(2). `flags` is 0 or one of the PKG_RENAME_* values.
+int pkg_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+extern const unsigned int PKG_RENAME_NOREPLACE;
+extern const unsigned int PKG_RENAME_EXCHANGE;
+
+/// copy_file_range(2): copies in the kernel between two descriptors, without user-space buffers.
+ssize_t pkg_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
+
+/// Open file description (OFD) locks on the whole file, fcntl(F_OFD_SETLK[W]).
+/// `exclusive`: write lock, else read lock. `wait`: block until granted.
+int pkg_ofd_lock(int fd, int exclusive, int wait);
+int pkg_ofd_unlock(int fd);
+
+/// getdents64(2): fills `buffer` with `struct linux_dirent64` records; 0 at the end.
+long pkg_getdents64(int fd, void *buffer, size_t size);
+
+/// Flags Swift does not import as constants.
+extern const int PKG_O_TMPFILE;
+extern const int PKG_O_DIRECTORY;
+extern const int PKG_O_NOFOLLOW;
+extern const int PKG_O_CLOEXEC;
+extern const int PKG_O_PATH;
+extern const int PKG_AT_FDCWD;
+extern const int PKG_AT_SYMLINK_NOFOLLOW;
+extern const int PKG_AT_REMOVEDIR;
+extern const int PKG_AT_EMPTY_PATH;
+extern const int PKG_AT_SYMLINK_FOLLOW;
+
+/// posix_fadvise(POSIX_FADV_SEQUENTIAL) over the whole file: a hint, failures ignored.
+void pkg_advise_sequential(int fd);
+
+/// The number of CPUs this process may run on (sched_getaffinity), at least 1.
+int pkg_available_cpus(void);
+
+/// The symbolic name of an errno value ("ENOENT"), or NULL when unknown.
+const char *pkg_errno_name(int code);
+
+#endif

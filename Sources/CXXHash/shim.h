@@ -1,0 +1,2 @@
+// libxxhash (Debian's libxxhash-dev), imported as the CXXHash module.
+#include <xxhash.h>

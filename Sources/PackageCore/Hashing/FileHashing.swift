@@ -1,0 +1,52 @@
+import Glibc
+
+extension ContentHash {
+    /// Hashes an open file from its current offset to its end in chunks of `buffer.count`.
+    ///
+    /// With `expectedSize` (from a `stat` just taken), reading stops once that many bytes
+    /// arrived, as git does, saving the end-of-file probe: one `read` for a small file
+    /// instead of two. A file that shrank meanwhile stops early; the size returned is
+    /// always the number of bytes hashed.
+    ///
+    /// - Returns: the hash and the number of bytes read.
+    /// - Complexity: one `read` per chunk; memory is `buffer` alone.
+    public static func ofFile(
+        _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
+        hasher: borrowing ContentHasher = ContentHasher()
+    ) throws(FileSystemError) -> (hash: ContentHash, size: Int64) {
+        hasher.reset()
+        var total: Int64 = 0
+        while true {
+            var wanted = buffer.count
+            if let expectedSize {
+                if total >= expectedSize { break }
+                wanted = Int(min(Int64(buffer.count), expectedSize - total))
+            }
+            let count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]))
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
+            total += Int64(count)
+            if count < wanted { break }
+        }
+        return (hasher.digest(), total)
+    }
+
+    /// Hashes the regular file at `path`, following a symbolic link given as `path` itself
+    /// (as `xxhsum` does), and refusing anything that is not a regular file.
+    ///
+    /// FIFOs are opened non-blocking and refused, so a FIFO never hangs the caller.
+    public static func ofFile(
+        atPath path: String, relativeTo directory: Int32 = AT_FDCWD, buffer: ChunkBuffer
+    ) throws(FileSystemError) -> (hash: ContentHash, status: FileStatus) {
+        let file = try FileDescriptor.open(path, relativeTo: directory, options: .nonBlocking)
+        let status = try file.status()
+        guard status.kind == .regular else {
+            throw FileSystemError(.read, path: path, reason: "is a \(status.kind), not a regular file")
+        }
+        file.adviseSequential()
+        let (hash, size) = try ofFile(file, buffer: buffer)
+        var observed = status
+        observed.size = size
+        return (hash, observed)
+    }
+}

@@ -1,0 +1,77 @@
+import CSystemShims
+import Glibc
+
+/// One name in a directory, with the kind the directory entry reports (`d_type`).
+public struct DirectoryEntry: Sendable, Hashable {
+    public var name: String
+    /// `.unknown` when the file system does not fill `d_type`; `stat` tells then.
+    public var kind: FileKind
+}
+
+/// Lists directories with getdents64 into a reused buffer: no `DIR` streams, no per-entry
+/// allocation besides the name.
+public enum DirectoryListing {
+    /// The entries of an open directory, "." and ".." left out, in the kernel's order.
+    ///
+    /// Names must be valid UTF-8 (see Specs/hashing.md); others fail with a clear error.
+    /// - Complexity: one `getdents64` per 32 KiB of entries.
+    public static func entries(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [DirectoryEntry] {
+        if let step = IOFaultInjection.check(.readDirectory, directory.path), case .error(let code) = step {
+            throw FileSystemError(.readDirectory, path: directory.path, errno: code)
+        }
+        var result: [DirectoryEntry] = []
+        let size = 32 * 1024
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
+        defer { buffer.deallocate() }
+        // Read from offset 0 whatever the descriptor's position: a descriptor listed twice works.
+        _ = lseek(directory.rawValue, 0, SEEK_SET)
+        while true {
+            var count: Int
+            repeat {
+                count = pkg_getdents64(directory.rawValue, buffer.baseAddress, size)
+            } while count < 0 && errno == EINTR
+            if count < 0 {
+                throw FileSystemError(.readDirectory, path: directory.path, errno: .current)
+            }
+            if count == 0 { break }
+            var offset = 0
+            while offset < count {
+                // struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+                let record = buffer.baseAddress! + offset
+                let length = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
+                let type = record.load(fromByteOffset: 18, as: UInt8.self)
+                let namePointer = (record + 19).assumingMemoryBound(to: UInt8.self)
+                let nameLength = strlen(UnsafeRawPointer(namePointer).assumingMemoryBound(to: CChar.self))
+                offset += length
+                let nameBytes = UnsafeBufferPointer(start: namePointer, count: nameLength)
+                if nameLength <= 2 && nameBytes.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }
+                guard let name = String(validating: nameBytes, as: UTF8.self) else {
+                    let shown = String(decoding: nameBytes, as: UTF8.self)
+                    throw FileSystemError(
+                        .readDirectory, path: directory.path + "/" + shown,
+                        reason: "the name is not valid UTF-8, which packages require")
+                }
+                result.append(DirectoryEntry(name: name, kind: kindFromDirectoryType(type)))
+            }
+        }
+        return result
+    }
+
+    /// The names in an open directory, "." and ".." left out.
+    public static func names(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [String] {
+        try entries(in: directory).map(\.name)
+    }
+
+    private static func kindFromDirectoryType(_ type: UInt8) -> FileKind {
+        switch type {
+        case 8: return .regular  // DT_REG
+        case 4: return .directory  // DT_DIR
+        case 10: return .symbolicLink  // DT_LNK
+        case 1: return .fifo  // DT_FIFO
+        case 12: return .socket  // DT_SOCK
+        case 2: return .characterDevice  // DT_CHR
+        case 6: return .blockDevice  // DT_BLK
+        default: return .unknown
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// The steps of the I/O layer at which a fault can be injected.
+public enum IOStep: String, Sendable, CaseIterable {
+    case open, create, read, write, sync, stat, readDirectory, readLink
+    case rename, exchange, link, symlink, remove, removeDirectory, makeDirectory
+    case setPermissions, setTimes, truncate, copy, lock
+
+    /// Steps that change what is on disk. A crash can only matter between two of these.
+    public var isMutation: Bool {
+        switch self {
+        case .open, .read, .stat, .readDirectory, .readLink, .lock: return false
+        default: return true
+        }
+    }
+}
+
+/// What an injector makes a step do instead of its real work.
+public enum InjectedFault: Sendable, Equatable {
+    /// The call fails with this errno, changing nothing.
+    case error(Errno)
+    /// A read or write transfers only part of what was asked (at least one byte).
+    case partialTransfer
+}
+
+/// Decides, before each I/O step, whether it fails.
+///
+/// The seam of the crash and error sweeps: every system call of the I/O layer that
+/// touches the disk asks the injector of the current task first. Implementations are
+/// called from any thread and must be thread-safe.
+public protocol IOFaultInjector: Sendable {
+    func fault(before step: IOStep, path: String) -> InjectedFault?
+}
+
+/// The fault injector in effect for the current task and its child tasks.
+public enum IOFaultInjection {
+    @TaskLocal public static var injector: (any IOFaultInjector)?
+
+    /// Runs `body` with `injector` consulted before every I/O step it performs.
+    ///
+    /// Work handed to other threads outside structured concurrency (Dispatch) must
+    /// capture `IOFaultInjection.injector` and re-enter `withInjector` there.
+    public static func withInjector<R>(
+        _ injector: (any IOFaultInjector)?, _ body: () throws -> R
+    ) rethrows -> R {
+        try $injector.withValue(injector, operation: body)
+    }
+
+    public static func withInjector<R>(
+        _ injector: (any IOFaultInjector)?, isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> R
+    ) async rethrows -> R {
+        try await $injector.withValue(injector, operation: body)
+    }
+
+    @inline(__always)
+    static func check(_ step: IOStep, _ path: String) -> InjectedFault? {
+        guard let injector else { return nil }
+        return injector.fault(before: step, path: path)
+    }
+}

@@ -1,0 +1,293 @@
+import CSystemShims
+import Glibc
+
+/// An open file descriptor that closes itself: the owner of one kernel file description.
+///
+/// Non-copyable, so it has exactly one owner and cannot be closed twice or leaked;
+/// `close()` reports errors, dropping it closes silently. Every error it throws names
+/// the path it was opened with, the operation and the errno.
+public struct FileDescriptor: ~Copyable {
+    /// The kernel's descriptor number; -1 once closed.
+    public private(set) var rawValue: Int32
+    /// The path this descriptor was opened with, for messages.
+    public let path: String
+
+    /// Adopts an open descriptor; it will be closed when this value is dropped.
+    public init(adopting rawValue: Int32, path: String) {
+        self.rawValue = rawValue
+        self.path = path
+    }
+
+    deinit {
+        if rawValue >= 0 { Syscall.close(rawValue) }
+    }
+
+    /// Closes the descriptor, reporting an error (never retried: see `Syscall`).
+    public consuming func close() throws(FileSystemError) {
+        let descriptor = rawValue
+        rawValue = -1
+        if Glibc.close(descriptor) != 0 {
+            let code = Errno.current
+            // EINTR from close still closed the descriptor on Linux; it is not a failure.
+            if code != .interrupted { throw FileSystemError(.close, path: path, errno: code) }
+        }
+    }
+
+    /// How a file is opened for access.
+    public enum Access: Sendable {
+        case readOnly, writeOnly, readWrite
+        var flags: Int32 {
+            switch self {
+            case .readOnly: return O_RDONLY
+            case .writeOnly: return O_WRONLY
+            case .readWrite: return O_RDWR
+            }
+        }
+    }
+
+    /// Options for `open`.
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// Create the file if it does not exist.
+        public static let create = Options(rawValue: O_CREAT)
+        /// With `create`: fail with EEXIST when the name exists (never reuse an inode).
+        public static let exclusive = Options(rawValue: O_EXCL)
+        public static let truncate = Options(rawValue: O_TRUNC)
+        public static let append = Options(rawValue: O_APPEND)
+        /// Fail unless the path is a directory.
+        public static let directory = Options(rawValue: PKG_O_DIRECTORY)
+        /// Fail with ELOOP when the last component is a symbolic link.
+        public static let noFollow = Options(rawValue: PKG_O_NOFOLLOW)
+        /// Do not block opening a FIFO (used to refuse FIFOs instead of hanging on them).
+        public static let nonBlocking = Options(rawValue: O_NONBLOCK)
+    }
+
+    /// Opens `path`, relative to `directory` (a descriptor, or the working directory).
+    ///
+    /// - Complexity: one `openat`.
+    public static func open(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
+        options: Options = [], permissions: UInt32 = 0o644
+    ) throws(FileSystemError) -> FileDescriptor {
+        let creating = options.contains(.create)
+        do {
+            let descriptor = try Syscall.openat(
+                directory, path, access.flags | options.rawValue, permissions, step: creating ? .create : .open)
+            return FileDescriptor(adopting: descriptor, path: path)
+        } catch {
+            throw FileSystemError(creating ? .create : .open, path: path, errno: error)
+        }
+    }
+
+    /// Opens `path` with no symbolic link allowed in any of its components, and with
+    /// `beneath`, no `..` or absolute path leading out of `directory` (openat2).
+    public static func openWithoutSymlinks(
+        _ path: String, relativeTo directory: Int32, access: Access = .readOnly,
+        options: Options = [], permissions: UInt32 = 0o644, beneath: Bool = true,
+        displayPath: String? = nil
+    ) throws(FileSystemError) -> FileDescriptor {
+        let creating = options.contains(.create)
+        let shown = displayPath ?? path
+        do {
+            let descriptor = try Syscall.openatNoFollow(
+                directory, path, access.flags | options.rawValue, permissions, beneath: beneath,
+                step: creating ? .create : .open)
+            return FileDescriptor(adopting: descriptor, path: shown)
+        } catch {
+            throw FileSystemError(creating ? .create : .open, path: shown, errno: error)
+        }
+    }
+
+    /// Opens a directory for use as the base of `*at` calls, never through a symbolic link.
+    public static func openDirectory(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil
+    ) throws(FileSystemError) -> FileDescriptor {
+        do {
+            let descriptor = try Syscall.openat(
+                directory, path, O_RDONLY | PKG_O_DIRECTORY | PKG_O_NOFOLLOW, 0, step: .open)
+            return FileDescriptor(adopting: descriptor, path: displayPath ?? path)
+        } catch {
+            throw FileSystemError(.open, path: displayPath ?? path, errno: error)
+        }
+    }
+
+    /// Creates an unnamed regular file in `directory` (O_TMPFILE). It gets a name only
+    /// through `linkat`, so a crash before that leaves nothing behind.
+    public static func openUnnamed(
+        inDirectory directory: borrowing FileDescriptor, permissions: UInt32 = 0o644
+    ) throws(FileSystemError) -> FileDescriptor {
+        do {
+            let descriptor = try Syscall.openat(
+                directory.rawValue, ".", O_RDWR | PKG_O_TMPFILE, permissions, step: .create)
+            return FileDescriptor(adopting: descriptor, path: directory.path)
+        } catch {
+            throw FileSystemError(.create, path: directory.path, errno: error, reason: "unnamed temporary file")
+        }
+    }
+
+    /// Runs `body` with `path` open, closing it afterwards even when `body` throws.
+    public static func withOpened<R>(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
+        options: Options = [], permissions: UInt32 = 0o644,
+        _ body: (borrowing FileDescriptor) throws -> R
+    ) throws -> R {
+        let descriptor = try open(
+            path, relativeTo: directory, access: access, options: options, permissions: permissions)
+        return try body(descriptor)
+    }
+
+    // MARK: Reading
+
+    /// Reads at most `buffer.count` bytes at the current offset; 0 means end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+        do { return try Syscall.read(rawValue, buffer, path: path) } catch {
+            throw FileSystemError(.read, path: path, errno: error)
+        }
+    }
+
+    /// Reads at most `buffer.count` bytes at `offset`, leaving the file offset alone.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
+        do { return try Syscall.pread(rawValue, buffer, offset, path: path) } catch {
+            throw FileSystemError(.read, path: path, errno: error)
+        }
+    }
+
+    /// Reads until `buffer` is full or the file ends, looping over short reads.
+    /// Returns the number of bytes read; less than `buffer.count` only at end of file.
+    public func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            if count == 0 { break }
+            filled += count
+        }
+        return filled
+    }
+
+    /// Reads until `buffer` is full or the file ends, starting at `offset`.
+    public func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError)
+        -> Int
+    {
+        var filled = 0
+        while filled < buffer.count {
+            let count = try read(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+            if count == 0 { break }
+            filled += count
+        }
+        return filled
+    }
+
+    // MARK: Writing
+
+    /// Writes all of `bytes` at the current offset, looping over short writes.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
+        var written = 0
+        while written < bytes.count {
+            do {
+                written += try Syscall.write(rawValue, UnsafeRawBufferPointer(rebasing: bytes[written...]), path: path)
+            } catch {
+                throw FileSystemError(.write, path: path, errno: error)
+            }
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`, looping over short writes.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
+        var written = 0
+        while written < bytes.count {
+            do {
+                written += try Syscall.pwrite(
+                    rawValue, UnsafeRawBufferPointer(rebasing: bytes[written...]), offset + Int64(written), path: path)
+            } catch {
+                throw FileSystemError(.write, path: path, errno: error)
+            }
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func write<Bytes: Sequence>(contentsOf bytes: Bytes) throws(FileSystemError) where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        let failure: FileSystemError? = array.withUnsafeBytes { buffer in
+            do throws(FileSystemError) { try write(buffer) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Flushes the file's data and metadata to the device (fsync). A failure is final:
+    /// the kernel may have dropped the unwritten pages, so callers never retry and succeed.
+    public func sync() throws(FileSystemError) {
+        do { try Syscall.fsync(rawValue, path: path) } catch {
+            throw FileSystemError(.sync, path: path, errno: error)
+        }
+    }
+
+    public func truncate(to length: Int64) throws(FileSystemError) {
+        do { try Syscall.ftruncate(rawValue, length, path: path) } catch {
+            throw FileSystemError(.truncate, path: path, errno: error)
+        }
+    }
+
+    /// Moves the file offset; returns the new offset.
+    @discardableResult
+    public func seek(to offset: Int64, from whence: Int32 = SEEK_SET) throws(FileSystemError) -> Int64 {
+        do { return try Syscall.lseek(rawValue, offset, whence) } catch {
+            throw FileSystemError(.seek, path: path, errno: error)
+        }
+    }
+
+    // MARK: Metadata
+
+    public func status() throws(FileSystemError) -> FileStatus {
+        do { return FileStatus(try Syscall.fstat(rawValue, path: path)) } catch {
+            throw FileSystemError(.stat, path: path, errno: error)
+        }
+    }
+
+    public func setPermissions(_ permissions: UInt32) throws(FileSystemError) {
+        do { try Syscall.fchmod(rawValue, permissions & 0o7777, path: path) } catch {
+            throw FileSystemError(.setPermissions, path: path, errno: error)
+        }
+    }
+
+    /// Sets access and modification times to `modificationTime` (nanoseconds since the epoch).
+    public func setModificationTime(_ modificationTime: Int64) throws(FileSystemError) {
+        let time = timespec(nanoseconds: modificationTime)
+        do { try Syscall.futimens(rawValue, [time, time], path: path) } catch {
+            throw FileSystemError(.setTimes, path: path, errno: error)
+        }
+    }
+
+    /// Takes an advisory lock on the whole file (an OFD lock: owned by this descriptor,
+    /// not the process, so two threads with two descriptors exclude each other too).
+    /// Returns false when `wait` is false and the lock is held elsewhere.
+    @discardableResult
+    public func lock(exclusive: Bool, wait: Bool = true) throws(FileSystemError) -> Bool {
+        do {
+            try Syscall.lock(rawValue, exclusive: exclusive, wait: wait, path: path)
+            return true
+        } catch {
+            if !wait && (error == .wouldBlock || error == Errno(rawValue: EACCES)) { return false }
+            throw FileSystemError(.lock, path: path, errno: error)
+        }
+    }
+
+    public func unlock() { Syscall.unlock(rawValue) }
+
+    /// Hints sequential reading to the kernel (larger read-ahead).
+    public func adviseSequential() { pkg_advise_sequential(rawValue) }
+}
+
+extension timespec {
+    init(nanoseconds: Int64) {
+        var seconds = nanoseconds / 1_000_000_000
+        var remainder = nanoseconds % 1_000_000_000
+        if remainder < 0 {
+            seconds -= 1
+            remainder += 1_000_000_000
+        }
+        self.init(tv_sec: Int(seconds), tv_nsec: Int(remainder))
+    }
+}

@@ -1,0 +1,112 @@
+import Glibc
+
+/// The kind of a file-system object.
+public enum FileKind: UInt8, Sendable, Hashable, CustomStringConvertible {
+    case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
+
+    init(mode: UInt32) {
+        switch mode & 0o170000 {
+        case 0o100000: self = .regular
+        case 0o040000: self = .directory
+        case 0o120000: self = .symbolicLink
+        case 0o010000: self = .fifo
+        case 0o140000: self = .socket
+        case 0o020000: self = .characterDevice
+        case 0o060000: self = .blockDevice
+        default: self = .unknown
+        }
+    }
+
+    /// The `S_IFMT` bits of this kind.
+    public var typeBits: UInt32 {
+        switch self {
+        case .regular: return 0o100000
+        case .directory: return 0o040000
+        case .symbolicLink: return 0o120000
+        case .fifo: return 0o010000
+        case .socket: return 0o140000
+        case .characterDevice: return 0o020000
+        case .blockDevice: return 0o060000
+        case .unknown: return 0
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .regular: return "regular file"
+        case .directory: return "directory"
+        case .symbolicLink: return "symbolic link"
+        case .fifo: return "FIFO"
+        case .socket: return "socket"
+        case .characterDevice: return "character device"
+        case .blockDevice: return "block device"
+        case .unknown: return "file of unknown type"
+        }
+    }
+
+    /// Whether a package may hold this kind. FIFOs, sockets and devices are not content.
+    public var isPackageContent: Bool {
+        self == .regular || self == .directory || self == .symbolicLink
+    }
+}
+
+/// What `stat` says of a file, with nanosecond times: the fields change detection needs.
+public struct FileStatus: Sendable, Hashable {
+    public var kind: FileKind
+    /// Permission bits (`0o7777`), without the type bits.
+    public var permissions: UInt32
+    public var size: Int64
+    /// Modification time, nanoseconds since the epoch.
+    public var modificationTime: Int64
+    /// Status change time, nanoseconds since the epoch. Bumped by writes, chmod, link and rename.
+    public var changeTime: Int64
+    public var inode: UInt64
+    public var device: UInt64
+    public var linkCount: UInt64
+    public var userID: UInt32
+    public var groupID: UInt32
+
+    public init(
+        kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, changeTime: Int64,
+        inode: UInt64 = 0, device: UInt64 = 0, linkCount: UInt64 = 1, userID: UInt32 = 0, groupID: UInt32 = 0
+    ) {
+        self.kind = kind
+        self.permissions = permissions
+        self.size = size
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+        self.inode = inode
+        self.device = device
+        self.linkCount = linkCount
+        self.userID = userID
+        self.groupID = groupID
+    }
+
+    init(_ info: stat) {
+        let mode = UInt32(info.st_mode)
+        self.kind = FileKind(mode: mode)
+        self.permissions = mode & 0o7777
+        self.size = Int64(info.st_size)
+        self.modificationTime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        self.changeTime = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        self.inode = UInt64(info.st_ino)
+        self.device = UInt64(info.st_dev)
+        self.linkCount = UInt64(info.st_nlink)
+        self.userID = info.st_uid
+        self.groupID = info.st_gid
+    }
+
+    /// Whether the owner may execute the file: the one mode bit content hashes record.
+    public var isExecutable: Bool { permissions & 0o100 != 0 }
+}
+
+/// Reads the status of `path` without following a final symbolic link.
+///
+/// - Complexity: one `fstatat`.
+public func fileStatus(atPath path: String, followSymlinks: Bool = false) throws(FileSystemError) -> FileStatus {
+    do {
+        return FileStatus(try Syscall.fstatat(AT_FDCWD, path, followSymlinks: followSymlinks))
+    } catch {
+        throw FileSystemError(.stat, path: path, errno: error)
+    }
+}

@@ -1,0 +1,207 @@
+import CSystemShims
+import Glibc
+
+/// Path-level operations: each is one system call relative to a directory descriptor
+/// (or the working directory), with errors that name the path.
+public enum FileSystem {
+    /// The working directory, as the base of `*at` calls.
+    public static let currentDirectory: Int32 = AT_FDCWD
+
+    /// Creates a directory.
+    public static func makeDirectory(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, permissions: UInt32 = 0o755
+    ) throws(FileSystemError) {
+        do { try Syscall.mkdirat(directory, path, permissions) } catch {
+            throw FileSystemError(.makeDirectory, path: path, errno: error)
+        }
+    }
+
+    /// Creates a directory and any missing parents (`mkdir -p`).
+    public static func makeDirectories(_ path: String, permissions: UInt32 = 0o755) throws(FileSystemError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component
+            do { try Syscall.mkdirat(AT_FDCWD, prefix, permissions) } catch {
+                if error != .fileExists { throw FileSystemError(.makeDirectory, path: prefix, errno: error) }
+                let status = try fileStatus(atPath: prefix, followSymlinks: true)
+                if status.kind != .directory {
+                    throw FileSystemError(.makeDirectory, path: prefix, errno: .notDirectory)
+                }
+            }
+            prefix += "/"
+        }
+    }
+
+    /// Removes a file or symbolic link (never a directory).
+    public static func remove(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+        do { try Syscall.unlinkat(directory, path, removeDirectory: false) } catch {
+            throw FileSystemError(.remove, path: path, errno: error)
+        }
+    }
+
+    /// Removes an empty directory.
+    public static func removeDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD)
+        throws(FileSystemError)
+    {
+        do { try Syscall.unlinkat(directory, path, removeDirectory: true) } catch {
+            throw FileSystemError(.removeDirectory, path: path, errno: error)
+        }
+    }
+
+    /// Renames `from` to `to`, replacing `to` when it exists (rename(2) semantics).
+    public static func rename(
+        _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.renameat2(fromDirectory, from, toDirectory, to, flags: 0) } catch {
+            throw FileSystemError(.rename, path: from, destination: to, errno: error)
+        }
+    }
+
+    /// Renames `from` to `to`, failing with EEXIST when `to` exists.
+    public static func renameNoReplace(
+        _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.renameat2(fromDirectory, from, toDirectory, to, flags: PKG_RENAME_NOREPLACE) } catch {
+            throw FileSystemError(.rename, path: from, destination: to, errno: error)
+        }
+    }
+
+    /// Atomically exchanges two paths (renameat2 RENAME_EXCHANGE): a reader sees one or
+    /// the other at each name, never neither.
+    public static func exchange(
+        _ first: String, with second: String, firstDirectory: Int32 = AT_FDCWD, secondDirectory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.renameat2(firstDirectory, first, secondDirectory, second, flags: PKG_RENAME_EXCHANGE) } catch {
+            throw FileSystemError(.exchange, path: first, destination: second, errno: error)
+        }
+    }
+
+    /// Makes a hard link `to` of the file `from` (never following a symbolic link).
+    public static func link(
+        _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.linkat(fromDirectory, from, toDirectory, to, flags: 0) } catch {
+            throw FileSystemError(.link, path: from, destination: to, errno: error)
+        }
+    }
+
+    /// Gives an unnamed (O_TMPFILE) file a name.
+    public static func linkUnnamed(
+        _ file: borrowing FileDescriptor, to path: String, inDirectory directory: Int32
+    ) throws(FileSystemError) {
+        do { try Syscall.linkat(file.rawValue, "", directory, path, flags: PKG_AT_EMPTY_PATH) } catch {
+            throw FileSystemError(.link, path: file.path, destination: path, errno: error)
+        }
+    }
+
+    /// Creates a symbolic link at `path` whose text is `target`.
+    public static func makeSymbolicLink(
+        _ path: String, target: String, relativeTo directory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.symlinkat(target, directory, path) } catch {
+            throw FileSystemError(.symlink, path: path, errno: error)
+        }
+    }
+
+    /// The raw bytes of a symbolic link's target.
+    public static func readSymbolicLinkBytes(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, sizeHint: Int = 0
+    ) throws(FileSystemError) -> [UInt8] {
+        do { return try Syscall.readlinkat(directory, path, sizeHint: sizeHint) } catch {
+            throw FileSystemError(.readLink, path: path, errno: error)
+        }
+    }
+
+    /// A symbolic link's target as text (invalid UTF-8 is repaired with U+FFFD).
+    public static func readSymbolicLink(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) -> String {
+        String(decoding: try readSymbolicLinkBytes(path, relativeTo: directory), as: UTF8.self)
+    }
+
+    /// Status of `path` relative to `directory`, never following a final symbolic link.
+    public static func status(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, followSymlinks: Bool = false
+    ) throws(FileSystemError) -> FileStatus {
+        do { return FileStatus(try Syscall.fstatat(directory, path, followSymlinks: followSymlinks)) } catch {
+            throw FileSystemError(.stat, path: path, errno: error)
+        }
+    }
+
+    /// Status, or nil when nothing exists at `path`.
+    public static func statusIfExists(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) -> FileStatus? {
+        do { return FileStatus(try Syscall.fstatat(directory, path, followSymlinks: false)) } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw FileSystemError(.stat, path: path, errno: error)
+        }
+    }
+
+    /// Sets permission bits of a file or directory (symbolic links have none on Linux).
+    public static func setPermissions(
+        _ path: String, _ permissions: UInt32, relativeTo directory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        do { try Syscall.fchmodat(directory, path, permissions & 0o7777) } catch {
+            throw FileSystemError(.setPermissions, path: path, errno: error)
+        }
+    }
+
+    /// Sets access and modification time (ns since the epoch) without following a final link.
+    public static func setModificationTime(
+        _ path: String, _ modificationTime: Int64, relativeTo directory: Int32 = AT_FDCWD
+    ) throws(FileSystemError) {
+        let time = timespec(nanoseconds: modificationTime)
+        do { try Syscall.utimensat(directory, path, [time, time], followSymlinks: false) } catch {
+            throw FileSystemError(.setTimes, path: path, errno: error)
+        }
+    }
+
+    /// Flushes a directory's entries (created, renamed, removed names) to the device.
+    public static func syncDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+        let descriptor = try FileDescriptor.openDirectory(path, relativeTo: directory)
+        try descriptor.sync()
+    }
+
+    /// Removes `path` and everything beneath it, never following symbolic links.
+    /// A missing path is not an error.
+    ///
+    /// - Complexity: one `unlinkat` per entry plus one directory listing per directory.
+    public static func removeTree(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+        guard let status = try statusIfExists(path, relativeTo: directory) else { return }
+        if status.kind == .directory {
+            let handle = try FileDescriptor.openDirectory(path, relativeTo: directory)
+            for entry in try DirectoryListing.names(in: handle) {
+                try removeTree(entry, relativeTo: handle.rawValue, displayParent: path)
+            }
+            try removeDirectory(path, relativeTo: directory)
+        } else {
+            try remove(path, relativeTo: directory)
+        }
+    }
+
+    private static func removeTree(
+        _ name: String, relativeTo directory: Int32, displayParent: String
+    ) throws(FileSystemError) {
+        let shown = displayParent + "/" + name
+        let status: FileStatus
+        do { status = FileStatus(try Syscall.fstatat(directory, name, followSymlinks: false)) } catch {
+            if error == .noSuchFileOrDirectory { return }
+            throw FileSystemError(.stat, path: shown, errno: error)
+        }
+        if status.kind == .directory {
+            let handle = try FileDescriptor.openDirectory(name, relativeTo: directory, displayPath: shown)
+            for entry in try DirectoryListing.names(in: handle) {
+                try removeTree(entry, relativeTo: handle.rawValue, displayParent: shown)
+            }
+            do { try Syscall.unlinkat(directory, name, removeDirectory: true) } catch {
+                throw FileSystemError(.removeDirectory, path: shown, errno: error)
+            }
+        } else {
+            do { try Syscall.unlinkat(directory, name, removeDirectory: false) } catch {
+                if error == .noSuchFileOrDirectory { return }
+                throw FileSystemError(.remove, path: shown, errno: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import CSystemShims
+import Glibc
+
+/// One function per system call: the fault-injection check, the call, and the retry on EINTR.
+///
+/// Nothing else in the package calls libc for file-system work; everything above goes
+/// through here, which is what lets the crash and error sweeps reach every step.
+/// `close` is never retried: on Linux the descriptor is gone even when close reports EINTR.
+enum Syscall {
+    @inline(__always)
+    private static func retrying<T: BinaryInteger>(_ call: () -> T) throws(Errno) -> T {
+        while true {
+            let result = call()
+            if result >= 0 { return result }
+            let code = Errno.current
+            if code != .interrupted { throw code }
+        }
+    }
+
+    @inline(__always)
+    private static func inject(_ step: IOStep, _ path: String) throws(Errno) -> Bool {
+        switch IOFaultInjection.check(step, path) {
+        case nil: return false
+        case .error(let code)?:
+            if code == .interrupted { return false }  // EINTR is retried: model it as absorbed
+            throw code
+        case .partialTransfer?: return true
+        }
+    }
+
+    static func openat(_ directory: Int32, _ path: String, _ flags: Int32, _ mode: UInt32, step: IOStep = .open)
+        throws(Errno) -> Int32
+    {
+        _ = try inject(step, path)
+        return try retrying { pkg_openat(directory, path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// openat with no symbolic link allowed in any component (openat2 RESOLVE_NO_SYMLINKS).
+    static func openatNoFollow(
+        _ directory: Int32, _ path: String, _ flags: Int32, _ mode: UInt32, beneath: Bool, step: IOStep = .open
+    ) throws(Errno) -> Int32 {
+        _ = try inject(step, path)
+        return try retrying { pkg_openat_nofollow(directory, path, flags | O_CLOEXEC, mode, beneath ? 1 : 0) }
+    }
+
+    static func close(_ descriptor: Int32) {
+        _ = Glibc.close(descriptor)
+    }
+
+    static func read(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(Errno) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        let partial = try inject(.read, path)
+        let count = partial ? max(1, buffer.count / 2) : buffer.count
+        return try retrying { Glibc.read(descriptor, buffer.baseAddress, count) }
+    }
+
+    static func pread(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, _ offset: Int64, path: String)
+        throws(Errno) -> Int
+    {
+        guard buffer.count > 0 else { return 0 }
+        let partial = try inject(.read, path)
+        let count = partial ? max(1, buffer.count / 2) : buffer.count
+        return try retrying { Glibc.pread(descriptor, buffer.baseAddress, count, off_t(offset)) }
+    }
+
+    static func write(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(Errno) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        let partial = try inject(.write, path)
+        let count = partial ? max(1, buffer.count / 2) : buffer.count
+        return try retrying { Glibc.write(descriptor, buffer.baseAddress, count) }
+    }
+
+    static func pwrite(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, _ offset: Int64, path: String)
+        throws(Errno) -> Int
+    {
+        guard buffer.count > 0 else { return 0 }
+        let partial = try inject(.write, path)
+        let count = partial ? max(1, buffer.count / 2) : buffer.count
+        return try retrying { Glibc.pwrite(descriptor, buffer.baseAddress, count, off_t(offset)) }
+    }
+
+    static func lseek(_ descriptor: Int32, _ offset: Int64, _ whence: Int32) throws(Errno) -> Int64 {
+        Int64(try retrying { Glibc.lseek(descriptor, off_t(offset), whence) })
+    }
+
+    static func fsync(_ descriptor: Int32, path: String) throws(Errno) {
+        _ = try inject(.sync, path)
+        // fsync is not retried on EINTR either: a failed flush may have dropped the pages,
+        // so the caller must treat any failure as final (see Specs/save.md).
+        if Glibc.fsync(descriptor) != 0 { throw Errno.current }
+    }
+
+    static func ftruncate(_ descriptor: Int32, _ length: Int64, path: String) throws(Errno) {
+        _ = try inject(.truncate, path)
+        _ = try retrying { Glibc.ftruncate(descriptor, off_t(length)) }
+    }
+
+    static func fstat(_ descriptor: Int32, path: String) throws(Errno) -> stat {
+        _ = try inject(.stat, path)
+        var info = stat()
+        _ = try retrying { Glibc.fstat(descriptor, &info) }
+        return info
+    }
+
+    static func fstatat(_ directory: Int32, _ path: String, followSymlinks: Bool) throws(Errno) -> stat {
+        _ = try inject(.stat, path)
+        var info = stat()
+        let flags = followSymlinks ? 0 : PKG_AT_SYMLINK_NOFOLLOW
+        _ = try retrying { Glibc.fstatat(directory, path, &info, flags) }
+        return info
+    }
+
+    static func fchmod(_ descriptor: Int32, _ mode: UInt32, path: String) throws(Errno) {
+        _ = try inject(.setPermissions, path)
+        _ = try retrying { Glibc.fchmod(descriptor, mode_t(mode)) }
+    }
+
+    static func fchmodat(_ directory: Int32, _ path: String, _ mode: UInt32) throws(Errno) {
+        _ = try inject(.setPermissions, path)
+        _ = try retrying { Glibc.fchmodat(directory, path, mode_t(mode), 0) }
+    }
+
+    static func utimensat(_ directory: Int32, _ path: String, _ times: [timespec], followSymlinks: Bool)
+        throws(Errno)
+    {
+        _ = try inject(.setTimes, path)
+        let flags = followSymlinks ? 0 : PKG_AT_SYMLINK_NOFOLLOW
+        _ = try retrying { times.withUnsafeBufferPointer { Glibc.utimensat(directory, path, $0.baseAddress, flags) } }
+    }
+
+    static func futimens(_ descriptor: Int32, _ times: [timespec], path: String) throws(Errno) {
+        _ = try inject(.setTimes, path)
+        _ = try retrying { times.withUnsafeBufferPointer { Glibc.futimens(descriptor, $0.baseAddress) } }
+    }
+
+    static func mkdirat(_ directory: Int32, _ path: String, _ mode: UInt32) throws(Errno) {
+        _ = try inject(.makeDirectory, path)
+        _ = try retrying { Glibc.mkdirat(directory, path, mode_t(mode)) }
+    }
+
+    static func unlinkat(_ directory: Int32, _ path: String, removeDirectory: Bool) throws(Errno) {
+        _ = try inject(removeDirectory ? .removeDirectory : .remove, path)
+        _ = try retrying { Glibc.unlinkat(directory, path, removeDirectory ? PKG_AT_REMOVEDIR : 0) }
+    }
+
+    static func renameat2(_ fromDirectory: Int32, _ from: String, _ toDirectory: Int32, _ to: String, flags: UInt32)
+        throws(Errno)
+    {
+        _ = try inject(flags & PKG_RENAME_EXCHANGE != 0 ? .exchange : .rename, from)
+        _ = try retrying { pkg_renameat2(fromDirectory, from, toDirectory, to, flags) }
+    }
+
+    static func linkat(_ fromDirectory: Int32, _ from: String, _ toDirectory: Int32, _ to: String, flags: Int32)
+        throws(Errno)
+    {
+        _ = try inject(.link, to)
+        _ = try retrying { Glibc.linkat(fromDirectory, from, toDirectory, to, flags) }
+    }
+
+    static func symlinkat(_ target: String, _ directory: Int32, _ path: String) throws(Errno) {
+        _ = try inject(.symlink, path)
+        _ = try retrying { Glibc.symlinkat(target, directory, path) }
+    }
+
+    /// readlinkat into a growing buffer; returns the target's raw bytes.
+    static func readlinkat(_ directory: Int32, _ path: String, sizeHint: Int) throws(Errno) -> [UInt8] {
+        _ = try inject(.readLink, path)
+        var capacity = max(64, sizeHint + 1)
+        while true {
+            var bytes = [UInt8](repeating: 0, count: capacity)
+            let count = try retrying {
+                bytes.withUnsafeMutableBufferPointer { buffer in
+                    buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: capacity) {
+                        Glibc.readlinkat(directory, path, $0, capacity)
+                    }
+                }
+            }
+            if count < capacity {
+                bytes.removeSubrange(count...)
+                return bytes
+            }
+            capacity *= 2
+        }
+    }
+
+    static func copyFileRange(
+        _ input: Int32, _ inputOffset: inout Int64, _ output: Int32, _ outputOffset: inout Int64, _ count: Int,
+        path: String
+    ) throws(Errno) -> Int {
+        let partial = try inject(.copy, path)
+        let length = partial ? max(1, count / 2) : count
+        return try retrying { pkg_copy_file_range(input, &inputOffset, output, &outputOffset, length) }
+    }
+
+    static func lock(_ descriptor: Int32, exclusive: Bool, wait: Bool, path: String) throws(Errno) {
+        _ = try inject(.lock, path)
+        _ = try retrying { pkg_ofd_lock(descriptor, exclusive ? 1 : 0, wait ? 1 : 0) }
+    }
+
+    static func unlock(_ descriptor: Int32) {
+        _ = pkg_ofd_unlock(descriptor)
+    }
+}

@@ -1,0 +1,229 @@
+/// One option a command accepts: its spellings, whether it takes a value, and its help.
+public struct OptionSpec: Sendable {
+    public enum Kind: Sendable {
+        /// A flag: present or not.
+        case flag
+        /// Takes a value: `--name VALUE` or `--name=VALUE`.
+        case value(placeholder: String)
+    }
+
+    public var long: String
+    public var short: Character?
+    public var kind: Kind
+    public var help: String
+    /// Options may repeat (each value kept) when true; otherwise the last one wins.
+    public var repeatable: Bool
+
+    public init(_ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String, repeatable: Bool = false) {
+        self.long = long
+        self.short = short
+        self.kind = kind
+        self.help = help
+        self.repeatable = repeatable
+    }
+
+    var takesValue: Bool {
+        if case .value = kind { return true }
+        return false
+    }
+
+    /// "-j, --jobs N" as help shows it.
+    var synopsis: String {
+        var text = short.map { "-\($0), " } ?? "    "
+        text += "--\(long)"
+        if case .value(let placeholder) = kind { text += " \(placeholder)" }
+        return text
+    }
+}
+
+/// What a command accepts: options and the count of positional arguments.
+public struct CommandSpec: Sendable {
+    public var name: String
+    public var summary: String
+    /// The arguments part of the usage line, e.g. "[options] PATH...".
+    public var arguments: String
+    public var options: [OptionSpec]
+    public var positionalRange: ClosedRange<Int>
+    /// Paragraphs shown after the summary in `--help`.
+    public var details: String
+
+    public init(
+        name: String, summary: String, arguments: String, options: [OptionSpec],
+        positionals: ClosedRange<Int>, details: String = ""
+    ) {
+        self.name = name
+        self.summary = summary
+        self.arguments = arguments
+        self.options = options + [OptionSpec("help", short: "h", help: "show this help and exit")]
+        self.positionalRange = positionals
+        self.details = details
+    }
+
+    public var usageLine: String { "usage: pkgtool \(name) \(arguments)" }
+
+    public var helpText: String {
+        var lines = [usageLine, "", summary]
+        if !details.isEmpty { lines += ["", details] }
+        lines += ["", "options:"]
+        let width = options.map(\.synopsis.count).max() ?? 0
+        for option in options {
+            let padding = String(repeating: " ", count: width - option.synopsis.count + 2)
+            lines.append("  \(option.synopsis)\(padding)\(option.help)")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// A command line that did not fit its command's spec.
+public struct UsageError: Error, Equatable, CustomStringConvertible, Sendable {
+    public var message: String
+    public var usageLine: String
+    public init(_ message: String, usageLine: String) {
+        self.message = message
+        self.usageLine = usageLine
+    }
+    public var description: String { message }
+}
+
+/// The parsed command line of one command.
+public struct ParsedArguments: Sendable, Equatable {
+    public var positionals: [String] = []
+    /// Values by long name; a flag holds one empty string per occurrence.
+    public var values: [String: [String]] = [:]
+    public var helpRequested = false
+
+    public func flag(_ name: String) -> Bool { values[name] != nil }
+    public func value(_ name: String) -> String? { values[name]?.last }
+    public func allValues(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// An integer option within `range`, or `defaultValue` when absent.
+    public func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int, usageLine: String)
+        throws(UsageError) -> Int
+    {
+        guard let text = value(name) else { return defaultValue }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError(
+                "--\(name) expects a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'",
+                usageLine: usageLine)
+        }
+        return number
+    }
+
+    /// One of `choices`, or `defaultValue` when absent.
+    public func choice(_ name: String, among choices: [String], default defaultValue: String?, usageLine: String)
+        throws(UsageError) -> String?
+    {
+        guard let text = value(name) else { return defaultValue }
+        guard choices.contains(text) else {
+            throw UsageError(
+                "--\(name) expects one of \(choices.joined(separator: ", ")), not '\(text)'", usageLine: usageLine)
+        }
+        return text
+    }
+}
+
+/// Parses `arguments` (without the command name) against `spec`. A pure function.
+///
+/// Accepts `--name`, `--name=value`, `--name value`, `-x`, `-x value`, `-xVALUE`, bundled
+/// short flags (`-lr`), and `--` to end options. Everything else that starts with "-"
+/// (except "-" alone, the conventional name of standard input) is an unknown option.
+public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParsedArguments {
+    var result = ParsedArguments()
+    var index = 0
+    var optionsEnded = false
+    let byLong = Dictionary(spec.options.map { ($0.long, $0) }, uniquingKeysWith: { first, _ in first })
+    let byShort = Dictionary(
+        spec.options.compactMap { option in option.short.map { ($0, option) } }, uniquingKeysWith: { first, _ in first })
+
+    func record(_ option: OptionSpec, _ value: String) {
+        if option.long == "help" { result.helpRequested = true }
+        if option.repeatable {
+            result.values[option.long, default: []].append(value)
+        } else {
+            result.values[option.long] = [value]
+        }
+    }
+
+    while index < arguments.count {
+        let argument = arguments[index]
+        index += 1
+        if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+            result.positionals.append(argument)
+            continue
+        }
+        if argument == "--" {
+            optionsEnded = true
+            continue
+        }
+        if argument.hasPrefix("--") {
+            let body = argument.dropFirst(2)
+            let name: String
+            var inlineValue: String?
+            if let equals = body.firstIndex(of: "=") {
+                name = String(body[..<equals])
+                inlineValue = String(body[body.index(after: equals)...])
+            } else {
+                name = String(body)
+            }
+            guard let option = byLong[name] else {
+                throw UsageError("unknown option '--\(name)' for '\(spec.name)'", usageLine: spec.usageLine)
+            }
+            if option.takesValue {
+                if let inlineValue {
+                    record(option, inlineValue)
+                } else if index < arguments.count {
+                    record(option, arguments[index])
+                    index += 1
+                } else {
+                    throw UsageError("option '--\(name)' needs a value", usageLine: spec.usageLine)
+                }
+            } else {
+                if inlineValue != nil {
+                    throw UsageError("option '--\(name)' takes no value", usageLine: spec.usageLine)
+                }
+                record(option, "")
+            }
+            continue
+        }
+        // Short options, possibly bundled.
+        var characters = Substring(argument.dropFirst())
+        while let letter = characters.first {
+            characters = characters.dropFirst()
+            guard let option = byShort[letter] else {
+                throw UsageError("unknown option '-\(letter)' for '\(spec.name)'", usageLine: spec.usageLine)
+            }
+            if option.takesValue {
+                if !characters.isEmpty {
+                    record(option, String(characters))
+                } else if index < arguments.count {
+                    record(option, arguments[index])
+                    index += 1
+                } else {
+                    throw UsageError("option '-\(letter)' needs a value", usageLine: spec.usageLine)
+                }
+                break
+            }
+            record(option, "")
+        }
+    }
+
+    if result.helpRequested { return result }
+    let count = result.positionals.count
+    if !spec.positionalRange.contains(count) {
+        let expected: String
+        let range = spec.positionalRange
+        if range.lowerBound == range.upperBound {
+            expected = "\(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
+        } else if range.upperBound == Int.max {
+            expected = "at least \(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
+        } else {
+            expected = "\(range.lowerBound) to \(range.upperBound) arguments"
+        }
+        let message =
+            count < range.lowerBound
+            ? "'\(spec.name)' needs \(expected), got \(count)"
+            : "'\(spec.name)' takes \(expected), got \(count): unexpected '\(result.positionals[range.upperBound])'"
+        throw UsageError(message, usageLine: spec.usageLine)
+    }
+    return result
+}

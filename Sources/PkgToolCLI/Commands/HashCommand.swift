@@ -1,0 +1,91 @@
+import PackageCore
+
+/// `pkgtool hash PATH…`: content hashes of files (as `xxhsum -H2`) and trees (Merkle roots).
+enum HashCommand: Command {
+    static let spec = CommandSpec(
+        name: "hash",
+        summary: "print the XXH3-128 hash of files and directory trees",
+        arguments: "[--json] [--jobs N] PATH...",
+        options: [
+            OptionSpec("json", help: "print a JSON array instead of text lines"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+        ],
+        positionals: 1...Int.max,
+        details: """
+            A regular file prints '<hash>  <path>', byte for byte what 'xxhsum -H2' prints.
+            A directory prints its tree's root hash (Specs/hashing.md): equal exactly when
+            names, kinds, executable bits and contents are equal. Symbolic links inside a
+            tree are hashed by their target text and never followed; a path given on the
+            command line is followed, as xxhsum does. FIFOs, sockets and devices inside a
+            tree are not package content: they are skipped with a warning.
+            """)
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let asJSON = arguments.flag("json")
+        var status = ExitStatus.success
+        var records: [JSON] = []
+        let buffer = ChunkBuffer()
+        for path in arguments.positionals {
+            do {
+                let target = try resolve(path)
+                switch target.kind {
+                case .directory:
+                    let result = try TreeScanner(workers: workers).scan(path)
+                    for skipped in result.skipped {
+                        console.warning("skipped '\(join(path, skipped.path))': a \(skipped.kind) is not package content")
+                    }
+                    let snapshot = result.snapshot
+                    if asJSON {
+                        let bytes = snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) }
+                        records.append(
+                            .object([
+                                ("path", .string(path)), ("kind", .string("directory")),
+                                ("hash", .string(snapshot.rootHash.description)),
+                                ("entries", .int(snapshot.entries.count)), ("bytes", .int(bytes)),
+                            ]))
+                    } else {
+                        console.line("\(snapshot.rootHash)  \(path)")
+                    }
+                default:
+                    let (hash, fileStatus) = try ContentHash.ofFile(atPath: path, buffer: buffer)
+                    if asJSON {
+                        records.append(
+                            .object([
+                                ("path", .string(path)), ("kind", .string("file")),
+                                ("hash", .string(hash.description)), ("size", .int(fileStatus.size)),
+                            ]))
+                    } else {
+                        console.line("\(hash)  \(path)")
+                    }
+                }
+            } catch {
+                // Like xxhsum: report and go on with the other paths; the exit status remembers.
+                let reported = PkgTool.report(error, console: console)
+                if reported.rawValue > status.rawValue { status = reported }
+            }
+        }
+        if asJSON { console.line(JSON.array(records).serialized(pretty: true)) }
+        return status
+    }
+
+    /// The status of a command-line path, following a symbolic link; a dangling link says so.
+    static func resolve(_ path: String) throws -> FileStatus {
+        let failure: FileSystemError
+        do {
+            return try FileSystem.status(path, followSymlinks: true)
+        } catch {
+            failure = error
+        }
+        if failure.isNotFound, let link = try? FileSystem.status(path), link.kind == .symbolicLink {
+            let target = (try? FileSystem.readSymbolicLink(path)) ?? "?"
+            throw FileSystemError(.open, path: path, reason: "dangling symbolic link to '\(target)'")
+        }
+        throw failure
+    }
+
+    static func join(_ root: String, _ relative: String) -> String {
+        root.hasSuffix("/") ? root + relative : root + "/" + relative
+    }
+}

@@ -1,0 +1,108 @@
+import Glibc
+import PackageCore
+
+/// Where a command writes: standard output (buffered), standard error (one line per
+/// message, prefixed `pkgtool: `), and whether each is a terminal.
+///
+/// Tests create one that captures both streams in memory.
+public final class Console {
+    private var outputBuffer: [UInt8] = []
+    private let captureOnly: Bool
+    public private(set) var capturedOutput: [UInt8] = []
+    public private(set) var capturedErrors: [String] = []
+    /// Whether standard error is a terminal: progress lines are drawn only then.
+    public let errorIsTerminal: Bool
+
+    /// A console on the process's standard output and error.
+    public init() {
+        captureOnly = false
+        errorIsTerminal = isatty(2) == 1
+        outputBuffer.reserveCapacity(1 << 16)
+    }
+
+    /// A console that records everything, for tests.
+    public init(capturing: Void) {
+        captureOnly = true
+        errorIsTerminal = false
+    }
+
+    public var capturedText: String { String(decoding: capturedOutput, as: UTF8.self) }
+
+    /// Writes `text` to standard output, as is.
+    public func write(_ text: String) {
+        if captureOnly {
+            capturedOutput.append(contentsOf: text.utf8)
+            return
+        }
+        outputBuffer.append(contentsOf: text.utf8)
+        if outputBuffer.count >= 1 << 16 { flush() }
+    }
+
+    /// Writes `text` and a newline to standard output.
+    public func line(_ text: String) { write(text + "\n") }
+
+    /// Writes one line to standard error: `pkgtool: <message>`. Newlines inside the
+    /// message are folded so that every message stays one line.
+    public func error(_ message: String) {
+        let folded = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        if captureOnly {
+            capturedErrors.append(folded)
+            return
+        }
+        flush()
+        writeAll(2, Array(("pkgtool: " + folded + "\n").utf8))
+    }
+
+    /// A `pkgtool: warning: …` line on standard error.
+    public func warning(_ message: String) { error("warning: " + message) }
+
+    /// Writes raw text to standard error (help on usage errors).
+    public func errorText(_ text: String) {
+        if captureOnly {
+            capturedErrors.append(text.trimmingTrailingNewlines)
+            return
+        }
+        flush()
+        writeAll(2, Array(text.utf8))
+    }
+
+    /// Draws a transient status line on a terminal's standard error; nothing otherwise.
+    public func progress(_ text: String) {
+        guard errorIsTerminal, !captureOnly else { return }
+        writeAll(2, Array(("\r\u{1B}[K" + text).utf8))
+    }
+
+    /// Clears a status line drawn by `progress`.
+    public func clearProgress() {
+        guard errorIsTerminal, !captureOnly else { return }
+        writeAll(2, Array("\r\u{1B}[K".utf8))
+    }
+
+    public func flush() {
+        guard !captureOnly, !outputBuffer.isEmpty else { return }
+        writeAll(1, outputBuffer)
+        outputBuffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return  // a closed pipe or full disk on stdout: nothing better to do
+                }
+                offset += count
+            }
+        }
+    }
+}
+
+extension String {
+    var trimmingTrailingNewlines: String {
+        var text = self
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
+}

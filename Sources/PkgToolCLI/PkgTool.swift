@@ -1,0 +1,140 @@
+import Glibc
+import PackageCore
+
+/// How a command ended, as its exit status: the contract of Specs/cli.md.
+public enum ExitStatus: Int32, Sendable {
+    /// Success, or no differences.
+    case success = 0
+    /// Differences found, verification failed, or input refused.
+    case failure = 1
+    /// Usage error or trouble (missing path, I/O error).
+    case trouble = 2
+}
+
+/// One `pkgtool` subcommand.
+public protocol Command: Sendable {
+    static var spec: CommandSpec { get }
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus
+}
+
+/// The `pkgtool` command line: dispatch, help, version and error reporting.
+public enum PkgTool {
+    public static let version = "0.1.0"
+
+    /// Every command, in the order help lists them.
+    public static let commands: [any Command.Type] = [
+        HashCommand.self
+    ]
+
+    static func command(named name: String) -> (any Command.Type)? {
+        commands.first { $0.spec.name == name }
+    }
+
+    public static var usageText: String {
+        var lines = [
+            "usage: pkgtool COMMAND [options] [arguments]",
+            "",
+            "Content-hashed packages: hash, diff, save incrementally and zip document packages.",
+            "",
+            "commands:",
+        ]
+        let width = commands.map { $0.spec.name.count }.max() ?? 0
+        for command in commands {
+            let name = command.spec.name
+            lines.append("  \(name)\(String(repeating: " ", count: width - name.count + 2))\(command.spec.summary)")
+        }
+        lines += [
+            "",
+            "pkgtool help COMMAND, or pkgtool COMMAND --help, tells more about one command.",
+            "Exit status: 0 success or no differences, 1 differences found, verification failed",
+            "or input refused, 2 usage error or trouble (missing path, I/O error).",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Runs a command line (without the program name) and returns its exit status.
+    public static func run(_ arguments: [String], console: Console) -> ExitStatus {
+        defer { console.flush() }
+        guard let first = arguments.first else {
+            console.errorText(usageText)
+            return .trouble
+        }
+        switch first {
+        case "--help", "-h":
+            console.write(usageText)
+            return .success
+        case "--version", "-V":
+            console.line("pkgtool \(version)")
+            return .success
+        case "help":
+            guard arguments.count <= 2 else {
+                console.error("'help' takes at most one command name")
+                console.errorText("usage: pkgtool help [COMMAND]\n")
+                return .trouble
+            }
+            guard arguments.count == 2 else {
+                console.write(usageText)
+                return .success
+            }
+            guard let command = command(named: arguments[1]) else {
+                console.error("unknown command '\(arguments[1])'; 'pkgtool --help' lists them")
+                return .trouble
+            }
+            console.write(command.spec.helpText)
+            return .success
+        default:
+            break
+        }
+        guard let command = command(named: first) else {
+            if first.hasPrefix("-") {
+                console.error("unknown option '\(first)'")
+            } else {
+                console.error("unknown command '\(first)'; 'pkgtool --help' lists them")
+            }
+            console.errorText("usage: pkgtool COMMAND [options] [arguments]\n")
+            return .trouble
+        }
+        do {
+            let parsed = try parseArguments(Array(arguments.dropFirst()), spec: command.spec)
+            if parsed.helpRequested {
+                console.write(command.spec.helpText)
+                return .success
+            }
+            return try command.run(parsed, console: console)
+        } catch let error as UsageError {
+            console.error(error.message)
+            console.errorText(error.usageLine + "\n")
+            return .trouble
+        } catch {
+            return report(error, console: console)
+        }
+    }
+
+    /// Prints an error as one line and maps it to an exit status.
+    @discardableResult
+    public static func report(_ error: any Error, console: Console) -> ExitStatus {
+        switch error {
+        case let rejected as any InputRejectedError:
+            console.error(rejected.description)
+            return .failure
+        case let failure as FileSystemError:
+            console.error(failure.description)
+            return .trouble
+        case let usage as UsageError:
+            console.error(usage.message)
+            console.errorText(usage.usageLine + "\n")
+            return .trouble
+        default:
+            console.error(String(describing: error))
+            return .trouble
+        }
+    }
+
+    /// Runs the process's command line and exits with its status.
+    public static func main() -> Never {
+        let console = Console()
+        let status = run(Array(CommandLine.arguments.dropFirst()), console: console)
+        console.flush()
+        exit(status.rawValue)
+    }
+}

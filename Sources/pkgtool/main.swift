@@ -1,0 +1,3 @@
+import PkgToolCLI
+
+PkgTool.main()

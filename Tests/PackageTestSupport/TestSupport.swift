@@ -1,0 +1,159 @@
+import Foundation
+import Glibc
+import PackageCore
+
+/// A directory under the system's temporary directory, removed when the test is done.
+public final class TemporaryDirectory {
+    public let path: String
+
+    public init(_ label: String = "test") throws {
+        var template = Array("\(NSTemporaryDirectory())/pkgtool-\(label)-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw Errno(rawValue: errno) }
+        path = String(cString: created)
+    }
+
+    deinit { try? FileSystem.removeTree(path) }
+
+    public func url(_ relative: String) -> String { relative.isEmpty ? path : path + "/" + relative }
+}
+
+/// Deterministic pseudo-random bytes (SplitMix64): the same seed gives the same file.
+public struct SeededBytes {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        var offset = 0
+        while offset + 8 <= buffer.count {
+            buffer.storeBytes(of: next(), toByteOffset: offset, as: UInt64.self)
+            offset += 8
+        }
+        if offset < buffer.count {
+            var last = next()
+            withUnsafeBytes(of: &last) { bytes in
+                for index in offset..<buffer.count { buffer[index] = bytes[index - offset] }
+            }
+        }
+    }
+
+    public mutating func bytes(_ count: Int) -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { fill($0) }
+        return result
+    }
+}
+
+/// Test-side file helpers, using the package's own I/O layer.
+public enum Files {
+    public static func write(_ path: String, _ bytes: [UInt8], permissions: UInt32 = 0o644) throws {
+        let file = try FileDescriptor.open(
+            path, access: .writeOnly, options: [.create, .truncate], permissions: permissions)
+        try bytes.withUnsafeBytes { try file.write($0) }
+        try file.setPermissions(permissions)
+    }
+
+    public static func write(_ path: String, _ text: String, permissions: UInt32 = 0o644) throws {
+        try write(path, Array(text.utf8), permissions: permissions)
+    }
+
+    /// Writes `size` seeded pseudo-random bytes in 1 MiB chunks.
+    public static func writeRandom(_ path: String, size: Int, seed: UInt64) throws {
+        let file = try FileDescriptor.open(path, access: .writeOnly, options: [.create, .truncate])
+        var generator = SeededBytes(seed: seed)
+        let buffer = ChunkBuffer()
+        var remaining = size
+        while remaining > 0 {
+            let count = min(remaining, buffer.count)
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<count])
+            generator.fill(chunk)
+            try file.write(UnsafeRawBufferPointer(chunk))
+            remaining -= count
+        }
+    }
+
+    public static func read(_ path: String) throws -> [UInt8] {
+        let file = try FileDescriptor.open(path)
+        let size = Int(try file.status().size)
+        var bytes = [UInt8](repeating: 0, count: size)
+        let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0) }
+        return Array(bytes[..<count])
+    }
+
+    public static func makeDirectory(_ path: String) throws { try FileSystem.makeDirectories(path) }
+
+    public static func symlink(_ path: String, to target: String) throws {
+        try FileSystem.makeSymbolicLink(path, target: target)
+    }
+}
+
+/// Runs a program and returns its exit status and standard output.
+@discardableResult
+public func runProgram(_ executable: String, _ arguments: [String], input: [UInt8]? = nil) throws -> (
+    status: Int32, output: String, error: String
+) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    let error = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    let inputPipe = input.map { _ in Pipe() }
+    if let inputPipe { process.standardInput = inputPipe }
+    try process.run()
+    if let input, let inputPipe {
+        inputPipe.fileHandleForWriting.write(Data(input))
+        try inputPipe.fileHandleForWriting.close()
+    }
+    // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
+    let errorData = LockedData()
+    let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+    errorReader.start()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorData.isSet { usleep(1000) }
+    return (
+        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+        String(decoding: errorData.value, as: UTF8.self)
+    )
+}
+
+private final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    private var done = false
+    func set(_ value: Data) {
+        lock.lock()
+        data = value
+        done = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return done
+    }
+    var value: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return data
+    }
+}
+
+/// Finds a program on PATH, or nil.
+public func which(_ program: String) -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for directory in path.split(separator: ":") {
+        let candidate = "\(directory)/\(program)"
+        if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
+}

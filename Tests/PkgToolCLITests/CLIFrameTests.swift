@@ -1,0 +1,140 @@
+import Glibc
+import PackageCore
+import PackageTestSupport
+import Testing
+@testable import PkgToolCLI
+
+@Suite("The command-line frame")
+struct CLIFrameTests {
+    @Test func noCommandPrintsUsageAndExits2() {
+        let result = pkgtool()
+        #expect(result.status == .trouble)
+        #expect(result.output.isEmpty)
+        #expect(result.errors.first?.hasPrefix("usage: pkgtool COMMAND") == true)
+    }
+
+    @Test func helpAndVersion() {
+        for arguments in [["--help"], ["-h"], ["help"]] {
+            let result = pkgtool(arguments)
+            #expect(result.status == .success)
+            #expect(result.output.contains("hash"))
+        }
+        let version = pkgtool("--version")
+        #expect(version.status == .success && version.output == "pkgtool \(PkgTool.version)\n")
+        for arguments in [["help", "hash"], ["hash", "--help"], ["hash", "-h"]] {
+            let result = pkgtool(arguments)
+            #expect(result.status == .success)
+            #expect(result.output.hasPrefix("usage: pkgtool hash"))
+        }
+    }
+
+    @Test func unknownCommandsAndFlags() {
+        let unknown = pkgtool("frobnicate")
+        #expect(unknown.status == .trouble)
+        #expect(unknown.errors.first == "unknown command 'frobnicate'; 'pkgtool --help' lists them")
+        let flag = pkgtool("hash", "--frob", "x")
+        #expect(flag.status == .trouble)
+        #expect(flag.errors == ["unknown option '--frob' for 'hash'", HashCommand.spec.usageLine])
+        let help = pkgtool("help", "nope")
+        #expect(help.status == .trouble)
+    }
+
+    @Test func everyCommandHasHelpNamingItsFlags() {
+        for command in PkgTool.commands {
+            let text = command.spec.helpText
+            #expect(text.hasPrefix("usage: pkgtool \(command.spec.name)"))
+            for option in command.spec.options { #expect(text.contains("--\(option.long)")) }
+        }
+    }
+}
+
+@Suite("pkgtool hash")
+struct HashCommandTests {
+    @Test func filesAndDirectories() throws {
+        let directory = try TemporaryDirectory("cli-hash")
+        try Files.write(directory.url("a.txt"), "hello\n")
+        try Files.makeDirectory(directory.url("tree/sub"))
+        try Files.write(directory.url("tree/sub/x"), "x")
+        let file = pkgtool("hash", directory.url("a.txt"))
+        #expect(file.status == .success)
+        let fileHash = ContentHash.of(Array("hello\n".utf8))
+        #expect(file.output == "\(fileHash)  \(directory.url("a.txt"))\n")
+        let tree = pkgtool("hash", directory.url("tree"))
+        let treeHash = try TreeScanner().scan(directory.url("tree")).snapshot.rootHash
+        #expect(tree.output == "\(treeHash)  \(directory.url("tree"))\n")
+        let json = pkgtool("hash", "--json", directory.url("a.txt"))
+        #expect(json.output.contains("\"hash\": \"\(fileHash)\""))
+        #expect(json.output.contains("\"size\": 6"))
+    }
+
+    @Test func badInputIsOneLineAndExit2() throws {
+        let directory = try TemporaryDirectory("cli-bad")
+        try Files.symlink(directory.url("dangling"), to: directory.url("nowhere"))
+        #expect(mkfifo(directory.url("fifo"), 0o644) == 0)
+        try Files.makeDirectory(directory.url("locked"))
+
+        let missing = pkgtool("hash", directory.url("missing"))
+        #expect(missing.status == .trouble)
+        #expect(missing.errors == ["cannot stat '\(directory.url("missing"))': No such file or directory (ENOENT from fstatat)"])
+
+        let fifo = pkgtool("hash", directory.url("fifo"))
+        #expect(fifo.status == .trouble)
+        #expect(fifo.errors == ["cannot read '\(directory.url("fifo"))': is a FIFO, not a regular file"])
+
+        let dangling = pkgtool("hash", directory.url("dangling"))
+        #expect(dangling.status == .trouble)
+        #expect(dangling.errors == ["cannot open '\(directory.url("dangling"))': dangling symbolic link to '\(directory.url("nowhere"))'"])
+
+        // Root ignores permission bits, so EACCES is injected where the kernel would return it.
+        let denied = IOFaultInjection.withInjector(
+            FailingStep(.open, pathFragment: "locked", fault: .error(.permissionDenied))
+        ) { pkgtool("hash", directory.url("locked")) }
+        #expect(denied.status == .trouble)
+        #expect(denied.errors == ["cannot open '\(directory.url("locked"))': Permission denied (EACCES from openat)"])
+
+        // One bad path does not stop the others.
+        try Files.write(directory.url("ok"), "ok")
+        let mixed = pkgtool("hash", directory.url("missing"), directory.url("ok"))
+        #expect(mixed.status == .trouble)
+        #expect(mixed.output.hasSuffix("  \(directory.url("ok"))\n"))
+    }
+
+    @Test func specialFileInsideTreeIsANote() throws {
+        let directory = try TemporaryDirectory("cli-note")
+        try Files.write(directory.url("a"), "a")
+        #expect(mkfifo(directory.url("pipe"), 0o644) == 0)
+        let result = pkgtool("hash", directory.path)
+        #expect(result.status == .success)
+        #expect(result.errors == ["warning: skipped '\(directory.url("pipe"))': a FIFO is not package content"])
+    }
+
+    @Test func realBinaryMatchesXXHSum() throws {
+        let xxhsum = try #require(which("xxhsum"))
+        let directory = try TemporaryDirectory("cli-bin")
+        try Files.writeRandom(directory.url("data"), size: 3 << 20, seed: 9)
+        let ours = try runProgram(pkgtoolExecutable(), ["hash", directory.url("data")])
+        let theirs = try runProgram(xxhsum, ["-H2", directory.url("data")])
+        #expect(ours.status == 0)
+        #expect(ours.output == theirs.output)
+        let none = try runProgram(pkgtoolExecutable(), [])
+        #expect(none.status == 2)
+        #expect(none.error.hasPrefix("usage: pkgtool"))
+        let missing = try runProgram(pkgtoolExecutable(), ["hash", directory.url("none")])
+        #expect(missing.status == 2)
+        #expect(missing.error.hasPrefix("pkgtool: cannot "))
+        #expect(missing.error.split(separator: "\n").count == 1)
+    }
+
+    @Test func unreadableDirectoryAsAnotherUser() throws {
+        // The real kernel check, when the test can run pkgtool as an unprivileged user.
+        guard getuid() == 0, let setpriv = which("setpriv") else { return }
+        let directory = try TemporaryDirectory("cli-perm")
+        try FileSystem.setPermissions(directory.path, 0o755)
+        try Files.makeDirectory(directory.url("secret"))
+        try FileSystem.setPermissions(directory.url("secret"), 0o700)
+        let result = try runProgram(
+            setpriv, ["--reuid=65534", "--regid=65534", "--clear-groups", pkgtoolExecutable(), "hash", directory.url("secret")])
+        #expect(result.status == 2)
+        #expect(result.error == "pkgtool: cannot open '\(directory.url("secret"))': Permission denied (EACCES from openat)\n")
+    }
+}
