@@ -14,7 +14,7 @@ public struct FailingStep: IOFaultInjector {
     }
 
     public func fault(before step: IOStep, path: String) -> InjectedFault? {
-        step == self.step && path.contains(pathFragment) ? fault : nil
+        step == self.step && (pathFragment.isEmpty || path.contains(pathFragment)) ? fault : nil
     }
 }
 

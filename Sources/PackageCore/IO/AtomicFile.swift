@@ -1,0 +1,93 @@
+import Glibc
+
+/// How hard a write works to survive a power loss.
+public enum Durability: String, Sendable, CaseIterable {
+    /// fsync every new file before it is published and every directory after its names
+    /// change (Specs/save.md). The default.
+    case full
+    /// No fsync at all: a crash of the machine (not of the process) may lose the write.
+    /// For benchmarks and tests that say so.
+    case none
+}
+
+/// Replaces one file atomically: readers see the old contents or the new, never a mix,
+/// and a crash leaves the old file in place.
+///
+/// The new contents go to an unnamed file (`O_TMPFILE`) in the same directory, or to a
+/// hidden temporary name where the file system has no `O_TMPFILE`; it is fsynced, given a
+/// temporary name, renamed over the target, and the directory is fsynced.
+public enum AtomicFile {
+    /// The marker in the names of temporaries, so that recovery can recognise litter.
+    public static let temporaryMarker = ".pkgtool-tmp-"
+
+    /// Writes `path` through `body`, which receives a descriptor open for writing.
+    ///
+    /// - Complexity: the writes `body` makes, plus two fsyncs (file and directory) and a
+    ///   rename, with `.full` durability.
+    public static func write(
+        to path: String, permissions: UInt32 = 0o644, durability: Durability = .full,
+        _ body: (borrowing FileDescriptor) throws -> Void
+    ) throws {
+        let (directoryPath, name) = split(path)
+        let directory = try FileDescriptor.openDirectory(directoryPath)
+        let temporaryName = "." + name + temporaryMarker + randomSuffix()
+        var named = false
+        let file = try openTemporary(in: directory, name: temporaryName, permissions: permissions, named: &named)
+        do {
+            try body(file)
+            try file.setPermissions(permissions)
+            if durability == .full { try file.sync() }
+            if !named {
+                try FileSystem.linkUnnamed(file, to: temporaryName, inDirectory: directory.rawValue)
+                named = true
+            }
+            try file.close()
+            try FileSystem.rename(
+                temporaryName, to: name, fromDirectory: directory.rawValue, toDirectory: directory.rawValue)
+            named = false
+            if durability == .full { try directory.sync() }
+        } catch {
+            if named { try? FileSystem.remove(temporaryName, relativeTo: directory.rawValue) }
+            throw error
+        }
+    }
+
+    /// An unnamed file in `directory`, or a new file called `name` where the file system
+    /// has no O_TMPFILE (`named` is then set).
+    static func openTemporary(
+        in directory: borrowing FileDescriptor, name: String, permissions: UInt32, named: inout Bool
+    ) throws(FileSystemError) -> FileDescriptor {
+        let failure: FileSystemError
+        do {
+            return try FileDescriptor.openUnnamed(inDirectory: directory, permissions: permissions)
+        } catch {
+            failure = error
+        }
+        let unsupported: [Errno] = [.notSupported, .isDirectory, .invalidArgument]
+        guard let code = failure.errno, unsupported.contains(code) else { throw failure }
+        named = true
+        return try FileDescriptor.open(
+            name, relativeTo: directory.rawValue, access: .readWrite, options: [.create, .exclusive],
+            permissions: permissions)
+    }
+
+    /// Writes `bytes` to `path` atomically.
+    public static func write(
+        _ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644, durability: Durability = .full
+    ) throws {
+        try write(to: path, permissions: permissions, durability: durability) { file in
+            try bytes.withUnsafeBytes { try file.write($0) }
+        }
+    }
+
+    /// The directory part ("." when none) and the last component of `path`.
+    static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = path[..<slash]
+        return (directory.isEmpty ? "/" : String(directory), String(path[path.index(after: slash)...]))
+    }
+
+    static func randomSuffix() -> String {
+        String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    }
+}
