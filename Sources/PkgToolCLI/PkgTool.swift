@@ -28,6 +28,7 @@ public enum PkgTool {
         DiffCommand.self,
         VerifyCommand.self,
         ManifestCommand.self,
+        SaveCommand.self,
     ]
 
     static func command(named name: String) -> (any Command.Type)? {

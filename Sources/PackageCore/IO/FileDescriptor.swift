@@ -291,3 +291,14 @@ extension timespec {
         self.init(tv_sec: Int(seconds), tv_nsec: Int(remainder))
     }
 }
+
+/// A file descriptor shared by reference: for the places where one owner is too strict
+/// (optional descriptors, descriptors captured by closures). Closed when the last
+/// reference goes.
+public final class SharedDescriptor {
+    public let descriptor: FileDescriptor
+    public var rawValue: Int32 { descriptor.rawValue }
+    public var path: String { descriptor.path }
+
+    public init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
+}

@@ -5,7 +5,7 @@ enum ManifestFormat {
     static let version: UInt32 = 1
     static let indexMagic: [UInt8] = Array("PKGIDX".utf8) + [0, 0]
     static let deltaMagic: [UInt8] = Array("PKGDLT".utf8) + [0, 0]
-    static let indexHeaderSize = 48
+    static let indexHeaderSize = 64
     static let deltaHeaderSize = 112
     static let checksumSize = 16
 
@@ -58,7 +58,7 @@ enum ManifestFormat {
     static func appendEntry(_ entry: SnapshotEntry, previous: inout [UInt8], to writer: inout ByteWriter) {
         appendPath(entry.path, previous: &previous, to: &writer)
         writer.append(kindCode(entry.kind))
-        writer.append(UInt8(0))
+        writer.append(UInt8(entry.source == nil ? 0 : 1))
         writer.append(UInt16(truncatingIfNeeded: entry.permissions & 0o7777))
         writer.append(UInt64(bitPattern: entry.size))
         writer.append(entry.modificationTime)
@@ -71,6 +71,12 @@ enum ManifestFormat {
             writer.append(UInt16(truncatingIfNeeded: target.count))
             writer.append(contentsOf: target)
         }
+        if let source = entry.source {
+            writer.append(source.device)
+            writer.append(source.inode)
+            writer.append(source.modificationTime)
+            writer.append(source.changeTime)
+        }
     }
 
     /// Reads one entry written by `appendEntry`; nil when its fields make no sense.
@@ -79,7 +85,8 @@ enum ManifestFormat {
     {
         guard let path = try readPath(&reader, previous: &previous), !path.isEmpty else { return nil }
         guard let kind = kind(code: try reader.read(UInt8.self)) else { return nil }
-        _ = try reader.read(UInt8.self)
+        let flags = try reader.read(UInt8.self)
+        guard flags & ~1 == 0 else { return nil }
         let permissions = UInt32(try reader.read(UInt16.self))
         let size = Int64(bitPattern: try reader.read(UInt64.self))
         let modificationTime = try reader.read(Int64.self)
@@ -92,22 +99,32 @@ enum ManifestFormat {
             let length = Int(try reader.read(UInt16.self))
             linkTarget = String(decoding: try reader.bytes(length), as: UTF8.self)
         }
-        return SnapshotEntry(
+        var source: SourceStamp?
+        if flags & 1 != 0 {
+            source = SourceStamp(
+                device: try reader.read(UInt64.self), inode: try reader.read(UInt64.self),
+                modificationTime: try reader.read(Int64.self), changeTime: try reader.read(Int64.self))
+        }
+        var entry = SnapshotEntry(
             path: path, kind: kind, permissions: permissions, size: size, hash: hash,
             modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: device,
             linkTarget: linkTarget)
+        entry.source = source
+        return entry
     }
 
     // MARK: Base file
 
-    /// The base file for `snapshot`.
-    static func encodeIndex(_ snapshot: TreeSnapshot) -> [UInt8] {
-        var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 72 + checksumSize)
+    /// The base file for `snapshot`; `relinkWindow` as in delta headers.
+    static func encodeIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+        var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 80 + checksumSize)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
         writer.append(UInt32(0))
         writer.append(UInt64(snapshot.entries.count))
         writer.append(snapshot.rootHash)
+        writer.append((relinkWindow ?? 0...0).lowerBound)
+        writer.append((relinkWindow ?? 0...0).upperBound)
         writer.append(UInt64(0))
         var previous: [UInt8] = []
         for entry in snapshot.entries { appendEntry(entry, previous: &previous, to: &writer) }
@@ -119,6 +136,7 @@ enum ManifestFormat {
     struct DecodedIndex {
         var entries: [SnapshotEntry]
         var rootHash: ContentHash
+        var relinkWindow: ClosedRange<Int64>
         var checksum: ContentHash
     }
 
@@ -130,7 +148,12 @@ enum ManifestFormat {
             _ = try reader.read(UInt32.self)  // flags
             let count = try reader.read(UInt64.self)
             let rootHash = try reader.hash()
+            let windowStart = try reader.read(Int64.self)
+            let windowEnd = try reader.read(Int64.self)
             _ = try reader.read(UInt64.self)
+            guard windowStart <= windowEnd else {
+                throw ManifestError(path: path, reason: .inconsistent("malformed header"))
+            }
             // Each record takes at least 64 bytes: a count beyond that is damage, not a reason to allocate.
             guard count <= UInt64(reader.remaining / 64) else {
                 throw ManifestError(path: path, reason: .inconsistent("entry count \(count) exceeds the file"))
@@ -148,7 +171,8 @@ enum ManifestFormat {
             guard reader.remaining == 0 else {
                 throw ManifestError(path: path, reason: .inconsistent("\(reader.remaining) bytes after the last record"))
             }
-            return DecodedIndex(entries: entries, rootHash: rootHash, checksum: checksum)
+            return DecodedIndex(
+                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum)
         } catch let error as ManifestError {
             throw error
         } catch {

@@ -12,9 +12,10 @@ extension PackageManifest {
         self.staleDeltaFiles = []
     }
 
-    /// The base file's bytes for `snapshot`.
-    public static func encodedIndex(_ snapshot: TreeSnapshot) -> [UInt8] {
-        ManifestFormat.encodeIndex(snapshot)
+    /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
+    /// hard-linked unchanged files, the interval their status-change times moved into.
+    public static func encodedIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+        ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow)
     }
 
     /// The name and bytes of the delta file that records, on top of this manifest, the

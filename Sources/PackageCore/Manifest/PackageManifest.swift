@@ -56,7 +56,8 @@ public struct PackageManifest: Sendable {
         try checkOrder(index.entries, path: indexPath)
         var manifest = PackageManifest(
             snapshot: TreeSnapshot(entries: withDescendantCounts(index.entries), rootHash: index.rootHash),
-            recordedAt: Array(repeating: indexTime, count: index.entries.count), relinkWindows: [],
+            recordedAt: Array(repeating: indexTime, count: index.entries.count),
+            relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
             deltaRecordCount: 0, staleDeltaFiles: [])
 
@@ -224,6 +225,18 @@ public struct PackageManifest: Sendable {
         if entry.changeTime != status.changeTime {
             guard relinkWindows.contains(where: { $0.contains(status.changeTime) }) else { return nil }
         }
+        return entry.hash
+    }
+
+    /// The recorded hash of the source file that was saved to `path`, when its current
+    /// `status` matches the stamp recorded then (same device, inode, size, mtime, ctime) and
+    /// is not racy: the stat cache of `pkgtool save SRC PKG` for SRC.
+    public func cachedSourceHash(for path: String, status: FileStatus) -> ContentHash? {
+        guard let index = snapshot.index(of: path) else { return nil }
+        let entry = snapshot.entries[index]
+        guard entry.kind == .regular, status.kind == .regular, let stamp = entry.source, entry.size == status.size,
+            stamp == SourceStamp(status), stamp.modificationTime < recordedAt[index]
+        else { return nil }
         return entry.hash
     }
 
