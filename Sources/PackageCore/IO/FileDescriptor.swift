@@ -66,17 +66,19 @@ public struct FileDescriptor: ~Copyable {
     /// Opens `path`, relative to `directory` (a descriptor, or the working directory).
     ///
     /// - Complexity: one `openat`.
+    /// - Parameter displayPath: the path errors name, when `path` is relative to a
+    ///   directory the person does not know about (a staging directory, say).
     public static func open(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
-        options: Options = [], permissions: UInt32 = 0o644
+        options: Options = [], permissions: UInt32 = 0o644, displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
         let creating = options.contains(.create)
         do {
             let descriptor = try Syscall.openat(
                 directory, path, access.flags | options.rawValue, permissions, step: creating ? .create : .open)
-            return FileDescriptor(adopting: descriptor, path: path)
+            return FileDescriptor(adopting: descriptor, path: displayPath ?? path)
         } catch {
-            throw FileSystemError(creating ? .create : .open, path: path, errno: error)
+            throw FileSystemError(creating ? .create : .open, path: displayPath ?? path, errno: error)
         }
     }
 

@@ -59,6 +59,11 @@ extension PackageManifest {
     ///
     /// - Complexity: one atomic file write of O(n) bytes, one unlink per delta file.
     public static func writeIndex(_ snapshot: TreeSnapshot, packagePath: String, durability: Durability) throws {
+        try writeIndexBytes(encodedIndex(snapshot), packagePath: packagePath, durability: durability)
+    }
+
+    /// `writeIndex` with the bytes already encoded.
+    static func writeIndexBytes(_ bytes: [UInt8], packagePath: String, durability: Durability) throws {
         let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
         if try FileSystem.statusIfExists(metadataPath) == nil {
             try FileSystem.makeDirectory(metadataPath, permissions: 0o755)
@@ -66,8 +71,7 @@ extension PackageManifest {
         }
         let existing = (try? PackageManifest.load(packagePath: packagePath))??.deltaFileNames ?? []
         try AtomicFile.write(
-            encodedIndex(snapshot), to: PackageLayout.joined(metadataPath, PackageLayout.indexFileName),
-            durability: durability)
+            bytes, to: PackageLayout.joined(metadataPath, PackageLayout.indexFileName), durability: durability)
         let metadata = try FileDescriptor.openDirectory(metadataPath)
         var removedAny = false
         for name in try DirectoryListing.names(in: metadata)

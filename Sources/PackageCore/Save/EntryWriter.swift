@@ -34,7 +34,7 @@ final class EntryWriter {
     ) throws -> Written {
         let file = try FileDescriptor.open(
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
-            permissions: 0o600)
+            permissions: 0o600, displayPath: displayPath)
         var hash: ContentHash
         var size: Int64
         switch origin {

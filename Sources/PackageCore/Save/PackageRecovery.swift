@@ -23,8 +23,17 @@ public enum PackageRecovery {
     static func asidePrefix(for name: String) -> String { "." + name + ".pkgtool-old-" }
 
     /// Whether there is anything to recover (cheap: a few stats and one listing of the
-    /// parent directory).
+    /// parent directory). A probe: where the package cannot even be looked into, it says
+    /// no, and the operation that follows reports the real problem.
     public static func needsRecovery(packagePath: String) throws -> Bool {
+        do {
+            return try probe(packagePath)
+        } catch {
+            return false
+        }
+    }
+
+    private static func probe(_ packagePath: String) throws -> Bool {
         let metadata = PackageLayout.metadataDirectory(of: packagePath)
         if try FileSystem.statusIfExists(PackageLayout.joined(metadata, SaveJournal.fileName)) != nil { return true }
         let temporary = PackageLayout.joined(metadata, SaveJournal.temporaryDirectoryName)

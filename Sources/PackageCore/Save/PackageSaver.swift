@@ -49,7 +49,7 @@ public enum PackageSaver {
 
         // The package's current state.
         var old = TreeSnapshot.empty
-        var recorded: TreeSnapshot?
+        var recorded: PackageManifest?
         if packageExists {
             if options.trustManifest, let manifest {
                 old = manifest.snapshot
@@ -59,8 +59,8 @@ public enum PackageSaver {
                     excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
                 let scan = try scanner.scan(packagePath)
                 old = scan.snapshot
-                recorded = manifest?.snapshot
-                if let recorded { old.adoptSourceStamps(from: recorded) }
+                recorded = manifest
+                if let manifest { old.adoptSourceStamps(from: manifest.snapshot) }
                 statistics.filesHashed += scan.filesHashed
                 statistics.bytesHashed += scan.bytesHashed
             }

@@ -33,6 +33,13 @@ final class SaveContext {
             progress.finish()
             return
         }
+        if packageExists && plan.isEmpty, options.strategy != .full, let manifest {
+            // Only stat data to record afresh: a new delta file, no new tree.
+            try recordMetadataOnly(manifest, statistics: &statistics)
+            progress.finish()
+            statistics.unchanged = true
+            return
+        }
         switch options.strategy {
         case .journaled where packageExists:
             try saveJournaled(statistics: &statistics)
@@ -43,6 +50,30 @@ final class SaveContext {
         }
         progress.finish()
         statistics.unchanged = plan.isEmpty
+    }
+
+    // MARK: Metadata only
+
+    /// Adds one delta file to the package's manifest. Safe under every strategy: the file is
+    /// new (no linked inode is touched) and both the old and the new manifest describe the
+    /// same content.
+    private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
+        let record = manifestRecord()
+        let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
+        let metadata = try FileDescriptor.openDirectory(metadataPath)
+        if manifest.needsCompaction {
+            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = true
+            return
+        }
+        let delta = manifest.encodedDelta(
+            upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+            newEntryCount: plan.new.entries.count, relinkWindow: nil)
+        try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
+        if durable { try metadata.sync() }
+        statistics.metadataBytesWritten += Int64(delta.bytes.count)
     }
 
     // MARK: Journaled
@@ -164,7 +195,19 @@ final class SaveContext {
                 try FileSystem.renameNoReplace(
                     stagingName, to: name, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
             }
-            if durable { try parent.sync() }
+            do {
+                if durable { try parent.sync() }
+            } catch {
+                // The swap may not be durable: undo it, so that the error leaves the previous
+                // version in place, as every other failure does.
+                if packageExists {
+                    try? FileSystem.exchange(
+                        stagingName, with: name, firstDirectory: parent.rawValue, secondDirectory: parent.rawValue)
+                } else {
+                    try? FileSystem.rename(name, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+                }
+                throw error
+            }
         } catch {
             // Nothing was swapped in: the package is untouched. Remove the partial staging
             // tree now if we can; recovery does it otherwise.

@@ -27,7 +27,7 @@ struct SavePlan {
 
     /// Compares every entry of both trees (O(n)): content by tag and hash, permission bits,
     /// and the source stamps the manifest keeps.
-    init(old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: TreeSnapshot? = nil) {
+    init(old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil) {
         self.old = old
         self.new = new
         self.origins = origins
@@ -90,17 +90,18 @@ struct SavePlan {
             i += 1
             j += 1
         }
-        // Package files whose stat data drifted from what the manifest recorded (a save's
-        // own renames move ctimes): record them afresh so they are not reread next time.
+        // Package files the manifest's stat cache no longer vouches for (a save's own
+        // renames move ctimes; racy entries): record them afresh so they are not reread
+        // next time.
         if let recorded {
-            for (index, entry) in after.enumerated()
-            where entry.kind == .regular && unchangedOld[index] != nil {
-                guard let recordedIndex = recorded.index(of: entry.path) else { continue }
-                let stale = recorded.entries[recordedIndex]
-                let current = before[unchangedOld[index]!]
-                if stale.changeTime != current.changeTime || stale.inode != current.inode
-                    || stale.modificationTime != current.modificationTime
-                {
+            for (index, entry) in after.enumerated() where entry.kind == .regular {
+                guard let oldIndex = unchangedOld[index] else { continue }
+                let current = before[oldIndex]
+                let status = FileStatus(
+                    kind: .regular, permissions: current.permissions, size: current.size,
+                    modificationTime: current.modificationTime, changeTime: current.changeTime, inode: current.inode,
+                    device: current.device)
+                if recorded.cachedHash(for: current.path, status: status) == nil, !refreshes.contains(index) {
                     refreshes.append(index)
                 }
             }

@@ -39,7 +39,7 @@ enum DiffCommand: Command {
             guard try HashCommand.resolve(path).kind == .directory else {
                 throw FileSystemError(.open, path: path, reason: "not a package directory")
             }
-            let scan = try PackageScan.scan(path, workers: workers)
+            let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
             if let problem = scan.manifestProblem { throw problem }
             guard let manifest = scan.manifest else {
                 throw FileSystemError(

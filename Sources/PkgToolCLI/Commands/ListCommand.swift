@@ -32,9 +32,11 @@ enum ListCommand: Command {
             guard try HashCommand.resolve(path).kind == .directory else {
                 throw FileSystemError(.open, path: path, reason: "not a package directory")
             }
-            snapshot = try TreeScanner(
-                workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
-            ).scan(path).snapshot
+            snapshot = try PackageAccess.reading(path) {
+                try TreeScanner(
+                    workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+                ).scan(path).snapshot
+            }
         }
         if arguments.flag("json") {
             console.line(JSON.array(snapshot.entries.map(json)).serialized(pretty: true))

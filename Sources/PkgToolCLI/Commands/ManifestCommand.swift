@@ -26,6 +26,11 @@ enum ManifestCommand: Command {
         guard try HashCommand.resolve(path).kind == .directory else {
             throw FileSystemError(.open, path: path, reason: "not a package directory")
         }
+        // Writing the manifest is a save of metadata: it takes the exclusive lock and
+        // recovers an interrupted save first.
+        let lock = try PackageLock.acquire(for: path, exclusive: true)
+        defer { lock.release() }
+        try PackageRecovery.recover(packagePath: path)
         let scan = try PackageScan.scan(path, useManifest: !arguments.flag("rehash"), workers: workers)
         if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
         SnapshotLoading.reportSkipped(scan.result, root: path, console: console)

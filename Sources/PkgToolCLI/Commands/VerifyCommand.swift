@@ -33,6 +33,10 @@ enum VerifyCommand: Command {
         guard try HashCommand.resolve(path).kind == .directory else {
             throw FileSystemError(.open, path: path, reason: "not a package directory")
         }
+        return try PackageAccess.reading(path) { try verify(path, arguments: arguments, workers: workers, console: console) }
+    }
+
+    static func verify(_ path: String, arguments: ParsedArguments, workers: Int, console: Console) throws -> ExitStatus {
         let manifest: PackageManifest
         do {
             guard let loaded = try PackageManifest.load(packagePath: path) else {
