@@ -1,0 +1,55 @@
+extension FileWrapper {
+    /// The tree below this directory wrapper as a `TreeSnapshot`: every entry in depth-first
+    /// byte order with its kind, permissions, size and content hash, directories with their
+    /// Merkle hashes and descendant counts, links with their targets (`linkTarget`).
+    ///
+    /// Stat fields (modification, change time, inode, device) are those seen when the entry
+    /// was read from disk, and 0 for entries made in memory or directories edited since.
+    /// For a tree read from disk and not changed, the snapshot equals `TreeScanner`'s.
+    /// - Throws: `FileSystemError` when this is not a directory, or a file read from disk
+    ///   vanished or changed since the package was opened.
+    /// - Complexity: hashes what `contentHash` has not hashed yet, then O(n log n) in the
+    ///   number of entries (sorting each directory's names).
+    public func snapshot() throws -> TreeSnapshot {
+        guard kind == .directory else {
+            throw FileSystemError(
+                .read, path: displayPath, reason: "a snapshot needs a directory wrapper, this is a \(kind)")
+        }
+        let rootHash = try contentHash
+        var entries: [SnapshotEntry] = []
+        appendEntries(prefix: "", into: &entries)
+        return TreeSnapshot(entries: entries, rootHash: rootHash)
+    }
+
+    /// Appends this directory's children, depth-first in byte order. Hashes must be cached.
+    private func appendEntries(prefix: String, into entries: inout [SnapshotEntry]) {
+        for (name, child) in sortedChildren {
+            let path = prefix.isEmpty ? name.string : prefix + "/" + name.string
+            let position = entries.count
+            entries.append(child.snapshotEntry(path: path))
+            if child.kind == .directory {
+                child.appendEntries(prefix: path, into: &entries)
+                entries[position].descendantCount = entries.count - position - 1
+            }
+        }
+    }
+
+    /// This node's entry, its descendant count left to the caller.
+    private func snapshotEntry(path: String) -> SnapshotEntry {
+        let size: Int64
+        switch kind {
+        case .directory: size = 0
+        case .symbolicLink: size = Int64(linkTarget?.utf8.count ?? 0)
+        default: size = regularFileSize
+        }
+        // Stat data only while it still describes the node: a directory edited in memory
+        // is not the directory that was read.
+        let status = (kind == .directory && directoryEditedSinceRead) ? nil : diskRecord?.status
+        var entry = SnapshotEntry(
+            path: path, kind: kind, permissions: effectivePermissions, size: size, hash: cachedHash ?? .empty,
+            modificationTime: modificationTime ?? 0, changeTime: status?.changeTime ?? 0,
+            inode: status?.inode ?? 0, device: status?.device ?? 0, linkTarget: linkTarget)
+        if kind == .symbolicLink, let status { entry.size = status.size }
+        return entry
+    }
+}
