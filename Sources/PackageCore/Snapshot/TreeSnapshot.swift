@@ -136,3 +136,8 @@ public struct TreeSnapshot: Sendable, Equatable {
         return nil
     }
 }
+
+extension TreeSnapshot {
+    /// `index(of:)` for an optional path.
+    func index(ofPath path: String?) -> Int? { path.flatMap { index(of: $0) } }
+}

@@ -1,0 +1,86 @@
+import PackageCore
+
+/// `pkgtool verify PKG`: rehash a package and check it against its manifest.
+enum VerifyCommand: Command {
+    static let spec = CommandSpec(
+        name: "verify",
+        summary: "check a package against its manifest (missing, extra and changed entries)",
+        arguments: "[--fast] [--json] PKG",
+        options: [
+            OptionSpec("fast", help: "trust the manifest's stat cache: reread only files whose stat data changed"),
+            OptionSpec("json", help: "print the result as JSON"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+        ],
+        positionals: 1...1,
+        details: """
+            Reads every file of PKG (like git fsck), hashes it, and compares the tree with the
+            manifest pkgtool recorded at the last save or 'pkgtool manifest'. Prints one line
+            per problem, tab-separated: missing<TAB>path, extra<TAB>path, changed<TAB>path,
+            then a summary. Exit status: 0 the package matches, 1 it does not, or the manifest
+            is absent, damaged or of a future version (rebuild it with 'pkgtool manifest PKG'),
+            2 trouble reading the package.
+            """)
+
+    struct Problem {
+        var kind: String
+        var path: String
+    }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let path = arguments.positionals[0]
+        guard try HashCommand.resolve(path).kind == .directory else {
+            throw FileSystemError(.open, path: path, reason: "not a package directory")
+        }
+        let manifest: PackageManifest
+        do {
+            guard let loaded = try PackageManifest.load(packagePath: path) else {
+                throw VerificationError(
+                    message: "'\(path)' has no manifest to verify against; create one with 'pkgtool manifest \(path)'")
+            }
+            manifest = loaded
+        } catch let error as ManifestError {
+            throw VerificationError(message: "\(error); rebuild it with 'pkgtool manifest \(path)'")
+        }
+        let scanner = TreeScanner(
+            workers: workers, knownHash: arguments.flag("fast") ? manifest.hashLookup : nil,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        let result = try scanner.scan(path)
+        for skipped in result.skipped {
+            console.warning("skipped '\(PackageLayout.joined(path, skipped.path))': a \(skipped.kind) is not package content")
+        }
+        let changes = TreeDiff.changes(from: manifest.snapshot, to: result.snapshot, detectRenames: false)
+        let problems = changes.map { change -> Problem in
+            switch change.status {
+            case .added: return Problem(kind: "extra", path: change.path)
+            case .deleted: return Problem(kind: "missing", path: change.path)
+            default: return Problem(kind: "changed", path: change.path)
+            }
+        }
+        let bytes = result.snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) }
+        if arguments.flag("json") {
+            console.line(
+                JSON.object([
+                    ("path", .string(path)), ("ok", .bool(problems.isEmpty)),
+                    ("entries", .int(result.snapshot.entries.count)), ("bytes", .int(bytes)),
+                    ("files_read", .int(result.filesHashed)),
+                    ("problems", .array(problems.map { .object([("kind", .string($0.kind)), ("path", .string($0.path))]) })),
+                ]).serialized(pretty: true))
+        } else {
+            for problem in problems { console.line("\(problem.kind)\t\(problem.path)") }
+            if problems.isEmpty {
+                console.line("ok: \(result.snapshot.entries.count) entries (\(bytes) bytes) match the manifest")
+            } else {
+                console.line("failed: \(problems.count) of \(max(result.snapshot.entries.count, manifest.entries.count)) entries differ from the manifest")
+            }
+        }
+        return problems.isEmpty ? .success : .failure
+    }
+}
+
+/// A verification that could not even start or that failed: exit status 1.
+struct VerificationError: InputRejectedError {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,37 @@
+import PackageCore
+
+/// Turns a command-line path into a snapshot: a package directory (using its manifest's
+/// stat cache when it has a sound one) or, once supported, an archive.
+enum SnapshotLoading {
+    struct Loaded {
+        var snapshot: TreeSnapshot
+        var description: String
+    }
+
+    static func load(_ path: String, workers: Int, console: Console) throws -> Loaded {
+        let status = try HashCommand.resolve(path)
+        switch status.kind {
+        case .directory:
+            let scan = try PackageScan.scan(path, workers: workers)
+            report(scan, root: path, console: console)
+            return Loaded(snapshot: scan.snapshot, description: path)
+        default:
+            throw FileSystemError(.open, path: path, reason: "not a package directory")
+        }
+    }
+
+    /// Warnings a scan produced: skipped special files, an untrustworthy manifest.
+    static func report(_ scan: PackageScan, root: String, console: Console) {
+        if let problem = scan.manifestProblem {
+            console.warning("\(problem); hashing every file instead (rebuild it with 'pkgtool manifest \(root)')")
+        }
+        reportSkipped(scan.result, root: root, console: console)
+    }
+
+    static func reportSkipped(_ result: TreeScanner.Result, root: String, console: Console) {
+        for skipped in result.skipped {
+            console.warning(
+                "skipped '\(PackageLayout.joined(root, skipped.path))': a \(skipped.kind) is not package content")
+        }
+    }
+}
