@@ -188,3 +188,20 @@ struct FileWrapperDiskTests {
         #expect(memory.needsToBeUpdated(from: URL(fileURLWithPath: other.path)))
     }
 }
+
+@Suite("FileWrapper and the manifest's hidden entry")
+struct FileWrapperReservedNameTests {
+    @Test("the package's metadata directory is not content: left out when reading, comparing and hashing")
+    func hiddenEntry() throws {
+        let directory = try TemporaryDirectory("fw-reserved")
+        try makeSamplePackage(at: directory.path)
+        try Files.makeDirectory(PackageLayout.metadataDirectory(of: directory.path))
+        try Files.write(PackageLayout.metadataDirectory(of: directory.path) + "/index", "x")
+        let url = URL(fileURLWithPath: directory.path)
+        let package = try FileWrapper(url: url)
+        #expect(package.fileWrappers?[PackageLayout.metadataDirectoryName] == nil)
+        #expect(package.matchesContents(of: url) && !package.needsToBeUpdated(from: url))
+        let scanned = try TreeScanner(excludedTopLevelNames: [PackageLayout.metadataDirectoryName]).scan(directory.path)
+        #expect(try package.snapshot() == scanned.snapshot)
+    }
+}

@@ -80,8 +80,8 @@ extension FileWrapper {
 /// Top-level names that belong to pkgtool, not to the package's content (the manifest's
 /// hidden entry): `FileWrapper(url:)` and the comparisons leave them out of the root.
 enum PackageReservedNames {
-    /// Filled in by the manifest (Specs/manifest.md); compared byte for byte.
-    static let topLevel: [String] = []
+    /// Compared byte for byte (Specs/manifest.md).
+    static let topLevel: [String] = [PackageLayout.metadataDirectoryName]
 
     static func isReserved(_ name: String) -> Bool {
         topLevel.contains { PathOrder.sameBytes($0, name) }
