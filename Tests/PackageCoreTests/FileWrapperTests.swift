@@ -149,3 +149,44 @@ struct FileWrapperTests {
         #expect(try left.contentHash == right.contentHash)
     }
 }
+
+@Suite("FileWrapper across threads")
+struct FileWrapperConcurrencyTests {
+    /// Forgets every cached hash below `wrapper`, so the next `contentHash` starts afresh.
+    func forgetHashes(_ wrapper: FileWrapper) {
+        wrapper.state.withLock { $0.cachedHash = nil }
+        for (_, child) in wrapper.orderedFileWrappers ?? [] { forgetHashes(child) }
+    }
+
+    @Test("hashing while another task edits the tree never caches a stale hash")
+    func editsDuringHashing() async throws {
+        let pages = FileWrapper(directoryWithFileWrappers: [:])
+        for index in 0..<200 {
+            pages.addRegularFile(withContents: Data("page \(index)".utf8), preferredFilename: "\(index).txt")
+        }
+        pages.preferredFilename = "pages"
+        let root = FileWrapper(directoryWithFileWrappers: [:])
+        root.addFileWrapper(pages)
+
+        let editor = Task.detached {
+            for round in 0..<300 {
+                let key = pages.addRegularFile(withContents: Data("extra \(round)".utf8), preferredFilename: "extra.txt")
+                if round % 2 == 0, let extra = pages.fileWrapper(forKey: key) { pages.removeFileWrapper(extra) }
+            }
+        }
+        let hasher = Task.detached { () -> Int in
+            var hashes = 0
+            for _ in 0..<300 {
+                _ = try root.contentHash
+                hashes += 1
+            }
+            return hashes
+        }
+        await editor.value
+        #expect(try await hasher.value == 300)
+        let cached = try root.contentHash
+        forgetHashes(root)
+        #expect(try root.contentHash == cached)
+        #expect(pages.orderedFileWrappers?.count == 350)
+    }
+}

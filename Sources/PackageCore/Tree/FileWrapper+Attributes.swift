@@ -9,14 +9,17 @@ extension FileWrapper {
     /// permission change that flips the owner-execute bit changes the Merkle hashes above.
     public var fileAttributes: [String: Any] {
         get {
+            let (kind, permissions, modificationTime, size) = state.withLock {
+                ($0.kind, $0.effectivePermissions, $0.modificationTime, $0.regularFileSize)
+            }
             var attributes: [String: Any] = [
-                FileAttributeKey.posixPermissions.rawValue: Int(effectivePermissions),
-                FileAttributeKey.type.rawValue: attributeType.rawValue,
+                FileAttributeKey.posixPermissions.rawValue: Int(permissions),
+                FileAttributeKey.type.rawValue: FileWrapper.attributeType(of: kind).rawValue,
             ]
             if let modificationTime {
                 attributes[FileAttributeKey.modificationDate.rawValue] = FileWrapper.date(fromNanoseconds: modificationTime)
             }
-            if kind == .regular { attributes[FileAttributeKey.size.rawValue] = Int(regularFileSize) }
+            if kind == .regular { attributes[FileAttributeKey.size.rawValue] = Int(size) }
             return attributes
         }
         set {
@@ -26,19 +29,23 @@ extension FileWrapper {
                 setPermissions(bits)
             }
             if let date = newValue[FileAttributeKey.modificationDate.rawValue] as? Date {
-                modificationTime = FileWrapper.nanoseconds(from: date)
+                let nanoseconds = FileWrapper.nanoseconds(from: date)
+                state.withLock { $0.modificationTime = nanoseconds }
             }
         }
     }
 
     /// Sets the permission bits, forgetting the hashes above when the executable bit flips.
     func setPermissions(_ bits: UInt32) {
-        let before = entryTag
-        permissions = bits & 0o7777
-        if entryTag != before { invalidateAncestorHashes() }
+        let tagChanged = state.withLock { node -> Bool in
+            let before = node.entryTag
+            node.permissions = bits & 0o7777
+            return node.entryTag != before
+        }
+        if tagChanged { invalidateAncestorHashes() }
     }
 
-    private var attributeType: FileAttributeType {
+    private static func attributeType(of kind: FileKind) -> FileAttributeType {
         switch kind {
         case .directory: return .typeDirectory
         case .symbolicLink: return .typeSymbolicLink

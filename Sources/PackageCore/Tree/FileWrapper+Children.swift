@@ -8,23 +8,22 @@ extension FileWrapper {
     /// Linux, e.g. "é" precomposed and decomposed), this dictionary shows the one that sorts
     /// last by bytes. `orderedFileWrappers` lists every child.
     public var fileWrappers: [String: FileWrapper]? {
-        guard kind == .directory else { return nil }
+        guard let children = sortedChildren else { return nil }
         var result: [String: FileWrapper] = [:]
         result.reserveCapacity(children.count)
-        for (name, child) in sortedChildren { result[name.string] = child }
+        for (name, child) in children { result[name.string] = child }
         return result
     }
 
     /// A directory's children in byte order of their keys, every one of them (nil for
     /// other kinds): the order of hashing, snapshots and writes.
     public var orderedFileWrappers: [(key: String, fileWrapper: FileWrapper)]? {
-        guard kind == .directory else { return nil }
-        return sortedChildren.map { ($0.name.string, $0.child) }
+        sortedChildren?.map { ($0.name.string, $0.child) }
     }
 
     /// The child stored under exactly `key` (byte for byte), or nil.
     public func fileWrapper(forKey key: String) -> FileWrapper? {
-        children[FileName(key)]
+        state.withLock { $0.children[FileName(key)] }
     }
 
     /// Adds `child` to this directory under its preferred filename, or a unique variant of
@@ -42,10 +41,14 @@ extension FileWrapper {
         }
         if let existing = key(of: child) { return existing.string }
         precondition(!child.isSelfOrAncestor(of: self), "adding this wrapper would make a directory contain itself")
-        let key = uniqueKey(for: FileName.sanitized(preferred))
-        children[FileName(key)] = child
-        child.parentLinks.append(ParentLink(self))
-        noteChildrenChanged()
+        let key = state.withLock { node in
+            let key = FileWrapper.uniqueKey(in: node.children, for: FileName.sanitized(preferred))
+            node.children[FileName(key)] = child
+            node.directoryEditedSinceRead = true
+            return key
+        }
+        child.state.withLock { $0.parentLinks.append(ParentLink(self)) }
+        invalidateContentHash()
         return key
     }
 
@@ -70,10 +73,17 @@ extension FileWrapper {
     ///
     /// - Complexity: O(children) to find it, O(depth) to invalidate the hashes above.
     public func removeFileWrapper(_ child: FileWrapper) {
-        guard kind == .directory, let name = key(of: child) else { return }
-        children[name] = nil
-        child.parentLinks.removeAll { $0.parent === self || $0.parent == nil }
-        noteChildrenChanged()
+        let removed = state.withLock { node -> Bool in
+            guard node.kind == .directory, let name = node.children.first(where: { $0.value === child })?.key else {
+                return false
+            }
+            node.children[name] = nil
+            node.directoryEditedSinceRead = true
+            return true
+        }
+        guard removed else { return }
+        child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
+        invalidateContentHash()
     }
 
     /// The key under which this directory holds `child`, or nil.
@@ -90,20 +100,28 @@ extension FileWrapper {
 
     // MARK: Internals
 
-    /// Children sorted by the bytes of their keys.
-    var sortedChildren: [(name: FileName, child: FileWrapper)] {
-        children.map { ($0.key, $0.value) }.sorted { PathOrder.nameLess($0.name.string, $1.name.string) }
+    /// Children sorted by the bytes of their keys; nil for other kinds.
+    var sortedChildren: [(name: FileName, child: FileWrapper)]? {
+        let children = state.withLock { node -> [(name: FileName, child: FileWrapper)]? in
+            node.kind == .directory ? node.children.map { ($0.key, $0.value) } : nil
+        }
+        return children?.sorted { PathOrder.nameLess($0.name.string, $1.name.string) }
     }
 
     /// The live directories holding this wrapper.
-    var parents: [FileWrapper] { parentLinks.compactMap(\.parent) }
+    var parents: [FileWrapper] {
+        state.withLock { node in
+            node.parentLinks.removeAll { $0.parent == nil }
+            return node.parentLinks.compactMap(\.parent)
+        }
+    }
 
     func key(of child: FileWrapper) -> FileName? {
-        children.first(where: { $0.value === child })?.key
+        state.withLock { $0.children.first(where: { $0.value === child })?.key }
     }
 
     /// `preferred` if no child uses it, else the first free "N - preferred", N from 2.
-    func uniqueKey(for preferred: String) -> String {
+    static func uniqueKey(in children: [FileName: FileWrapper], for preferred: String) -> String {
         if children[FileName(preferred)] == nil { return preferred }
         var number = 2
         while true {
@@ -116,12 +134,17 @@ extension FileWrapper {
     /// Gives `child` a key from its new preferred filename (Apple's parents remove and
     /// re-add a child whose preferred name changes).
     func rekey(_ child: FileWrapper) {
-        guard let old = key(of: child), let preferred = child.preferredFilename else { return }
+        guard let preferred = child.preferredFilename else { return }
         let wanted = FileName.sanitized(preferred)
-        if PathOrder.sameBytes(old.string, wanted) { return }
-        children[old] = nil
-        children[FileName(uniqueKey(for: wanted))] = child
-        noteChildrenChanged()
+        let changed = state.withLock { node -> Bool in
+            guard let old = node.children.first(where: { $0.value === child })?.key else { return false }
+            if PathOrder.sameBytes(old.string, wanted) { return false }
+            node.children[old] = nil
+            node.children[FileName(FileWrapper.uniqueKey(in: node.children, for: wanted))] = child
+            node.directoryEditedSinceRead = true
+            return true
+        }
+        if changed { invalidateContentHash() }
     }
 
     /// Whether this wrapper is `other` or one of its ancestors.
@@ -130,27 +153,22 @@ extension FileWrapper {
         return other.parents.contains { isSelfOrAncestor(of: $0) }
     }
 
-    /// A directory's set of children changed: it no longer matches what was read, and its
-    /// hash and every ancestor's must be recomputed.
-    func noteChildrenChanged() {
-        directoryEditedSinceRead = true
-        invalidateContentHash()
-    }
-
     /// Forgets this node's hash and its ancestors'.
     ///
     /// Walks every path to the root rather than stopping at a node already without a
     /// hash: the manifest may have supplied a directory hash above an unhashed node.
     /// - Complexity: O(depth × parents per node), usually O(depth).
     func invalidateContentHash() {
-        cachedHash = nil
+        state.withLock { node in
+            node.cachedHash = nil
+            node.generation &+= 1
+        }
         invalidateAncestorHashes()
     }
 
     /// Forgets the hashes of the directories above this node (its own hash stays): what
     /// a change of the node's Merkle tag (the executable bit) or name needs.
     func invalidateAncestorHashes() {
-        parentLinks.removeAll { $0.parent == nil }
         for parent in parents { parent.invalidateContentHash() }
     }
 }

@@ -35,18 +35,19 @@ extension FileWrapper {
     // MARK: Internals
 
     private func differsFromDisk(path: String, isRoot: Bool) throws -> Bool {
+        let node = state.withLock { $0 }
         let status = try FileSystem.status(path)
-        guard status.kind == kind, diskRecord != nil else { return true }
-        switch kind {
+        guard status.kind == node.kind, node.diskRecord != nil else { return true }
+        switch node.kind {
         case .regular:
-            return status.modificationTime != modificationTime || status.permissions != effectivePermissions
+            return status.modificationTime != node.modificationTime || status.permissions != node.effectivePermissions
         case .symbolicLink:
-            return try FileSystem.readSymbolicLinkBytes(path) != Array((linkTarget ?? "").utf8)
+            return try FileSystem.readSymbolicLinkBytes(path) != Array((node.linkTarget ?? "").utf8)
         default:
             let names = try FileWrapper.contentNames(inDirectory: path, isRoot: isRoot)
-            guard names.count == children.count else { return true }
+            guard names.count == node.children.count else { return true }
             for name in names {
-                guard let child = children[FileName(name)] else { return true }
+                guard let child = node.children[FileName(name)] else { return true }
                 if try child.differsFromDisk(path: path + "/" + name, isRoot: false) { return true }
             }
             return false
@@ -54,25 +55,26 @@ extension FileWrapper {
     }
 
     private func matches(path: String, isRoot: Bool) throws -> Bool {
+        let node = state.withLock { $0 }
         let status = try FileSystem.status(path)
-        guard status.kind == kind else { return false }
-        switch kind {
+        guard status.kind == node.kind else { return false }
+        switch node.kind {
         case .regular:
-            guard status.isExecutable == (entryTag == .executableFile), status.size == regularFileSize else {
+            guard status.isExecutable == (node.entryTag == .executableFile), status.size == node.regularFileSize else {
                 return false
             }
-            if contents == nil, let diskRecord, diskRecord.path == path, diskRecord.stillDescribes(status) {
+            if node.contents == nil, let record = node.diskRecord, record.path == path, record.stillDescribes(status) {
                 return true
             }
             let (hash, _) = try ContentHash.ofFile(atPath: path, buffer: ChunkBuffer())
             return try hash == contentHash
         case .symbolicLink:
-            return try FileSystem.readSymbolicLinkBytes(path) == Array((linkTarget ?? "").utf8)
+            return try FileSystem.readSymbolicLinkBytes(path) == Array((node.linkTarget ?? "").utf8)
         default:
             let names = try FileWrapper.contentNames(inDirectory: path, isRoot: isRoot)
-            guard names.count == children.count else { return false }
+            guard names.count == node.children.count else { return false }
             for name in names {
-                guard let child = children[FileName(name)] else { return false }
+                guard let child = node.children[FileName(name)] else { return false }
                 if try !child.matches(path: path + "/" + name, isRoot: false) { return false }
             }
             return true

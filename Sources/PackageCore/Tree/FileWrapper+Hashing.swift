@@ -18,53 +18,80 @@ extension FileWrapper {
         get throws {
             if let cachedHash { return cachedHash }
             try hashFilesOnDisk()
-            return combinedHash()
+            return try combinedHash()
         }
     }
 
     // MARK: Internals
 
+    /// A regular file whose bytes are on disk and whose hash is unknown.
+    struct PendingFile {
+        var node: FileWrapper
+        var record: DiskRecord
+        var generation: UInt64
+    }
+
     /// Hashes every regular file below (or at) this node whose bytes are on disk and whose
     /// hash is unknown, in parallel, and caches the results.
     func hashFilesOnDisk(workers: Int = ProcessInfoCores.active) throws {
-        var pending: [FileWrapper] = []
+        var pending: [PendingFile] = []
         collectUnhashedFilesOnDisk(into: &pending)
         if pending.isEmpty { return }
-        let records = pending.map { $0.diskRecord! }
-        let hashes = try FileWrapper.hashFiles(records, workers: workers)
-        for (node, hash) in zip(pending, hashes) { node.cachedHash = hash }
+        let hashes = try FileWrapper.hashFiles(pending.map(\.record), workers: workers)
+        for (file, hash) in zip(pending, hashes) {
+            file.node.state.withLock { node in
+                if node.generation == file.generation && node.diskRecord == file.record { node.cachedHash = hash }
+            }
+        }
     }
 
-    func collectUnhashedFilesOnDisk(into pending: inout [FileWrapper]) {
-        if cachedHash != nil { return }
+    func collectUnhashedFilesOnDisk(into pending: inout [PendingFile]) {
+        let (kind, hash, contents, record, generation, children) = state.withLock {
+            ($0.kind, $0.cachedHash, $0.contents, $0.diskRecord, $0.generation, Array($0.children.values))
+        }
+        if hash != nil { return }
         switch kind {
         case .regular:
-            if contents == nil && diskRecord != nil { pending.append(self) }
+            if contents == nil, let record {
+                pending.append(PendingFile(node: self, record: record, generation: generation))
+            }
         case .directory:
-            for child in children.values { child.collectUnhashedFilesOnDisk(into: &pending) }
+            for child in children { child.collectUnhashedFilesOnDisk(into: &pending) }
         default:
             break
         }
     }
 
-    /// The hash from cached leaf hashes and bytes in memory, caching every level.
-    /// Files on disk must have been hashed (`hashFilesOnDisk`) first.
-    func combinedHash() -> ContentHash {
-        if let cachedHash { return cachedHash }
+    /// The hash from cached leaf hashes and bytes in memory, caching every level whose
+    /// state did not change meanwhile. Files on disk should have been hashed
+    /// (`hashFilesOnDisk`); one that was not (another thread replaced it) is hashed here.
+    func combinedHash() throws -> ContentHash {
+        let (kind, cached, generation, contents, target, record) = state.withLock {
+            ($0.kind, $0.cachedHash, $0.generation, $0.contents, $0.linkTarget, $0.diskRecord)
+        }
+        if let cached { return cached }
         let hash: ContentHash
         switch kind {
         case .directory:
             var builder = TreeHashBuilder()
-            for (name, child) in sortedChildren {
-                builder.add(name: name.string, tag: child.entryTag, hash: child.combinedHash())
+            for (name, child) in sortedChildren ?? [] {
+                builder.add(name: name.string, tag: child.entryTag, hash: try child.combinedHash())
             }
             hash = builder.finish()
         case .symbolicLink:
-            hash = ContentHash.of(Array((linkTarget ?? "").utf8))
+            hash = ContentHash.of(Array((target ?? "").utf8))
         default:
-            hash = ContentHash.of(contents ?? Data())
+            if let contents {
+                hash = ContentHash.of(contents)
+            } else if let record {
+                hash = try FileWrapper.hashFile(record, worker: ScanWorker())
+            } else {
+                hash = ContentHash.of(Data())
+            }
         }
-        cachedHash = hash
+        state.withLock { node in
+            if node.generation == generation { node.cachedHash = hash }
+        }
         return hash
     }
 

@@ -16,8 +16,10 @@ extension FileWrapper {
         let status = try FileSystem.status(path)
         self.init(emptyOf: status.kind)
         let name = AtomicFile.split(path).name
-        filename = name
-        preferredFilename = name
+        state.withLock { node in
+            node.filename = name
+            node.preferredFilename = name
+        }
         try fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: true, options: options)
     }
 
@@ -31,21 +33,31 @@ extension FileWrapper {
         let replacement = FileWrapper(emptyOf: status.kind)
         try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: true, options: options)
         // Only once the whole read succeeded does this wrapper change.
-        for child in children.values { child.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
-        kind = replacement.kind
-        children = replacement.children
-        for child in children.values {
-            child.parentLinks.removeAll { $0.parent === replacement || $0.parent == nil }
-            child.parentLinks.append(ParentLink(self))
+        let fresh = replacement.state.withLock { $0 }
+        let oldChildren = state.withLock { node -> [FileWrapper] in
+            let old = Array(node.children.values)
+            node.kind = fresh.kind
+            node.children = fresh.children
+            node.contents = fresh.contents
+            node.diskRecord = fresh.diskRecord
+            node.linkTarget = fresh.linkTarget
+            node.permissions = fresh.permissions
+            node.modificationTime = fresh.modificationTime
+            node.directoryEditedSinceRead = false
+            node.filename = AtomicFile.split(path).name
+            node.cachedHash = fresh.cachedHash
+            node.generation &+= 1
+            return old
         }
-        contents = replacement.contents
-        diskRecord = replacement.diskRecord
-        linkTarget = replacement.linkTarget
-        permissions = replacement.permissions
-        modificationTime = replacement.modificationTime
-        directoryEditedSinceRead = false
-        filename = AtomicFile.split(path).name
-        cachedHash = replacement.cachedHash
+        for child in oldChildren {
+            child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
+        }
+        for child in fresh.children.values {
+            child.state.withLock { node in
+                node.parentLinks.removeAll { $0.parent === replacement || $0.parent == nil }
+                node.parentLinks.append(ParentLink(self))
+            }
+        }
         invalidateAncestorHashes()
     }
 
@@ -65,13 +77,17 @@ extension FileWrapper {
     /// - Complexity: the first call on a file read from disk: one `open`, one `fstat`, and
     ///   reads of its whole size into memory. Later calls: none.
     public func readRegularFileContents() throws -> Data {
+        let (kind, contents, record, path) = state.withLock { ($0.kind, $0.contents, $0.diskRecord, $0.displayPath) }
         guard kind == .regular else {
-            throw FileSystemError(.read, path: displayPath, reason: "is a \(kind), not a regular file")
+            throw FileSystemError(.read, path: path, reason: "is a \(kind), not a regular file")
         }
         if let contents { return contents }
-        guard let record = diskRecord else { return Data() }
+        guard let record else { return Data() }
+        // Read without the lock; keep the bytes unless the node changed meanwhile.
         let loaded = try FileWrapper.loadContents(of: record)
-        contents = loaded
+        state.withLock { node in
+            if node.contents == nil && node.diskRecord == record { node.contents = loaded }
+        }
         return loaded
     }
 
@@ -87,19 +103,21 @@ extension FileWrapper {
         return path
     }
 
-    /// Fills this (empty) wrapper from the node `name` in `directory`, whose full path is
-    /// `path` and whose `lstat` is `status`.
+    /// Fills this (new, unshared) wrapper from the node `name` in `directory`, whose full
+    /// path is `path` and whose `lstat` is `status`.
     func fill(
         path: String, name: String, status: FileStatus, relativeTo directory: Int32, isRoot: Bool,
         options: ReadingOptions
     ) throws {
-        kind = status.kind
-        diskRecord = DiskRecord(path: path, status: status)
-        permissions = status.permissions
-        modificationTime = status.modificationTime
+        let record = DiskRecord(path: path, status: status)
+        var node = state.withLock { $0 }
+        node.kind = status.kind
+        node.diskRecord = record
+        node.permissions = status.permissions
+        node.modificationTime = status.modificationTime
         switch status.kind {
         case .regular:
-            if options.contains(.immediate) { contents = try FileWrapper.loadContents(of: diskRecord!) }
+            if options.contains(.immediate) { node.contents = try FileWrapper.loadContents(of: record) }
         case .symbolicLink:
             let target: [UInt8]
             do {
@@ -107,10 +125,10 @@ extension FileWrapper {
             } catch {
                 throw FileSystemError(.readLink, path: path, errno: error)
             }
-            linkTarget = String(decoding: target, as: UTF8.self)
+            node.linkTarget = String(decoding: target, as: UTF8.self)
             // The hash is of the raw bytes, as the tree scanner takes it, even should the
             // text need repair to become a String.
-            cachedHash = ContentHash.of(target)
+            node.cachedHash = ContentHash.of(target)
         case .directory:
             let handle = try FileDescriptor.openDirectory(name, relativeTo: directory, displayPath: path)
             for entry in try DirectoryListing.entries(in: handle) {
@@ -124,18 +142,22 @@ extension FileWrapper {
                 }
                 guard childStatus.kind.isPackageContent else { continue }
                 let child = FileWrapper(emptyOf: childStatus.kind)
-                child.filename = entry.name
-                child.preferredFilename = entry.name
+                child.state.withLock { childNode in
+                    childNode.filename = entry.name
+                    childNode.preferredFilename = entry.name
+                    childNode.parentLinks.append(ParentLink(self))
+                }
                 try child.fill(
                     path: childPath, name: entry.name, status: childStatus, relativeTo: handle.rawValue,
                     isRoot: false, options: options)
-                children[FileName(entry.name)] = child
-                child.parentLinks.append(ParentLink(self))
+                node.children[FileName(entry.name)] = child
             }
         default:
             throw FileSystemError(
                 .open, path: path, reason: "is a \(status.kind), not a regular file, directory or symbolic link")
         }
+        let filled = node
+        state.withLock { $0 = filled }
     }
 
     /// Opens the file a disk record describes and checks it still holds the same bytes.

@@ -16,7 +16,7 @@ extension FileWrapper {
     /// The file backing a regular-file wrapper: nil for other kinds, for files made in
     /// memory, and after `read(from:)` found something else there.
     var backingFile: DiskRecord? {
-        kind == .regular ? diskRecord : nil
+        state.withLock { $0.kind == .regular ? $0.diskRecord : nil }
     }
 
     /// The stat data seen when this node was read from disk (any kind), or nil.
@@ -30,7 +30,10 @@ extension FileWrapper {
     var knownContentHash: ContentHash? {
         get { cachedHash }
         set {
-            cachedHash = newValue
+            state.withLock { node in
+                node.cachedHash = newValue
+                node.generation &+= 1
+            }
             invalidateAncestorHashes()
         }
     }
@@ -46,8 +49,11 @@ extension FileWrapper {
     func forEachChunk(using buffer: ChunkBuffer = ChunkBuffer(), _ body: (UnsafeRawBufferPointer) throws -> Void)
         throws
     {
+        let (kind, contents, diskRecord, path) = state.withLock {
+            ($0.kind, $0.contents, $0.diskRecord, $0.displayPath)
+        }
         guard kind == .regular else {
-            throw FileSystemError(.read, path: displayPath, reason: "is a \(kind), not a regular file")
+            throw FileSystemError(.read, path: path, reason: "is a \(kind), not a regular file")
         }
         if let contents {
             try contents.withUnsafeBytes { bytes in

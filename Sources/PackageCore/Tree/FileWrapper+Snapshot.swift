@@ -11,9 +11,9 @@ extension FileWrapper {
     /// - Complexity: hashes what `contentHash` has not hashed yet, then O(n log n) in the
     ///   number of entries (sorting each directory's names).
     public func snapshot() throws -> TreeSnapshot {
+        let (kind, path) = state.withLock { ($0.kind, $0.displayPath) }
         guard kind == .directory else {
-            throw FileSystemError(
-                .read, path: displayPath, reason: "a snapshot needs a directory wrapper, this is a \(kind)")
+            throw FileSystemError(.read, path: path, reason: "a snapshot needs a directory wrapper, this is a \(kind)")
         }
         let rootHash = try contentHash
         var entries: [SnapshotEntry] = []
@@ -23,11 +23,11 @@ extension FileWrapper {
 
     /// Appends this directory's children, depth-first in byte order. Hashes must be cached.
     private func appendEntries(prefix: String, into entries: inout [SnapshotEntry]) {
-        for (name, child) in sortedChildren {
+        for (name, child) in sortedChildren ?? [] {
             let path = prefix.isEmpty ? name.string : prefix + "/" + name.string
             let position = entries.count
             entries.append(child.snapshotEntry(path: path))
-            if child.kind == .directory {
+            if entries[position].kind == .directory {
                 child.appendEntries(prefix: path, into: &entries)
                 entries[position].descendantCount = entries.count - position - 1
             }
@@ -36,20 +36,21 @@ extension FileWrapper {
 
     /// This node's entry, its descendant count left to the caller.
     private func snapshotEntry(path: String) -> SnapshotEntry {
-        let size: Int64
-        switch kind {
-        case .directory: size = 0
-        case .symbolicLink: size = Int64(linkTarget?.utf8.count ?? 0)
-        default: size = regularFileSize
+        state.withLock { node in
+            let size: Int64
+            switch node.kind {
+            case .directory: size = 0
+            case .symbolicLink: size = node.diskRecord?.status.size ?? Int64(node.linkTarget?.utf8.count ?? 0)
+            default: size = node.regularFileSize
+            }
+            // Stat data only while it still describes the node: a directory edited in
+            // memory is not the directory that was read.
+            let status = (node.kind == .directory && node.directoryEditedSinceRead) ? nil : node.diskRecord?.status
+            return SnapshotEntry(
+                path: path, kind: node.kind, permissions: node.effectivePermissions, size: size,
+                hash: node.cachedHash ?? .empty, modificationTime: node.modificationTime ?? 0,
+                changeTime: status?.changeTime ?? 0, inode: status?.inode ?? 0, device: status?.device ?? 0,
+                linkTarget: node.linkTarget)
         }
-        // Stat data only while it still describes the node: a directory edited in memory
-        // is not the directory that was read.
-        let status = (kind == .directory && directoryEditedSinceRead) ? nil : diskRecord?.status
-        var entry = SnapshotEntry(
-            path: path, kind: kind, permissions: effectivePermissions, size: size, hash: cachedHash ?? .empty,
-            modificationTime: modificationTime ?? 0, changeTime: status?.changeTime ?? 0,
-            inode: status?.inode ?? 0, device: status?.device ?? 0, linkTarget: linkTarget)
-        if kind == .symbolicLink, let status { entry.size = status.size }
-        return entry
     }
 }

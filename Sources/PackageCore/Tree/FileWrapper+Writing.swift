@@ -92,41 +92,43 @@ extension FileWrapper {
         at path: String, relativePath: String, durability: Durability, buffer: ChunkBuffer,
         written: inout [WrittenNode]
     ) throws {
-        switch kind {
+        let node = state.withLock { $0 }
+        switch node.kind {
         case .regular:
             let file = try FileDescriptor.open(
                 path, access: .writeOnly, options: [.create, .exclusive, .noFollow], permissions: 0o600)
-            if let contents {
+            if let contents = node.contents {
                 try contents.withUnsafeBytes { bytes in try file.write(bytes) }
-            } else if let diskRecord {
-                let source = try FileWrapper.openVerified(diskRecord)
+            } else if let record = node.diskRecord {
+                let source = try FileWrapper.openVerified(record)
                 let outcome = try FileCopy.copy(
-                    from: source, to: file, buffer: buffer, hashing: false, expectedSize: diskRecord.status.size)
-                guard outcome.bytes == diskRecord.status.size else {
+                    from: source, to: file, buffer: buffer, hashing: false, expectedSize: record.status.size)
+                guard outcome.bytes == record.status.size else {
                     throw FileSystemError(
-                        .read, path: diskRecord.path,
-                        reason: "it changed after the package was opened (\(diskRecord.status.size) bytes expected, \(outcome.bytes) copied)")
+                        .read, path: record.path,
+                        reason: "it changed after the package was opened (\(record.status.size) bytes expected, \(outcome.bytes) copied)")
                 }
             }
-            try file.setPermissions(effectivePermissions)
-            if let modificationTime { try file.setModificationTime(modificationTime) }
+            try file.setPermissions(node.effectivePermissions)
+            if let modificationTime = node.modificationTime { try file.setModificationTime(modificationTime) }
             if durability == .full { try file.sync() }
             written.append(WrittenNode(node: self, relativePath: relativePath, status: try file.status()))
             try file.close()
         case .symbolicLink:
-            try FileSystem.makeSymbolicLink(path, target: linkTarget ?? "")
+            try FileSystem.makeSymbolicLink(path, target: node.linkTarget ?? "")
             written.append(WrittenNode(node: self, relativePath: relativePath, status: try FileSystem.status(path)))
         default:
             // Owner-writable until the children are in, whatever the final mode.
             try FileSystem.makeDirectory(path, permissions: 0o700)
-            for (name, child) in sortedChildren {
+            let children = node.children.sorted { PathOrder.nameLess($0.key.string, $1.key.string) }
+            for (name, child) in children {
                 let childRelative = relativePath.isEmpty ? name.string : relativePath + "/" + name.string
                 try child.writeNode(
                     at: path + "/" + name.string, relativePath: childRelative, durability: durability, buffer: buffer,
                     written: &written)
             }
-            try FileSystem.setPermissions(path, effectivePermissions)
-            if let modificationTime { try FileSystem.setModificationTime(path, modificationTime) }
+            try FileSystem.setPermissions(path, node.effectivePermissions)
+            if let modificationTime = node.modificationTime { try FileSystem.setModificationTime(path, modificationTime) }
             if durability == .full { try FileSystem.syncDirectory(path) }
             written.append(WrittenNode(node: self, relativePath: relativePath, status: try FileSystem.status(path)))
         }
@@ -137,17 +139,20 @@ extension FileWrapper {
     func adoptWrittenNames(rootName: String, finalPath: String, written: [WrittenNode]) {
         filename = rootName
         for item in written {
-            let node = item.node
-            if !item.relativePath.isEmpty, let slash = item.relativePath.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                node.filename = String(item.relativePath[item.relativePath.index(after: slash)...])
+            var name: String?
+            if let slash = item.relativePath.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                name = String(item.relativePath[item.relativePath.index(after: slash)...])
             } else if !item.relativePath.isEmpty {
-                node.filename = item.relativePath
+                name = item.relativePath
             }
             let path = item.relativePath.isEmpty ? finalPath : finalPath + "/" + item.relativePath
-            node.diskRecord = DiskRecord(path: path, status: item.status)
-            node.modificationTime = item.status.modificationTime
-            node.permissions = item.status.permissions
-            node.directoryEditedSinceRead = false
+            item.node.state.withLock { node in
+                if let name { node.filename = name }
+                node.diskRecord = DiskRecord(path: path, status: item.status)
+                node.modificationTime = item.status.modificationTime
+                node.permissions = item.status.permissions
+                node.directoryEditedSinceRead = false
+            }
         }
     }
 }
