@@ -11,6 +11,7 @@ let package = Package(
     name: "pkgtool",
     products: [
         .library(name: "PackageCore", targets: ["PackageCore"]),
+        .library(name: "PackageDocument", targets: ["PackageDocument"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
@@ -37,6 +38,12 @@ let package = Package(
             dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
         ),
         .target(name: "PkgToolCLI", dependencies: ["PackageCore"]),
+        // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
+        .target(name: "PackageDocument", dependencies: ["PackageCore"]),
+        // The guide's samples, corrected as Specs/document.md says, compiled and tested.
+        .target(
+            name: "PackageDocumentExamples", dependencies: ["PackageDocument"], path: "Examples/DocumentSamples"),
+        .executableTarget(name: "pkgdoc-demo", dependencies: ["PackageDocumentExamples"], path: "Examples/pkgdoc-demo"),
         .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
@@ -48,6 +55,9 @@ let package = Package(
         // Helpers shared by the test targets: temporary directories, seeded data, fault injectors.
         .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
         .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
+        .testTarget(
+            name: "PackageDocumentTests",
+            dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport"]),
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
     ]
 )
