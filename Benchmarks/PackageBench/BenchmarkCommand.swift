@@ -2,68 +2,261 @@ import Foundation
 import Glibc
 import PackageCore
 
-/// `pkgbench`: the benchmark harness's command line.
+/// `pkgbench` (also `pkgtool bench`): the benchmark harness's command line.
 public enum BenchmarkCommand {
     static let usage = """
-        usage: pkgbench [--quick] [--suite hash] [--runs N] [--workdir DIR] [--pkgtool PATH]
+        usage: pkgbench [--quick | --sweep] [options]
+               pkgbench generate SHAPE DIR [--size BYTES] [--entries N] [--seed N]
+               pkgbench report RESULTS.json REPORT.html
 
-        Measures pkgtool against the peer tools, side by side in one run, on generated data.
-          --quick         the default run (a few runs of each job)
-          --suite NAME    which suite to run: hash
-          --runs N        measured runs per job after one warm-up (default 5, 3 with --quick)
-          --workdir DIR   where generated data lives (default: .build/bench-work); must be on
-                          the file system you want to measure
-          --pkgtool PATH  the pkgtool binary to measure (default: beside pkgbench)
+        Measures pkgtool against the peer tools (rsync, cp, xxhsum, find, zip…), side by side
+        in one run, on packages generated from a seed on the work directory's file system.
+
+        modes:
+          --quick           the README's main run: a 256 MiB document package, the main
+                            scenarios, hashing and a no-change diff; about a minute
+          --sweep           the scaling sweeps of the one-small-edit scenario: (a) package
+                            bytes 256 MiB → 1 GiB → 4 GiB, entries fixed; (b) entries
+                            10,000 → 40,000 → 160,000 (CLI beside find's stat walk, and
+                            the library)
+          (neither)         the full run: every shape and scenario, hash and zip suites
+
+        options:
+          --suite LIST      save, hash, zip, sweep-bytes, sweep-entries, sweep (both)
+          --shape LIST      document, small-files, huge (default: all; --quick: document)
+          --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
+                            everything, rename, page-add-remove (default: all)
+          --size BYTES      scale the shapes (256MiB, 4GiB, …; document keeps its entries)
+          --entries N       small files in the shapes
+          --sweep-sizes L   package bytes of sweep (a) (default 256MiB,1GiB,4GiB)
+          --sweep-entries L entries of sweep (b) (default 10000,40000,160000)
+          --runs N          measured runs per job after the warm-up (default 5; 3 with
+                            --quick and --sweep)
+          --warmups N       warm-up runs per job (default 1)
+          --seed N          the generator's seed (default 1)
+          --fsync LIST      pkgtool's fsync policies to measure: none, full (default both)
+          --workdir DIR     where generated data lives (default .build/bench-work): it must
+                            be on the file system to measure; each run uses a fresh
+                            directory in it and removes it at the end
+          --pkgtool PATH    the pkgtool to measure (default: beside pkgbench)
+          --json FILE       every figure, the machine, seed, shapes, commands and tool
+                            versions (default WORKDIR/pkgbench-results.json)
+          --report FILE     the HTML report with SVG charts (default WORKDIR/pkgbench-report.html)
+          --keep            keep the generated packages
+          --quiet           no progress line nor phase messages
 
         """
 
     public static func main() -> Never {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        var runs = 5
-        var suite = "hash"
-        var workDirectory = ".build/bench-work"
-        let selfPath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-        var pkgtool = (selfPath as NSString).deletingLastPathComponent + "/pkgtool"
-        while !arguments.isEmpty {
-            let argument = arguments.removeFirst()
-            func value() -> String {
-                guard !arguments.isEmpty else { fail("option '\(argument)' needs a value") }
-                return arguments.removeFirst()
-            }
-            switch argument {
-            case "--quick": runs = 3
-            case "--runs": runs = Int(value()) ?? { fail("--runs expects a number") }()
-            case "--suite": suite = value()
-            case "--workdir": workDirectory = value()
-            case "--pkgtool": pkgtool = value()
-            case "-h", "--help":
-                print(usage, terminator: "")
-                exit(0)
-            default: fail("unknown option '\(argument)'")
-            }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.contains("-h") || arguments.contains("--help") {
+            print(usage, terminator: "")
+            exit(0)
         }
-        guard access(pkgtool, X_OK) == 0 else { fail("no pkgtool executable at '\(pkgtool)'; build it or pass --pkgtool") }
-        #if DEBUG
-        FileHandle.standardError.write(Data("pkgbench: warning: this is a debug build; figures are not representative\n".utf8))
-        #endif
         do {
-            switch suite {
-            case "hash":
-                let result = try HashBenchmark(workDirectory: workDirectory, pkgtool: pkgtool, runs: runs).run { message in
-                    FileHandle.standardError.write(Data("pkgbench: \(message)\n".utf8))
-                }
-                print(result.table.rendered, terminator: "")
+            switch arguments.first {
+            case "generate":
+                try generate(Array(arguments.dropFirst()))
+            case "report":
+                guard arguments.count == 3 else { throw UsageError("report takes RESULTS.json and REPORT.html") }
+                let record = try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+                try HTMLReport.render(record).write(toFile: arguments[2], atomically: true, encoding: .utf8)
+                print(arguments[2])
             default:
-                fail("unknown suite '\(suite)'")
+                let options = try BenchmarkOptions.parse(arguments)
+                // Missed targets are reported in the table, not in the exit status: the
+                // measurement itself succeeded.
+                _ = try BenchmarkRunner(options: options).run()
             }
+        } catch let error as UsageError {
+            FileHandle.standardError.write(Data("pkgbench: \(error.message)\n\(usage.split(separator: "\n").first!)\n".utf8))
+            exit(2)
         } catch {
-            fail("\(error)")
+            FileHandle.standardError.write(Data("\npkgbench: \(error)\n".utf8))
+            exit(2)
         }
         exit(0)
     }
 
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("pkgbench: \(message)\n\(usage.split(separator: "\n").first!)\n".utf8))
-        exit(2)
+    /// `pkgbench generate SHAPE DIR`: writes one shape, for experiments by hand.
+    static func generate(_ arguments: [String]) throws {
+        var positionals: [String] = []
+        var size: Int64?
+        var entries: Int?
+        var seed: UInt64 = 1
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            func value() throws -> String {
+                guard let next = rest.popFirst() else { throw UsageError("option '\(argument)' needs a value") }
+                return next
+            }
+            switch argument {
+            case "--size": size = try BenchmarkOptions.parseBytes(try value())
+            case "--entries": entries = try BenchmarkOptions.parseCount(try value(), option: argument)
+            case "--seed": seed = UInt64(try BenchmarkOptions.parseCount(try value(), option: argument))
+            default:
+                if argument.hasPrefix("-") { throw UsageError("unknown option '\(argument)'") }
+                positionals.append(argument)
+            }
+        }
+        guard positionals.count == 2, let kind = PackageShape.Kind(rawValue: positionals[0]) else {
+            throw UsageError("generate takes a shape (document, small-files, huge) and a directory")
+        }
+        let shape = PackageShape.make(kind, bytes: size, entries: entries, seed: seed)
+        let start = Date()
+        let generated = try ShapeGenerator.generate(shape, at: positionals[1])
+        print(
+            "\(positionals[1]): \(shape.label): \(Format.bytes(generated.totalBytes)) in \(Format.count(generated.entryCount)) entries, "
+                + String(format: "%.2f s", Date().timeIntervalSince(start)))
+    }
+}
+
+/// A command-line mistake: reported with the usage line, exit status 2.
+public struct UsageError: Error, Equatable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// What a pkgbench run does, parsed from its arguments (a pure function, tested).
+public struct BenchmarkOptions: Equatable, Sendable {
+    public enum Mode: String, Sendable { case quick, full, sweep }
+
+    public var mode: Mode = .full
+    public var suites: [String] = []
+    public var shapes: [PackageShape.Kind] = []
+    public var scenarios: [Scenario] = []
+    public var size: Int64?
+    public var entries: Int?
+    public var sweepSizes: [Int64] = [256 << 20, 1 << 30, 4 << 30]
+    public var sweepEntries: [Int] = [10_000, 40_000, 160_000]
+    public var runs = 5
+    public var warmups = 1
+    public var seed: UInt64 = 1
+    public var fsyncPolicies = ["none", "full"]
+    public var workDirectory = ".build/bench-work"
+    public var pkgtool: String?
+    public var jsonPath: String?
+    public var reportPath: String?
+    public var keep = false
+    public var quiet = false
+    public var arguments: [String] = []
+
+    public static let allSuites = ["save", "hash", "zip", "sweep-bytes", "sweep-entries"]
+
+    public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
+        var options = BenchmarkOptions()
+        options.arguments = arguments
+        var runs: Int?
+        var suites: [String]?
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            var name = argument
+            var inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws -> String {
+                if let inline { return inline }
+                guard let next = rest.popFirst() else { throw UsageError("option '\(name)' needs a value") }
+                return next
+            }
+            func list() throws -> [String] { try value().split(separator: ",").map { String($0) } }
+            switch name {
+            case "--quick": options.mode = .quick
+            case "--sweep": options.mode = .sweep
+            case "--full": options.mode = .full
+            case "--suite":
+                var chosen: [String] = []
+                for suite in try list() {
+                    if suite == "sweep" {
+                        chosen += ["sweep-bytes", "sweep-entries"]
+                    } else if allSuites.contains(suite) {
+                        chosen.append(suite)
+                    } else {
+                        throw UsageError("unknown suite '\(suite)' (save, hash, zip, sweep-bytes, sweep-entries, sweep)")
+                    }
+                }
+                suites = chosen
+            case "--shape":
+                options.shapes = try list().map { item in
+                    guard let kind = PackageShape.Kind(rawValue: item) else {
+                        throw UsageError("unknown shape '\(item)' (document, small-files, huge)")
+                    }
+                    return kind
+                }
+            case "--scenario":
+                options.scenarios = try list().map { item in
+                    guard let scenario = Scenario(rawValue: item) else {
+                        throw UsageError(
+                            "unknown scenario '\(item)' (\(Scenario.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    }
+                    return scenario
+                }
+            case "--size": options.size = try parseBytes(try value())
+            case "--entries": options.entries = try parseCount(try value(), option: name)
+            case "--sweep-sizes": options.sweepSizes = try list().map(parseBytes)
+            case "--sweep-entries": options.sweepEntries = try list().map { try parseCount($0, option: name) }
+            case "--runs": runs = try parseCount(try value(), option: name)
+            case "--warmups":
+                let text = try value()
+                guard let count = Int(text), count >= 0 else { throw UsageError("--warmups expects a number ≥ 0, not '\(text)'") }
+                options.warmups = count
+            case "--seed":
+                let text = try value()
+                guard let seed = UInt64(text) else { throw UsageError("--seed expects a number, not '\(text)'") }
+                options.seed = seed
+            case "--fsync":
+                options.fsyncPolicies = try list()
+                guard !options.fsyncPolicies.isEmpty, options.fsyncPolicies.allSatisfy({ $0 == "none" || $0 == "full" }) else {
+                    throw UsageError("--fsync expects none, full or none,full")
+                }
+            case "--workdir": options.workDirectory = try value()
+            case "--pkgtool": options.pkgtool = try value()
+            case "--json": options.jsonPath = try value()
+            case "--report": options.reportPath = try value()
+            case "--keep": options.keep = true
+            case "--quiet": options.quiet = true
+            default:
+                throw UsageError(argument.hasPrefix("-") ? "unknown option '\(argument)'" : "unexpected argument '\(argument)'")
+            }
+        }
+        switch options.mode {
+        case .quick:
+            options.runs = runs ?? 3
+            options.suites = suites ?? ["save"]
+            if options.shapes.isEmpty { options.shapes = [.document] }
+            if options.scenarios.isEmpty { options.scenarios = Scenario.quick }
+            if options.size == nil { options.size = 256 << 20 }
+        case .sweep:
+            options.runs = runs ?? 3
+            options.suites = suites ?? ["sweep-bytes", "sweep-entries"]
+        case .full:
+            options.runs = runs ?? 5
+            options.suites = suites ?? ["save", "hash", "zip"]
+        }
+        if options.shapes.isEmpty { options.shapes = PackageShape.Kind.allCases }
+        if options.scenarios.isEmpty { options.scenarios = Scenario.allCases }
+        return options
+    }
+
+    /// "256MiB", "4GiB", "1.5G", "300M", "4096" → bytes (binary units; K/M/G/T with or without "iB").
+    public static func parseBytes(_ text: String) throws -> Int64 {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let digits = trimmed.prefix { $0.isNumber || $0 == "." }
+        var unit = trimmed.dropFirst(digits.count).lowercased()
+        if unit.hasSuffix("ib") { unit.removeLast(2) } else if unit.hasSuffix("b") { unit.removeLast() }
+        let shifts: [String: Int] = ["": 0, "k": 10, "m": 20, "g": 30, "t": 40]
+        guard let number = Double(digits), let shift = shifts[unit], number > 0 else {
+            throw UsageError("cannot read '\(text)' as a size (try 256MiB or 4GiB)")
+        }
+        return Int64(number * Double(Int64(1) << shift))
+    }
+
+    static func parseCount(_ text: String, option: String) throws -> Int {
+        guard let count = Int(text.replacingOccurrences(of: "_", with: "")), count > 0 else {
+            throw UsageError("\(option) expects a positive number, not '\(text)'")
+        }
+        return count
     }
 }

@@ -20,6 +20,8 @@ public struct HashBenchmark {
     public struct Result {
         public var table: Table
         public var figures: [(String, JSONNumber)]
+        /// Every job's runs, for the record and the report.
+        public var samples: [Sample] = []
     }
 
     public func run(log: (String) -> Void) throws -> Result {
@@ -82,7 +84,7 @@ public struct HashBenchmark {
         table.add(["4 GiB file peak RSS (want ≤ 32 MiB)", Format.bytes(hugeSamples[0].peakRSSBytes), "", "", "", ""])
         figures.append(("file_median_seconds", .double(fileSamples[0].median)))
         try FileSystem.remove(huge)
-        return Result(table: table, figures: figures)
+        return Result(table: table, figures: figures, samples: fileSamples + treeSamples + hugeSamples)
     }
 }
 

@@ -47,6 +47,12 @@ public enum Format {
         value < 0.01 ? String(format: "%.2f ms", value * 1000) : String(format: "%.3f s", value)
     }
 
+    /// "0.120–0.180 s", "1.20–3.40 ms".
+    public static func secondsRange(_ low: Double, _ high: Double) -> String {
+        if high < 0.01 { return String(format: "%.2f–%.2f ms", low * 1000, high * 1000) }
+        return String(format: "%.3f–%.3f s", low, high)
+    }
+
     public static func bytes(_ value: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
         var amount = Double(value)
@@ -58,7 +64,32 @@ public enum Format {
         return unit == 0 ? "\(value) B" : String(format: "%.1f %@", amount, units[unit])
     }
 
-    public static func ratio(_ value: Double) -> String { String(format: "%.2f×", value) }
+    /// "1.23×", with more digits for small ratios ("0.042×", "0.0031×").
+    public static func ratio(_ value: Double) -> String {
+        let magnitude = abs(value)
+        if magnitude != 0 && magnitude < 0.01 { return String(format: "%.4f×", value) }
+        if magnitude != 0 && magnitude < 0.1 { return String(format: "%.3f×", value) }
+        return String(format: "%.2f×", value)
+    }
+
+    /// A count with thousands separators: "20,000".
+    public static func count(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (offset, digit) in digits.enumerated() {
+            if offset > 0 && (digits.count - offset) % 3 == 0 { grouped.append(",") }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
+    /// Bytes in the largest binary unit that divides them, for names: "256MiB", "4GiB", "1500KiB".
+    public static func compactBytes(_ value: Int64) -> String {
+        for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] where value >= Int64(1) << shift {
+            if value % (Int64(1) << shift) == 0 { return "\(value >> shift)\(unit)" }
+        }
+        return "\(value)B"
+    }
 }
 
 /// A plain-text table with aligned columns.

@@ -1,0 +1,250 @@
+import Foundation
+import Glibc
+import PackageCore
+
+/// Runs the suites a `BenchmarkOptions` asks for, then prints the tables and writes the
+/// JSON record and the HTML report.
+public struct BenchmarkRunner {
+    public var options: BenchmarkOptions
+
+    public init(options: BenchmarkOptions) { self.options = options }
+
+    #if DEBUG
+    static let build = "debug"
+    #else
+    static let build = "release"
+    #endif
+
+    public func run() throws -> BenchmarkRecord {
+        let progress = ProgressDisplay(quiet: options.quiet)
+        let workDirectory = Self.absolute(options.workDirectory)
+        let selfPath = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+        let pkgtool = Self.absolute(options.pkgtool ?? (selfPath as NSString).deletingLastPathComponent + "/pkgtool")
+        guard access(pkgtool, X_OK) == 0 else {
+            throw BenchError("no pkgtool executable at '\(pkgtool)'; build it (swift build -c release) or pass --pkgtool")
+        }
+        guard access(Spawn.measureTool, X_OK) == 0 else {
+            throw BenchError("no pkgbench-measure at '\(Spawn.measureTool)'; build it: swift build -c release --product pkgbench-measure")
+        }
+        if Self.build != "release" {
+            progress.warn("THIS IS A DEBUG BUILD OF PKGBENCH: its figures are not representative; use swift build -c release")
+        }
+        if pkgtool.contains("/debug/") {
+            progress.warn("the pkgtool measured (\(pkgtool)) looks like a debug build: its figures are not representative")
+        }
+        try FileSystem.makeDirectories(workDirectory)
+        let stamp = Self.timestamp(compact: true)
+        let runDirectory = "\(workDirectory)/run-\(stamp)-\(getpid())"
+
+        let machine = Machine.current(workDirectory: workDirectory)
+        var record = BenchmarkRecord(
+            pkgbench: RunInfo(
+                mode: options.mode.rawValue, arguments: options.arguments, build: Self.build, started: Self.timestamp(compact: false),
+                workDirectory: workDirectory, pkgtool: pkgtool),
+            machine: machine, tools: Self.toolVersions(pkgtool: pkgtool), seed: options.seed, runs: options.runs,
+            warmups: options.warmups)
+        record.commands = Self.commandTemplates
+        progress.log("\(options.mode.rawValue) run on \(machine.summary); data in \(runDirectory)")
+        if machine.filesystem != "ext4" {
+            record.notes.append("the work directory is on \(machine.filesystem), not ext4: figures are not comparable with design/baselines.md")
+        }
+        if Self.build != "release" { record.notes.append("pkgbench was a debug build: figures are not representative") }
+
+        for suite in options.suites {
+            switch suite {
+            case "save":
+                for kind in options.shapes {
+                    let shape = PackageShape.make(kind, bytes: options.size, entries: options.entries, seed: options.seed)
+                    var save = SaveSuite(
+                        shape: shape, scenarios: options.scenarios, runs: options.runs, warmups: options.warmups,
+                        directory: "\(runDirectory)/\(shape.slug)", pkgtool: pkgtool)
+                    save.fsyncPolicies = options.fsyncPolicies
+                    save.keep = options.keep
+                    if options.mode == .quick {
+                        // The minute's budget: `full` (every file created again, right after the
+                        // previous tree was deleted: the slow path of this machine), `cp -r` and
+                        // the fsync-full rows only in the one-small-edit scenario, and `full`
+                        // without fsync (one fsync per file would cost more than the rest).
+                        save.includes = { scenario, strategy, fsync in
+                            strategy == "full" ? scenario == .smallEdit && fsync == "none" : scenario == .smallEdit || fsync == "none"
+                        }
+                        save.copyPeerIn = { $0 == .smallEdit }
+                        save.measureHash = true
+                    } else if kind == .huge {
+                        // Multi-GiB packages: one target per strategy and fsync would not fit
+                        // most disks; the fsync policy hardly matters next to the copies.
+                        save.fsyncPolicies = ["none"]
+                        record.notes.append("huge: pkgtool measured with --fsync none only (disk space)")
+                    }
+                    if options.mode == .quick {
+                        record.notes.append(
+                            "quick: full (with --fsync none), cp -r and the --fsync full rows are measured in the one-small-edit scenario only (full's and cp's cost does not depend on the change); the full run measures every job in every scenario")
+                    }
+                    let result = try save.run(progress: progress)
+                    record.shapes.append(result.shape)
+                    record.measurements += result.measurements
+                    record.notes += result.notes
+                }
+            case "hash":
+                progress.log("hash suite: a 1 GiB file vs xxhsum -H2, a 20,000-file tree on 1 and all cores, a 4 GiB sparse file")
+                let hash = try HashBenchmark(workDirectory: workDirectory + "/hash-data", pkgtool: pkgtool, runs: options.runs).run {
+                    progress.log($0)
+                }
+                for sample in hash.samples {
+                    record.measurements.append(
+                        Measurement(suite: "hash", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
+                }
+                record.checks += Self.hashChecks(hash.figures)
+            case "zip":
+                record.notes.append("zip suite: not in this build (it arrives with the ZIP module)")
+            case "sweep-bytes":
+                let points = options.sweepSizes.map {
+                    PackageShape.make(.document, bytes: $0, entries: options.entries, seed: options.seed)
+                }
+                var sweep = SweepSuite(
+                    axis: .bytes, points: points, runs: options.runs, warmups: options.warmups,
+                    directory: "\(runDirectory)/sweep-bytes", pkgtool: pkgtool,
+                    targets: Self.sweepTargets(options.fsyncPolicies, withFull: true))
+                sweep.keep = options.keep
+                let result = try sweep.run(progress: progress)
+                record.shapes += result.shapes
+                record.measurements += result.measurements
+            case "sweep-entries":
+                let points = options.sweepEntries.map { PackageShape.make(.smallFiles, entries: $0, seed: options.seed) }
+                var sweep = SweepSuite(
+                    axis: .entries, points: points, runs: options.runs, warmups: options.warmups,
+                    directory: "\(runDirectory)/sweep-entries", pkgtool: pkgtool,
+                    targets: Self.sweepTargets(options.fsyncPolicies, withFull: false))
+                sweep.keep = options.keep
+                sweep.extraJobs = LibraryJobs.make
+                let result = try sweep.run(progress: progress)
+                record.shapes += result.shapes
+                record.measurements += result.measurements
+                record.notes += result.notes + LibraryJobs.notes
+            default:
+                throw BenchError("unknown suite '\(suite)'")
+            }
+        }
+        if !options.keep { try? FileSystem.removeTree(runDirectory) }
+
+        record.checks += Checks.evaluate(record)
+        record.pkgbench.durationSeconds = progress.elapsed
+        if options.mode == .quick {
+            let seconds = record.pkgbench.durationSeconds
+            record.checks.append(
+                Check(
+                    suite: "run", name: "quick run: total time", value: seconds, shown: String(format: "%.0f s", seconds),
+                    want: "≤ 90 s", met: seconds <= 90, source: "issue 6"))
+        }
+        progress.clear()
+
+        let jsonPath = Self.absolute(options.jsonPath ?? workDirectory + "/pkgbench-results.json")
+        let reportPath = Self.absolute(options.reportPath ?? workDirectory + "/pkgbench-report.html")
+        try record.encoded().write(to: URL(fileURLWithPath: jsonPath))
+        try HTMLReport.render(record).write(toFile: reportPath, atomically: true, encoding: .utf8)
+        print(TextReport.render(record), terminator: "")
+        print("\nJSON:   \(jsonPath)\nreport: \(reportPath)")
+        return record
+    }
+
+    /// Pkgtool targets of a sweep: `full` with fsync none (its cost is the bytes), atomic
+    /// and journaled with each policy asked for.
+    static func sweepTargets(_ policies: [String], withFull: Bool) -> [(strategy: String, fsync: String)] {
+        var targets: [(strategy: String, fsync: String)] = []
+        if withFull { targets.append(("full", policies.contains("none") ? "none" : "full")) }
+        for strategy in ["atomic", "journaled"] {
+            for fsync in policies { targets.append((strategy, fsync)) }
+        }
+        return targets
+    }
+
+    static func hashChecks(_ figures: [(String, JSONNumber)]) -> [Check] {
+        var checks: [Check] = []
+        for (name, number) in figures {
+            switch (name, number) {
+            case ("file_speed_vs_xxhsum", .double(let value)):
+                checks.append(
+                    Check(
+                        suite: "hash", name: "hash a 1 GiB file: speed vs xxhsum -H2", value: value, shown: Format.ratio(value),
+                        want: "≥ 0.90×", met: value >= 0.9, source: "issue 2"))
+            case ("tree_parallel_speedup", .double(let value)):
+                checks.append(
+                    Check(
+                        suite: "hash", name: "hash a 20,000-file tree: all cores vs one", value: value,
+                        shown: Format.ratio(value), want: "≥ 1.60×", met: value >= 1.6, source: "issue 2"))
+            case ("huge_file_peak_rss_bytes", .int(let value)):
+                checks.append(
+                    Check(
+                        suite: "hash", name: "hash a 4 GiB file: peak RSS", value: Double(value), shown: Format.bytes(value),
+                        want: "≤ 32.0 MiB", met: value <= 32 << 20, source: "issue 2"))
+            default:
+                break
+            }
+        }
+        return checks
+    }
+
+    /// The command of every kind of job, with placeholders for paths (each measurement
+    /// also records its exact command line).
+    static let commandTemplates: [String: String] = [
+        "save": "pkgtool save --strategy full|atomic|journaled --fsync none|full --json SRC PKG",
+        "first save (untimed, makes each job's package)": "pkgtool save --strategy S --fsync none SRC PKG",
+        "first copy (untimed, makes rsync's copy)": "rsync -a SRC/ COPY/",
+        "rsync": "rsync -a --delete --stats SRC/ COPY/",
+        "cp": "cp -r SRC NEW (NEW a fresh directory each run)",
+        "diff": "pkgtool diff PKG",
+        "diff peer": "rsync -a --delete --dry-run SRC/ COPY/",
+        "stat walk": "find PKG -printf '%s %T@\\n' (sweep (b): find SRC PKG -printf '%s %T@\\n')",
+        "hash file": "pkgtool hash FILE; xxhsum -H2 FILE",
+        "hash tree": "pkgtool hash --jobs 1 TREE; pkgtool hash TREE",
+        "check": "pkgtool diff SRC TARGET (after the runs: every target must equal the source)",
+        "library": "PackageSaver.save(FileWrapper tree, to: PKG, options: SaveOptions(strategy:durability:)) in-process",
+    ]
+
+    /// The first line of each tool's version, for the record.
+    static func toolVersions(pkgtool: String) -> [String: String] {
+        var versions: [String: String] = [:]
+        let probes: [(String, String)] = [
+            ("rsync", "--version"), ("cp", "--version"), ("find", "--version"), ("xxhsum", "--version"),
+            ("zip", "-v"), ("unzip", "-v"), ("bsdtar", "--version"), ("7z", ""),
+        ]
+        versions["pkgtool"] = firstLine(pkgtool, "--version") ?? "unknown"
+        for (tool, flag) in probes {
+            guard let path = Spawn.which(tool) else { continue }
+            versions[tool] = firstLine(path, flag) ?? "unknown"
+        }
+        versions["swift"] = firstLine(Spawn.which("swift") ?? "/opt/swift/usr/bin/swift", "--version") ?? "unknown"
+        return versions
+    }
+
+    /// The first non-empty line a command prints on stdout or stderr.
+    static func firstLine(_ executable: String, _ flag: String) -> String? {
+        guard access(executable, X_OK) == 0 else { return nil }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = flag.isEmpty ? [] : [flag]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // Info-ZIP's zip starts with a copyright line; its version is on "This is Zip 3.0 …".
+        return lines.first { $0.hasPrefix("This is Zip") } ?? lines.first
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    static func timestamp(compact: Bool) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = compact ? "yyyyMMdd-HHmmss" : "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return formatter.string(from: Date())
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// The issues' targets, evaluated on a run's figures. A check is made only when the run
+/// measured what it needs; a missed target is reported, never hidden.
+enum Checks {
+    static func evaluate(_ record: BenchmarkRecord) -> [Check] {
+        var checks: [Check] = []
+        let all = record.measurements
+        func find(_ suite: String, _ shape: String?, _ scenario: String?, tool: String, strategy: String? = nil, fsync: String? = nil)
+            -> Measurement?
+        {
+            all.first {
+                $0.suite == suite && $0.shape == shape && $0.scenario == scenario && $0.tool == tool
+                    && (strategy == nil || $0.strategy == strategy) && (fsync == nil || $0.fsync == fsync)
+            }
+        }
+        func ratioCheck(_ suite: String, _ name: String, _ value: Double, atMost limit: Double, source: String) {
+            checks.append(
+                Check(
+                    suite: suite, name: name, value: value, shown: Format.ratio(value), want: "≤ " + Format.ratio(limit),
+                    met: value <= limit, source: source))
+        }
+        func ratioCheck(_ suite: String, _ name: String, _ value: Double, atLeast limit: Double, source: String) {
+            checks.append(
+                Check(
+                    suite: suite, name: name, value: value, shown: Format.ratio(value), want: "≥ " + Format.ratio(limit),
+                    met: value >= limit, source: source))
+        }
+        func bytesCheck(_ suite: String, _ name: String, _ value: Double, atMost limit: Double, source: String) {
+            checks.append(
+                Check(
+                    suite: suite, name: name, value: value, shown: Format.bytes(Int64(value)),
+                    want: "≤ " + Format.bytes(Int64(limit)), met: value <= limit, source: source))
+        }
+
+        for shape in record.shapes {
+            let slug = shape.slug
+            // The quick run's promise: a small edit writes a few hundred KiB at most; full writes everything.
+            for fsync in ["none", "full"] {
+                for strategy in ["atomic", "journaled"] {
+                    if let m = find("save", slug, "small-edit", tool: "pkgtool", strategy: strategy, fsync: fsync) {
+                        bytesCheck(
+                            "save", "\(slug) small-edit: \(strategy) (fsync \(fsync)) bytes written",
+                            m.bytesWritten.median, atMost: 512 * 1024, source: "issue 6 (a few hundred KiB)")
+                    }
+                }
+                if let m = find("save", slug, "small-edit", tool: "pkgtool", strategy: "full", fsync: fsync) {
+                    let share = m.bytesWritten.median / Double(max(shape.totalBytes, 1))
+                    ratioCheck(
+                        "save", "\(slug) small-edit: full (fsync \(fsync)) bytes written / package bytes", share,
+                        atLeast: 0.95, source: "issue 6 (full writes the whole package)")
+                }
+            }
+            // Issue 4: written ≤ changed files' sizes + 64 KiB.
+            for scenario in ["small-edit", "media-1mib"] {
+                guard let edit = shape.edits[scenario] else { continue }
+                for strategy in ["atomic", "journaled"] {
+                    for fsync in ["none", "full"] {
+                        if let m = find("save", slug, scenario, tool: "pkgtool", strategy: strategy, fsync: fsync) {
+                            bytesCheck(
+                                "save", "\(slug) \(scenario): \(strategy) (fsync \(fsync)) bytes written",
+                                m.bytesWritten.median, atMost: Double(edit.bytesChanged + 64 * 1024),
+                                source: "issue 4 (changed files + 64 KiB)")
+                        }
+                    }
+                }
+            }
+            // Issue 4, time: 1 MiB of one media file changed, like for like (no fsync, as rsync).
+            for fsync in ["none", "full"] {
+                guard let full = find("save", slug, "media-1mib", tool: "pkgtool", strategy: "full", fsync: fsync) else { continue }
+                if let j = find("save", slug, "media-1mib", tool: "pkgtool", strategy: "journaled", fsync: fsync) {
+                    ratioCheck(
+                        "save", "\(slug) media-1mib: journaled / full time (fsync \(fsync))",
+                        j.seconds.median / full.seconds.median, atMost: 0.03, source: "issue 4")
+                }
+                if let a = find("save", slug, "media-1mib", tool: "pkgtool", strategy: "atomic", fsync: fsync) {
+                    ratioCheck(
+                        "save", "\(slug) media-1mib: atomic / full time (fsync \(fsync))",
+                        a.seconds.median / full.seconds.median, atMost: 0.15, source: "issue 4")
+                }
+            }
+            if let rsync = find("save", slug, "media-1mib", tool: "rsync") {
+                if let j = find("save", slug, "media-1mib", tool: "pkgtool", strategy: "journaled", fsync: "none") {
+                    ratioCheck(
+                        "save", "\(slug) media-1mib: journaled (fsync none) / rsync -a time",
+                        j.seconds.median / rsync.seconds.median, atMost: 0.5, source: "issue 4")
+                }
+                if let a = find("save", slug, "media-1mib", tool: "pkgtool", strategy: "atomic", fsync: "none") {
+                    ratioCheck(
+                        "save", "\(slug) media-1mib: atomic (fsync none) / rsync -a time",
+                        a.seconds.median / rsync.seconds.median, atMost: 1.0, source: "issue 4 (less than rsync)")
+                }
+            }
+            if let rsync = find("save", slug, "no-change", tool: "rsync") {
+                for strategy in ["journaled", "atomic"] {
+                    if let m = find("save", slug, "no-change", tool: "pkgtool", strategy: strategy, fsync: "none") {
+                        ratioCheck(
+                            "save", "\(slug) no-change: \(strategy) save / rsync -a with nothing to do",
+                            m.seconds.median / rsync.seconds.median, atMost: 1.2, source: "issue 4 (100,000 files)")
+                    }
+                }
+            }
+            // Issue 3: no-change diff against the manifest vs rsync's stat walk.
+            if let diff = all.first(where: { $0.suite == "diff" && $0.shape == slug && $0.tool == "pkgtool" }),
+                let rsync = all.first(where: { $0.suite == "diff" && $0.shape == slug && $0.tool == "rsync" })
+            {
+                ratioCheck(
+                    "diff", "\(slug): pkgtool diff PKG / rsync -a --dry-run", diff.seconds.median / rsync.seconds.median,
+                    atMost: 1.2, source: "issue 3 (100,000 files)")
+            }
+            // Hashing on the shape (quick).
+            let hashes = all.filter { $0.suite == "hash" && $0.shape == slug }
+            // (Only on a file large enough for the start-up of a process not to dominate.)
+            if let ours = hashes.first(where: { $0.tool == "pkgtool" && $0.job.hasPrefix("pkgtool hash FILE") }),
+                let theirs = hashes.first(where: { $0.tool == "xxhsum" }), (ours.packageBytes ?? 0) >= 256 << 20
+            {
+                ratioCheck(
+                    "hash", "\(slug): hash speed vs xxhsum -H2 (largest file)", theirs.seconds.median / ours.seconds.median,
+                    atLeast: 0.9, source: "issue 2")
+            }
+            if let one = hashes.first(where: { $0.job.contains("--jobs 1") }),
+                let all = hashes.first(where: { $0.job.contains("all cores") }), shape.entries >= 20_000
+            {
+                ratioCheck(
+                    "hash", "\(slug): tree hash, all cores vs one", one.seconds.median / all.seconds.median,
+                    atLeast: 1.6, source: "issue 2")
+            }
+        }
+        checks += sweepChecks(record)
+        return checks
+    }
+
+    /// Sweep (a): atomic and journaled within 1.5× across the bytes, full roughly in
+    /// proportion (at least half the growth in bytes). Sweep (b): the library's journaled
+    /// save within 2× across the entries; the CLI's growth no more than the stat walk's.
+    static func sweepChecks(_ record: BenchmarkRecord) -> [Check] {
+        var checks: [Check] = []
+        func growth(_ points: [Measurement]) -> (ratio: Double, spread: Double)? {
+            let sorted = points.sorted { ($0.packageBytes ?? 0, $0.packageEntries ?? 0) < ($1.packageBytes ?? 0, $1.packageEntries ?? 0) }
+            guard let first = sorted.first, let last = sorted.last, sorted.count >= 2 else { return nil }
+            let medians = sorted.map(\.seconds.median)
+            return (last.seconds.median / first.seconds.median, medians.max()! / max(medians.min()!, 1e-12))
+        }
+        let bytes = record.measurements(suite: "sweep-bytes")
+        let byJob = Dictionary(grouping: bytes) { "\($0.job)|\($0.fsync ?? "")" }
+        for key in byJob.keys.sorted() {
+            let points = byJob[key]!
+            guard let first = points.first, let (ratio, spread) = growth(points) else { continue }
+            let sizes = points.compactMap(\.packageBytes)
+            let scale = Double(sizes.max() ?? 1) / Double(max(sizes.min() ?? 1, 1))
+            let label = "\(first.strategy ?? first.job) (fsync \(first.fsync ?? "none"))"
+            if first.strategy == "full" {
+                checks.append(
+                    Check(
+                        suite: "sweep-bytes", name: "bytes sweep: \(label) time growth for \(Format.ratio(scale)) bytes",
+                        value: ratio, shown: Format.ratio(ratio), want: "≥ " + Format.ratio(scale / 2) + " (roughly in proportion)",
+                        met: ratio >= scale / 2, source: "issue 6"))
+            } else {
+                checks.append(
+                    Check(
+                        suite: "sweep-bytes", name: "bytes sweep: \(label) slowest / fastest median over the sizes",
+                        value: spread, shown: Format.ratio(spread), want: "≤ 1.50×", met: spread <= 1.5, source: "issue 6"))
+            }
+        }
+        let entries = record.measurements(suite: "sweep-entries")
+        let find = entries.filter { $0.tool == "find" }
+        let findGrowth = growth(find)?.ratio
+        for key in Set(entries.map { "\($0.tool)|\($0.job)|\($0.fsync ?? "")" }).sorted() {
+            let points = entries.filter { "\($0.tool)|\($0.job)|\($0.fsync ?? "")" == key }
+            guard let first = points.first, let (ratio, spread) = growth(points) else { continue }
+            if first.tool == "library" && first.strategy == "journaled" {
+                checks.append(
+                    Check(
+                        suite: "sweep-entries", name: "entries sweep: library journaled (fsync \(first.fsync ?? "none")) slowest / fastest",
+                        value: spread, shown: Format.ratio(spread), want: "≤ 2.00×", met: spread <= 2, source: "issue 6"))
+            } else if first.tool == "pkgtool", let findGrowth {
+                checks.append(
+                    Check(
+                        suite: "sweep-entries",
+                        name: "entries sweep: CLI \(first.strategy ?? "") (fsync \(first.fsync ?? "none")) growth / stat walk growth",
+                        value: ratio / findGrowth, shown: Format.ratio(ratio / findGrowth), want: "≤ 1.00× (no faster than find)",
+                        met: ratio <= findGrowth * 1.0, source: "issue 6"))
+            }
+        }
+        return checks
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+
+/// The tables a run prints at the end.
+enum TextReport {
+    static func render(_ record: BenchmarkRecord) -> String {
+        var out = ""
+        let run = record.pkgbench
+        out += "pkgbench \(run.mode) · \(run.build) build · \(run.started) · \(String(format: "%.0f", run.durationSeconds)) s\n"
+        if run.build != "release" {
+            out += "WARNING: pkgbench is a \(run.build) build: these figures are not representative\n"
+        }
+        out += "machine: \(record.machine.summary)\n"
+        out += "\(record.runs) runs after \(record.warmups) warm-up, jobs interleaved; times are median, min, max; "
+        out += "written = bytes written measured from outside (/proc/PID/io write_bytes), files = files the tool wrote\n"
+        for shape in record.shapes {
+            out += "package \(shape.slug): \(shape.label) — \(Format.bytes(shape.totalBytes)) in \(Format.count(shape.entries)) entries, seed \(shape.shape.seed)\n"
+        }
+
+        let save = record.measurements(suite: "save")
+        for slug in unique(save.map { $0.shape ?? "" }) {
+            out += "\nsave: \(slug)"
+            if let shape = record.shapes.first(where: { $0.slug == slug }) {
+                out += " (\(Format.bytes(shape.totalBytes)), \(Format.count(shape.entries)) entries)"
+            }
+            out += "\n"
+            var table = Table(["scenario", "job", "fsync", "median", "min–max", "written", "(engine)", "files", "peak RSS", "time/full", "written/full"])
+            var previous: String?
+            for m in save where m.shape == slug {
+                if let previous, previous != m.scenario { table.add(Array(repeating: "", count: 11)) }
+                previous = m.scenario
+                table.add(row(m, first: m.scenario ?? "", ratios: true))
+            }
+            out += table.rendered
+            if let shape = record.shapes.first(where: { $0.slug == slug }) {
+                for scenario in unique(save.filter { $0.shape == slug }.compactMap(\.scenario)) {
+                    if let edit = shape.edits[scenario] {
+                        out += "  \(scenario): \(edit.description)\n"
+                    }
+                }
+            }
+        }
+
+        for (suite, title) in [("diff", "diff (no change)"), ("hash", "hash")] {
+            let rows = record.measurements(suite: suite)
+            guard !rows.isEmpty else { continue }
+            out += "\n\(title)\n"
+            var table = Table(["package", "job", "median", "min", "max", "written", "peak RSS", "cores busy"])
+            for m in rows {
+                table.add([
+                    m.shape ?? "", m.job, Format.seconds(m.seconds.median), Format.seconds(m.seconds.min),
+                    Format.seconds(m.seconds.max), Format.bytes(Int64(m.bytesWritten.median)),
+                    m.peakRssBytes.map(Format.bytes) ?? "–", String(format: "%.2f", m.coresBusy),
+                ])
+            }
+            out += table.rendered
+        }
+
+        for (suite, title) in [("sweep-bytes", "sweep (a): one small edit, package bytes grow, entries fixed"),
+                               ("sweep-entries", "sweep (b): one small edit, entries grow")] {
+            let rows = record.measurements(suite: suite)
+            guard !rows.isEmpty else { continue }
+            out += "\n\(title)\n"
+            var table = Table(["package", "bytes", "entries", "job", "fsync", "median", "min", "max", "written", "files", "peak RSS"])
+            let sorted = rows.sorted {
+                ($0.job, $0.fsync ?? "", $0.packageBytes ?? 0, $0.packageEntries ?? 0)
+                    < ($1.job, $1.fsync ?? "", $1.packageBytes ?? 0, $1.packageEntries ?? 0)
+            }
+            var previous: String?
+            for m in sorted {
+                let key = m.job + (m.fsync ?? "")
+                if let previous, previous != key { table.add(Array(repeating: "", count: 11)) }
+                previous = key
+                table.add([
+                    m.shape ?? "", m.packageBytes.map(Format.bytes) ?? "", m.packageEntries.map(Format.count) ?? "", m.job,
+                    m.fsync ?? "", Format.seconds(m.seconds.median), Format.seconds(m.seconds.min),
+                    Format.seconds(m.seconds.max), Format.bytes(Int64(m.bytesWritten.median)),
+                    m.filesWritten.map(Format.count) ?? "–", m.peakRssBytes.map(Format.bytes) ?? "–",
+                ])
+            }
+            out += table.rendered
+        }
+
+        let zip = record.measurements(suite: "zip")
+        if !zip.isEmpty {
+            out += "\nzip\n"
+            var table = Table(["job", "median", "min", "max", "written", "peak RSS", "cores busy"])
+            for m in zip {
+                table.add([
+                    m.job, Format.seconds(m.seconds.median), Format.seconds(m.seconds.min), Format.seconds(m.seconds.max),
+                    Format.bytes(Int64(m.bytesWritten.median)), m.peakRssBytes.map(Format.bytes) ?? "–",
+                    String(format: "%.2f", m.coresBusy),
+                ])
+            }
+            out += table.rendered
+        }
+
+        if !record.checks.isEmpty {
+            out += "\ntargets\n"
+            var table = Table(["check", "value", "want", "", "from"])
+            for check in record.checks {
+                table.add([check.name, check.shown, check.want, check.met ? "met" : "MISSED", check.source])
+            }
+            out += table.rendered
+        }
+        for note in record.notes { out += "note: \(note)\n" }
+        return out
+    }
+
+    static func row(_ m: Measurement, first: String, ratios: Bool) -> [String] {
+        [
+            first, m.job, m.fsync ?? "", Format.seconds(m.seconds.median), Format.secondsRange(m.seconds.min, m.seconds.max),
+            Format.bytes(Int64(m.bytesWritten.median)), m.reportedBytesWritten.map(Format.bytes) ?? "",
+            m.filesWritten.map(Format.count) ?? "–", m.peakRssBytes.map(Format.bytes) ?? "–",
+            m.ratioToFull.map { Format.ratio($0.seconds) } ?? "", m.ratioToFull.map { Format.ratio($0.bytesWritten) } ?? "",
+        ]
+    }
+
+    static func unique(_ values: [String]) -> [String] {
+        var seen = Set<String>()
+        return values.filter { seen.insert($0).inserted }
+    }
+}
