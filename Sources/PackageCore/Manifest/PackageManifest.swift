@@ -213,6 +213,18 @@ public struct PackageManifest: Sendable {
 
     // MARK: The stat cache
 
+    /// Whether `changeTime` falls in one of the recorded relink windows (binary search:
+    /// windows are appended in time order and do not overlap).
+    func insideRelinkWindow(_ changeTime: Int64) -> Bool {
+        var low = 0
+        var high = relinkWindows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if relinkWindows[middle].upperBound < changeTime { low = middle + 1 } else { high = middle }
+        }
+        return low < relinkWindows.count && relinkWindows[low].contains(changeTime)
+    }
+
     /// When the record of `path` was written (the racy cutoff).
     func recordedAt(_ path: String) -> Int64 {
         deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[path] ?? baseRecordedAt
@@ -231,7 +243,7 @@ public struct PackageManifest: Sendable {
             entry.modificationTime < recordedAt(entry.path)
         else { return nil }
         if entry.changeTime != status.changeTime {
-            guard relinkWindows.contains(where: { $0.contains(status.changeTime) }) else { return nil }
+            guard insideRelinkWindow(status.changeTime) else { return nil }
         }
         return entry.hash
     }
