@@ -3,7 +3,8 @@ extension PackageManifest {
     /// manifest` would leave it, with `recordedAt` set to `time`.
     public init(recording snapshot: TreeSnapshot, at time: Int64 = .max) {
         self.snapshot = snapshot
-        self.recordedAt = Array(repeating: time, count: snapshot.entries.count)
+        self.baseRecordedAt = time
+        self.deltaRecordedAt = [:]
         self.relinkWindows = []
         self.baseChecksum = ContentHash.of(ManifestFormat.encodeIndex(snapshot))
         self.lastDeltaChecksum = ContentHash(high: 0, low: 0)
