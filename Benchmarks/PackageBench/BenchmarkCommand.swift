@@ -19,10 +19,11 @@ public enum BenchmarkCommand {
                             bytes 256 MiB → 1 GiB → 4 GiB, entries fixed; (b) entries
                             10,000 → 40,000 → 160,000 (CLI beside find's stat walk, and
                             the library)
-          (neither)         the full run: every shape and scenario, hash and zip suites
+          (neither)         the full run: every shape and scenario, hash, manifest and zip
+                            suites
 
         options:
-          --suite LIST      save, hash, zip, sweep-bytes, sweep-entries, sweep (both)
+          --suite LIST      save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep (both)
           --shape LIST      document, small-files, huge (default: all; --quick: document)
           --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
                             everything, rename, page-add-remove (default: all)
@@ -141,7 +142,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var quiet = false
     public var arguments: [String] = []
 
-    public static let allSuites = ["save", "hash", "zip", "sweep-bytes", "sweep-entries"]
+    public static let allSuites = ["save", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries"]
 
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
         var options = BenchmarkOptions()
@@ -174,7 +175,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
                     } else if allSuites.contains(suite) {
                         chosen.append(suite)
                     } else {
-                        throw UsageError("unknown suite '\(suite)' (save, hash, zip, sweep-bytes, sweep-entries, sweep)")
+                        throw UsageError("unknown suite '\(suite)' (\(allSuites.joined(separator: ", ")), sweep)")
                     }
                 }
                 suites = chosen
@@ -233,7 +234,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
             options.suites = suites ?? ["sweep-bytes", "sweep-entries"]
         case .full:
             options.runs = runs ?? 5
-            options.suites = suites ?? ["save", "hash", "zip"]
+            options.suites = suites ?? ["save", "hash", "manifest", "zip"]
         }
         if options.shapes.isEmpty { options.shapes = PackageShape.Kind.allCases }
         if options.scenarios.isEmpty { options.scenarios = Scenario.allCases }

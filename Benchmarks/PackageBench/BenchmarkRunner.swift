@@ -95,6 +95,16 @@ public struct BenchmarkRunner {
                         Measurement(suite: "hash", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
                 }
                 record.checks += Self.hashChecks(hash.figures)
+            case "manifest":
+                progress.log("manifest suite: 100,000 records loaded and diffed in-process, a no-change diff vs rsync --dry-run")
+                let manifest = try ManifestBenchmark(
+                    workDirectory: workDirectory + "/manifest-data", pkgtool: pkgtool, runs: options.runs
+                ).run { progress.log($0) }
+                for sample in manifest.samples {
+                    record.measurements.append(
+                        Measurement(suite: "manifest", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
+                }
+                record.checks += Self.manifestChecks(manifest.figures)
             case "zip":
                 record.notes.append("zip suite: not in this build (it arrives with the ZIP module)")
             case "sweep-bytes":
@@ -177,6 +187,33 @@ public struct BenchmarkRunner {
                     Check(
                         suite: "hash", name: "hash a 4 GiB file: peak RSS", value: Double(value), shown: Format.bytes(value),
                         want: "≤ 32.0 MiB", met: value <= 32 << 20, source: "issue 2"))
+            default:
+                break
+            }
+        }
+        return checks
+    }
+
+    static func manifestChecks(_ figures: [(String, JSONNumber)]) -> [Check] {
+        var checks: [Check] = []
+        for (name, number) in figures {
+            guard case .double(let value) = number else { continue }
+            switch name {
+            case "manifest_load_100k_seconds":
+                checks.append(
+                    Check(
+                        suite: "manifest", name: "load 100,000 manifest records (in-process)", value: value,
+                        shown: Format.seconds(value), want: "≤ 50.0 ms", met: value <= 0.05, source: "issue 3"))
+            case "manifest_diff_100k_10_changes_seconds":
+                checks.append(
+                    Check(
+                        suite: "manifest", name: "diff two 100,000-entry manifests with 10 changes", value: value,
+                        shown: Format.seconds(value), want: "≤ 50.0 ms", met: value <= 0.05, source: "issue 3"))
+            case "diff_vs_rsync_dry_run":
+                checks.append(
+                    Check(
+                        suite: "manifest", name: "100,000 files: pkgtool diff PKG / rsync -a --dry-run", value: value,
+                        shown: Format.ratio(value), want: "≤ 1.20×", met: value <= 1.2, source: "issue 3"))
             default:
                 break
             }

@@ -47,11 +47,12 @@ public enum HTMLReport {
             body += lineChart(id: suite, rows: rows, axis: axis, panels: [.seconds, .bytesWritten])
             body += measurementTable(rows.sorted { ($0.job, $0.fsync ?? "", $0.packageBytes ?? 0) < ($1.job, $1.fsync ?? "", $1.packageBytes ?? 0) }, ratios: true)
         }
-        let zip = record.measurements(suite: "zip")
-        if !zip.isEmpty {
-            body += "<h2>ZIP</h2>\n"
-            body += barChart(id: "zip", rows: zip, group: { _ in "zip" }, panels: [.seconds])
-            body += measurementTable(zip, ratios: false)
+        for (suite, title) in [("manifest", "Manifest: a no-change diff of 100,000 files"), ("zip", "ZIP")] {
+            let rows = record.measurements(suite: suite)
+            guard !rows.isEmpty else { continue }
+            body += "<h2>\(escape(title))</h2>\n"
+            body += barChart(id: suite, rows: rows, group: { _ in suite }, panels: [.seconds])
+            body += measurementTable(rows, ratios: false)
         }
         body += reproduction(record)
         return """

@@ -80,11 +80,12 @@ enum TextReport {
             out += table.rendered
         }
 
-        let zip = record.measurements(suite: "zip")
-        if !zip.isEmpty {
-            out += "\nzip\n"
+        for suite in ["manifest", "zip"] {
+            let rows = record.measurements(suite: suite)
+            guard !rows.isEmpty else { continue }
+            out += "\n\(suite)\n"
             var table = Table(["job", "median", "min", "max", "written", "peak RSS", "cores busy"])
-            for m in zip {
+            for m in rows {
                 table.add([
                     m.job, Format.seconds(m.seconds.median), Format.seconds(m.seconds.min), Format.seconds(m.seconds.max),
                     Format.bytes(Int64(m.bytesWritten.median)), m.peakRssBytes.map(Format.bytes) ?? "–",

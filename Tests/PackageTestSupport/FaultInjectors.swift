@@ -68,6 +68,7 @@ public final class FailNth: IOFaultInjector {
     private let counter = Atomic<Int>(0)
     private let fired = Atomic<Bool>(false)
     private let firedKind = Atomic<Int>(-1)
+    private let firedPathStorage = Mutex<String?>(nil)
 
     /// `step` nil counts every mutating step.
     public init(_ step: IOStep?, index: Int, error: Errno, persistent: Bool = false) {
@@ -78,6 +79,9 @@ public final class FailNth: IOFaultInjector {
     }
 
     public var didFire: Bool { fired.load(ordering: .relaxed) }
+
+    /// The path of the step that failed first.
+    public var firedPath: String? { firedPathStorage.withLock { $0 } }
 
     /// The kind of step that failed first.
     public var firedStep: IOStep? {
@@ -90,7 +94,10 @@ public final class FailNth: IOFaultInjector {
         guard matches else { return nil }
         let count = counter.add(1, ordering: .relaxed).newValue
         if count == index || (persistent && count > index) {
-            if count == index { firedKind.store(IOStep.allCases.firstIndex(of: step)!, ordering: .relaxed) }
+            if count == index {
+                firedKind.store(IOStep.allCases.firstIndex(of: step)!, ordering: .relaxed)
+                firedPathStorage.withLock { $0 = path }
+            }
             fired.store(true, ordering: .relaxed)
             return .error(error)
         }
