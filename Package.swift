@@ -59,5 +59,8 @@ let package = Package(
             name: "PackageDocumentTests",
             dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport"]),
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
+        .testTarget(
+            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
+            path: "Tests/PackageBenchTests"),
     ]
 )

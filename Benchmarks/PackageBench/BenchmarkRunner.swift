@@ -6,6 +6,8 @@ import PackageCore
 /// JSON record and the HTML report.
 public struct BenchmarkRunner {
     public var options: BenchmarkOptions
+    /// Print the tables and the paths of the files written (off in tests).
+    public var printsSummary = true
 
     public init(options: BenchmarkOptions) { self.options = options }
 
@@ -50,6 +52,15 @@ public struct BenchmarkRunner {
         }
         if Self.build != "release" { record.notes.append("pkgbench was a debug build: figures are not representative") }
 
+        // Generated trees are removed as each suite ends (disk space), except the last one's,
+        // removed after the tables are printed: deleting 100,000+ files takes a while here.
+        var removeAtEnd = !options.keep
+        defer { if removeAtEnd { try? FileSystem.removeTree(runDirectory) } }
+        let generating = options.suites.flatMap { suite -> [String] in
+            suite == "save" ? options.shapes.map { "save/\($0.rawValue)" } : suite.hasPrefix("sweep") ? [suite] : []
+        }
+        func keepData(_ step: String) -> Bool { options.keep || step == generating.last }
+
         for suite in options.suites {
             switch suite {
             case "save":
@@ -59,7 +70,7 @@ public struct BenchmarkRunner {
                         shape: shape, scenarios: options.scenarios, runs: options.runs, warmups: options.warmups,
                         directory: "\(runDirectory)/\(shape.slug)", pkgtool: pkgtool)
                     save.fsyncPolicies = options.fsyncPolicies
-                    save.keep = options.keep
+                    save.keep = keepData("save/\(kind.rawValue)")
                     if options.mode == .quick {
                         // The minute's budget: `full` (every file created again, right after the
                         // previous tree was deleted: the slow path of this machine), `cp -r` and
@@ -92,7 +103,7 @@ public struct BenchmarkRunner {
                 }
                 for sample in hash.samples {
                     record.measurements.append(
-                        Measurement(suite: "hash", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
+                        JobMeasurement(suite: "hash", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
                 }
                 record.checks += Self.hashChecks(hash.figures)
             case "manifest":
@@ -102,7 +113,7 @@ public struct BenchmarkRunner {
                 ).run { progress.log($0) }
                 for sample in manifest.samples {
                     record.measurements.append(
-                        Measurement(suite: "manifest", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
+                        JobMeasurement(suite: "manifest", sample: sample, tool: String(sample.name.split(separator: " ").first ?? "")))
                 }
                 record.checks += Self.manifestChecks(manifest.figures)
             case "zip":
@@ -115,7 +126,7 @@ public struct BenchmarkRunner {
                     axis: .bytes, points: points, runs: options.runs, warmups: options.warmups,
                     directory: "\(runDirectory)/sweep-bytes", pkgtool: pkgtool,
                     targets: Self.sweepTargets(options.fsyncPolicies, withFull: true))
-                sweep.keep = options.keep
+                sweep.keep = keepData(suite)
                 let result = try sweep.run(progress: progress)
                 record.shapes += result.shapes
                 record.measurements += result.measurements
@@ -125,7 +136,7 @@ public struct BenchmarkRunner {
                     axis: .entries, points: points, runs: options.runs, warmups: options.warmups,
                     directory: "\(runDirectory)/sweep-entries", pkgtool: pkgtool,
                     targets: Self.sweepTargets(options.fsyncPolicies, withFull: false))
-                sweep.keep = options.keep
+                sweep.keep = keepData(suite)
                 sweep.extraJobs = LibraryJobs.make
                 let result = try sweep.run(progress: progress)
                 record.shapes += result.shapes
@@ -135,8 +146,6 @@ public struct BenchmarkRunner {
                 throw BenchError("unknown suite '\(suite)'")
             }
         }
-        if !options.keep { try? FileSystem.removeTree(runDirectory) }
-
         record.checks += Checks.evaluate(record)
         record.pkgbench.durationSeconds = progress.elapsed
         if options.mode == .quick {
@@ -152,8 +161,20 @@ public struct BenchmarkRunner {
         let reportPath = Self.absolute(options.reportPath ?? workDirectory + "/pkgbench-report.html")
         try record.encoded().write(to: URL(fileURLWithPath: jsonPath))
         try HTMLReport.render(record).write(toFile: reportPath, atomically: true, encoding: .utf8)
-        print(TextReport.render(record), terminator: "")
-        print("\nJSON:   \(jsonPath)\nreport: \(reportPath)")
+        if printsSummary {
+            print(TextReport.render(record), terminator: "")
+            print("\nJSON:   \(jsonPath)\nreport: \(reportPath)")
+            fflush(nil)
+        }
+        if removeAtEnd {
+            let start = progress.elapsed
+            progress.log("removing the generated data (\(runDirectory))")
+            try FileSystem.removeTree(runDirectory)
+            removeAtEnd = false
+            progress.log(String(format: "removed in %.1f s", progress.elapsed - start))
+        } else {
+            progress.log("kept the generated data in \(runDirectory)")
+        }
         return record
     }
 

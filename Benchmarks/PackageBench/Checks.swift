@@ -7,7 +7,7 @@ enum Checks {
         var checks: [Check] = []
         let all = record.measurements
         func find(_ suite: String, _ shape: String?, _ scenario: String?, tool: String, strategy: String? = nil, fsync: String? = nil)
-            -> Measurement?
+            -> JobMeasurement?
         {
             all.first {
                 $0.suite == suite && $0.shape == shape && $0.scenario == scenario && $0.tool == tool
@@ -135,7 +135,7 @@ enum Checks {
     /// save within 2× across the entries; the CLI's growth no more than the stat walk's.
     static func sweepChecks(_ record: BenchmarkRecord) -> [Check] {
         var checks: [Check] = []
-        func growth(_ points: [Measurement]) -> (ratio: Double, spread: Double)? {
+        func growth(_ points: [JobMeasurement]) -> (ratio: Double, spread: Double)? {
             let sorted = points.sorted { ($0.packageBytes ?? 0, $0.packageEntries ?? 0) < ($1.packageBytes ?? 0, $1.packageEntries ?? 0) }
             guard let first = sorted.first, let last = sorted.last, sorted.count >= 2 else { return nil }
             let medians = sorted.map(\.seconds.median)

@@ -55,11 +55,13 @@ public enum HTMLReport {
             body += measurementTable(rows, ratios: false)
         }
         body += reproduction(record)
+        let height = estimatedHeight(body)
         return """
             <!DOCTYPE html>
             <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
             <head>
             <meta charset="utf-8"/>
+            <meta name="pkgbench-page-height" content="\(height)"/>
             <title>pkgbench \(escape(run.mode)) · \(escape(run.started))</title>
             <style>
             \(css)
@@ -78,11 +80,27 @@ public enum HTMLReport {
         case seconds
         case bytesWritten = "bytes_written"
 
-        func value(_ m: Measurement) -> Double { self == .seconds ? m.seconds.median : m.bytesWritten.median }
-        func range(_ m: Measurement) -> (Double, Double) {
+        func value(_ m: JobMeasurement) -> Double { self == .seconds ? m.seconds.median : m.bytesWritten.median }
+        func range(_ m: JobMeasurement) -> (Double, Double) {
             self == .seconds ? (m.seconds.min, m.seconds.max) : (m.bytesWritten.min, m.bytesWritten.max)
         }
         func format(_ value: Double) -> String { self == .seconds ? Format.seconds(value) : Format.bytes(Int64(value)) }
+        /// A tick label: "10 ms", "1 s", "32 KiB".
+        func tickLabel(_ value: Double) -> String {
+            if self == .seconds {
+                if value >= 1 { return String(format: "%g s", value) }
+                if value >= 0.001 { return String(format: "%g ms", value * 1000) }
+                return String(format: "%g µs", value * 1_000_000)
+            }
+            let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+            var amount = value
+            var unit = 0
+            while amount >= 1024 && unit < units.count - 1 {
+                amount /= 1024
+                unit += 1
+            }
+            return String(format: "%g %@", amount, units[unit])
+        }
         var title: String { self == .seconds ? "time (median, log scale)" : "bytes written (median, log scale)" }
         /// Tick values for a log axis between `low` and `high`.
         func ticks(_ low: Double, _ high: Double) -> [Double] {
@@ -106,7 +124,7 @@ public enum HTMLReport {
     }
 
     /// A stable colour per job: strategies and peers, darker when pkgtool fsyncs.
-    static func color(_ m: Measurement) -> String {
+    static func color(_ m: JobMeasurement) -> String {
         let fsyncFull = m.fsync == "full" && (m.tool == "pkgtool" || m.tool == "library")
         switch (m.tool, m.strategy) {
         case ("pkgtool", "full"): return fsyncFull ? "#8c1c1c" : "#e0524f"
@@ -121,13 +139,13 @@ public enum HTMLReport {
         }
     }
 
-    static func seriesName(_ m: Measurement) -> String {
+    static func seriesName(_ m: JobMeasurement) -> String {
         m.job + (m.fsync.map { m.tool == "pkgtool" || m.tool == "library" ? " · fsync \($0)" : "" } ?? "")
     }
 
     static func scenarioTitle(_ scenario: String?, shape: ShapeRecord?) -> String {
         guard let scenario else { return "" }
-        if scenario == Workspace.firstSave { return "first save into a fresh directory (one run per package, fsync none)" }
+        if scenario == Workspace.firstSave { return "first save (fresh directory, one run each)" }
         return Scenario(rawValue: scenario)?.title ?? scenario
     }
 
@@ -135,15 +153,17 @@ public enum HTMLReport {
 
     /// Horizontal bars on log scales: one row per measurement, grouped, one panel per
     /// metric side by side (the rows align across panels).
-    static func barChart(id: String, rows: [Measurement], group: (Measurement) -> String, panels: [Metric]) -> String {
-        let labelWidth = 330.0
-        let panelWidth = 380.0
-        let gap = 30.0
+    static func barChart(id: String, rows: [JobMeasurement], group: (JobMeasurement) -> String, panels: [Metric]) -> String {
+        let labelWidth = 300.0
+        // Bars use `barSpan` of each panel; the rest holds the value printed after the longest.
+        let panelWidth = 440.0
+        let barSpan = 370.0
+        let gap = 40.0
         let rowHeight = 17.0
         let groupHeader = 22.0
         let top = 34.0
         var y = top
-        var placed: [(Measurement, Double)] = []
+        var placed: [(JobMeasurement, Double)] = []
         var headers: [(String, Double)] = []
         var previous: String?
         for m in rows {
@@ -174,14 +194,14 @@ public enum HTMLReport {
             let high = max(maxima.max() ?? values.max() ?? 1, low * 10)
             func position(_ value: Double) -> Double {
                 guard value > low else { return 0 }
-                return (log10(value) - log10(low)) / (log10(high) - log10(low)) * panelWidth
+                return (log10(value) - log10(low)) / (log10(high) - log10(low)) * barSpan
             }
-            svg += "<g class=\"panel\" data-metric=\"\(metric.rawValue)\" data-low=\"\(low)\" data-high=\"\(high)\" data-left=\"\(fmt(left))\" data-width=\"\(fmt(panelWidth))\">\n"
+            svg += "<g class=\"panel\" data-metric=\"\(metric.rawValue)\" data-low=\"\(low)\" data-high=\"\(high)\" data-left=\"\(fmt(left))\" data-width=\"\(fmt(barSpan))\">\n"
             svg += "<text class=\"axis-title\" x=\"\(fmt(left))\" y=\"14\">\(escape(metric.title))</text>\n"
             for tick in metric.ticks(low, high) {
                 let x = left + position(tick)
                 svg += "<line class=\"grid\" x1=\"\(fmt(x))\" y1=\"\(fmt(top - 6))\" x2=\"\(fmt(x))\" y2=\"\(fmt(height - 20))\"/>\n"
-                svg += "<text class=\"tick\" x=\"\(fmt(x))\" y=\"\(fmt(height - 6))\" text-anchor=\"middle\">\(escape(metric.format(tick)))</text>\n"
+                svg += "<text class=\"tick\" x=\"\(fmt(x))\" y=\"\(fmt(height - 6))\" text-anchor=\"middle\">\(escape(metric.tickLabel(tick)))</text>\n"
             }
             for (m, rowY) in placed {
                 let value = metric.value(m)
@@ -212,7 +232,7 @@ public enum HTMLReport {
     enum LineAxis {
         case bytes, entries
 
-        func value(_ m: Measurement) -> Double {
+        func value(_ m: JobMeasurement) -> Double {
             Double(self == .bytes ? m.packageBytes ?? 0 : Int64(m.packageEntries ?? 0))
         }
         func format(_ value: Double) -> String { self == .bytes ? Format.bytes(Int64(value)) : Format.count(Int(value)) }
@@ -220,7 +240,7 @@ public enum HTMLReport {
     }
 
     /// One line per job across the sweep's points, log scales on both axes, one panel per metric.
-    static func lineChart(id: String, rows: [Measurement], axis: LineAxis, panels: [Metric]) -> String {
+    static func lineChart(id: String, rows: [JobMeasurement], axis: LineAxis, panels: [Metric]) -> String {
         let panelWidth = 440.0
         let panelHeight = 300.0
         let margin = (left: 70.0, top: 30.0, bottom: 40.0, gap: 90.0)
@@ -248,7 +268,7 @@ public enum HTMLReport {
             for tick in metric.ticks(low, high) {
                 let y = py(tick)
                 svg += "<line class=\"grid\" x1=\"\(fmt(left))\" y1=\"\(fmt(y))\" x2=\"\(fmt(left + panelWidth))\" y2=\"\(fmt(y))\"/>\n"
-                svg += "<text class=\"tick\" x=\"\(fmt(left - 6))\" y=\"\(fmt(y + 4))\" text-anchor=\"end\">\(escape(metric.format(tick)))</text>\n"
+                svg += "<text class=\"tick\" x=\"\(fmt(left - 6))\" y=\"\(fmt(y + 4))\" text-anchor=\"end\">\(escape(metric.tickLabel(tick)))</text>\n"
             }
             for x in xs {
                 svg += "<line class=\"grid\" x1=\"\(fmt(px(x)))\" y1=\"\(fmt(margin.top))\" x2=\"\(fmt(px(x)))\" y2=\"\(fmt(margin.top + panelHeight))\"/>\n"
@@ -289,7 +309,7 @@ public enum HTMLReport {
         return html + "</table>\n"
     }
 
-    static func measurementTable(_ rows: [Measurement], ratios: Bool) -> String {
+    static func measurementTable(_ rows: [JobMeasurement], ratios: Bool) -> String {
         var html = "<table class=\"data\">\n<tr><th>package</th><th>scenario</th><th>job</th><th>fsync</th><th>median</th><th>min</th><th>max</th><th>written</th><th>engine</th><th>files</th><th>peak RSS</th><th>cores</th>"
         if ratios { html += "<th>time/full</th><th>written/full</th>" }
         html += "</tr>\n"
@@ -328,6 +348,23 @@ public enum HTMLReport {
     }
 
     // MARK: Helpers
+
+    /// About how tall the page renders, in CSS pixels (for the screenshot's window; a
+    /// little too tall is fine): the charts' own heights plus a line per table row.
+    static func estimatedHeight(_ body: String) -> Int {
+        var height = 160.0
+        var rest = body[...]
+        while let range = rest.range(of: "class=\"chart\"") {
+            rest = rest[range.upperBound...]
+            if let start = rest.range(of: "height=\"") {
+                let digits = rest[start.upperBound...].prefix { $0.isNumber }
+                height += (Double(digits) ?? 0) + 20
+            }
+        }
+        func count(_ needle: String) -> Double { Double(body.components(separatedBy: needle).count - 1) }
+        height += count("<tr") * 20.5 + count("<h2") * 48 + count("<p") * 24 + count("<li") * 20 + count("<table") * 16
+        return Int(height)
+    }
 
     static func fmt(_ value: Double) -> String { String(format: "%.1f", value) }
 

@@ -53,7 +53,7 @@ func runInterleaved(
     return outcomes
 }
 
-extension Measurement {
+extension JobMeasurement {
     /// Summarises a job's outcomes.
     init(suite: String, shape: String?, scenario: String?, job: Job, outcomes: [Outcome]) {
         let costs = outcomes.map(\.cost)
@@ -87,7 +87,7 @@ extension Measurement {
 
 /// Fills `ratioToFull` of every pkgtool save in `measurements`: its median time and bytes
 /// over those of `full` with the same fsync policy in the same suite, shape and scenario.
-func addRatiosToFull(_ measurements: inout [Measurement]) {
+func addRatiosToFull(_ measurements: inout [JobMeasurement]) {
     for index in measurements.indices where measurements[index].tool == "pkgtool" || measurements[index].tool == "library" {
         let m = measurements[index]
         guard m.strategy != nil,

@@ -16,7 +16,7 @@ public struct BenchmarkRecord: Codable, Sendable {
     /// Command templates of every kind of job (SRC, PKG, COPY, NEW stand for paths); each
     /// measurement also carries its exact command line.
     public var commands: [String: String] = [:]
-    public var measurements: [Measurement] = []
+    public var measurements: [JobMeasurement] = []
     public var checks: [Check] = []
     public var notes: [String] = []
 
@@ -29,7 +29,7 @@ public struct BenchmarkRecord: Codable, Sendable {
         self.warmups = warmups
     }
 
-    public func measurements(suite: String) -> [Measurement] { measurements.filter { $0.suite == suite } }
+    public func measurements(suite: String) -> [JobMeasurement] { measurements.filter { $0.suite == suite } }
 
     /// Encodes as pretty-printed JSON with snake_case keys, sorted.
     public func encoded() throws -> Data {
@@ -95,7 +95,7 @@ public struct Distribution: Codable, Sendable, Equatable {
 }
 
 /// One job measured over N runs (after warm-ups), side by side with the others of its group.
-public struct Measurement: Codable, Sendable {
+public struct JobMeasurement: Codable, Sendable {
     /// "save", "hash", "diff", "zip", "sweep-bytes", "sweep-entries".
     public var suite: String
     /// The shape's slug, when the job ran on a generated package.

@@ -34,7 +34,7 @@ struct SaveSuite {
 
     struct Result {
         var shape: ShapeRecord
-        var measurements: [Measurement]
+        var measurements: [JobMeasurement]
         var notes: [String]
     }
 
@@ -78,7 +78,7 @@ struct SaveSuite {
             workspace.record.edits[scenario.rawValue] = largest
             for (job, jobOutcomes) in zip(jobs, outcomes) {
                 measurements.append(
-                    Measurement(suite: "save", shape: shape.slug, scenario: scenario.rawValue, job: job, outcomes: jobOutcomes))
+                    JobMeasurement(suite: "save", shape: shape.slug, scenario: scenario.rawValue, job: job, outcomes: jobOutcomes))
             }
             try workspace.removeCopies()
             // Each target must hold exactly the source after the last scenario it takes part
@@ -115,7 +115,7 @@ struct SaveSuite {
     /// A no-change diff of a package against its manifest, beside rsync's stat walk of two
     /// trees with nothing to do (`rsync -a --dry-run`) and find's stat walk of one tree.
     private func diffJobs(_ workspace: Workspace, package: String, rsync: String?, progress: ProgressDisplay) throws
-        -> [Measurement]
+        -> [JobMeasurement]
     {
         let pkgtool = self.pkgtool
         var jobs = [
@@ -135,12 +135,12 @@ struct SaveSuite {
             jobs.append(workspace.statWalkJob(find, trees: [package], name: "find PKG -printf '%s %T@' (stat walk)"))
         }
         let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug) · diff")
-        return zip(jobs, outcomes).map { Measurement(suite: "diff", shape: shape.slug, scenario: nil, job: $0, outcomes: $1) }
+        return zip(jobs, outcomes).map { JobMeasurement(suite: "diff", shape: shape.slug, scenario: nil, job: $0, outcomes: $1) }
     }
 
     /// Hashing on this shape: its largest file against `xxhsum -H2`, and its tree on one core
     /// and on all.
-    private func hashJobs(_ workspace: Workspace, progress: ProgressDisplay) throws -> [Measurement] {
+    private func hashJobs(_ workspace: Workspace, progress: ProgressDisplay) throws -> [JobMeasurement] {
         let (pkgtool, source) = (self.pkgtool, workspace.source)
         var jobs: [Job] = []
         if let largest = workspace.tree.package.largeFiles.max(by: { $0.size < $1.size }) {
@@ -168,7 +168,7 @@ struct SaveSuite {
         let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug) · hash")
         let largest = workspace.tree.package.largeFiles.map(\.size).max()
         return zip(jobs, outcomes).map { job, outcomes in
-            var measurement = Measurement(suite: "hash", shape: shape.slug, scenario: nil, job: job, outcomes: outcomes)
+            var measurement = JobMeasurement(suite: "hash", shape: shape.slug, scenario: nil, job: job, outcomes: outcomes)
             measurement.packageBytes = job.name.contains("FILE") ? largest : workspace.record.totalBytes
             measurement.packageEntries = job.name.contains("FILE") ? 1 : workspace.record.entries
             return measurement

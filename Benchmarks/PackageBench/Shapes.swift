@@ -201,7 +201,7 @@ public enum ShapeGenerator {
             return pow10(unit * 2)
         }
         let sum = weights.reduce(0, +)
-        let minimum: Int64 = 64 << 10
+        let minimum: Int64 = 4096
         var sizes = weights.map { max(Int64(Double(remaining) * $0 / sum) / 4096 * 4096, minimum) }
         let excess = sizes.reduce(0, +) - remaining
         if let largest = sizes.indices.max(by: { sizes[$0] < sizes[$1] }) {

@@ -28,7 +28,7 @@ struct SweepSuite {
 
     struct Result {
         var shapes: [ShapeRecord]
-        var measurements: [Measurement]
+        var measurements: [JobMeasurement]
         var notes: [String]
     }
 
@@ -73,10 +73,10 @@ struct SweepSuite {
         let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: axis.rawValue) { _ in
             for workspace in workspaces { _ = try workspace.tree.apply(.smallEdit) }
         }
-        var measurements: [Measurement] = []
+        var measurements: [JobMeasurement] = []
         for ((job, jobOutcomes), owner) in zip(zip(jobs, outcomes), owners) {
             let workspace = workspaces[owner]
-            var measurement = Measurement(
+            var measurement = JobMeasurement(
                 suite: axis.rawValue, shape: workspace.shape.slug, scenario: Scenario.smallEdit.rawValue, job: job,
                 outcomes: jobOutcomes)
             measurement.packageBytes = workspace.record.totalBytes

@@ -107,7 +107,7 @@ enum TextReport {
         return out
     }
 
-    static func row(_ m: Measurement, first: String, ratios: Bool) -> [String] {
+    static func row(_ m: JobMeasurement, first: String, ratios: Bool) -> [String] {
         [
             first, m.job, m.fsync ?? "", Format.seconds(m.seconds.median), Format.secondsRange(m.seconds.min, m.seconds.max),
             Format.bytes(Int64(m.bytesWritten.median)), m.reportedBytesWritten.map(Format.bytes) ?? "",

@@ -22,7 +22,7 @@ final class Workspace {
     /// The first saves and first copy that made the targets (one run each, into fresh
     /// directories, nothing deleted just before): what a save costs outside the
     /// delete-then-create trap of this machine.
-    private(set) var firstSaves: [Measurement] = []
+    private(set) var firstSaves: [JobMeasurement] = []
 
     /// Generates `shape` in `directory` (which must not exist) and makes the targets.
     init(
@@ -57,7 +57,7 @@ final class Workspace {
         for strategy in ["full", "atomic", "journaled"] {
             guard let outcomes = first[strategy] else { continue }
             let job = Job(name: "pkgtool save \(strategy)", tool: "pkgtool", strategy: strategy, fsync: "none") { outcomes[0] }
-            firstSaves.append(Measurement(suite: "save", shape: shape.slug, scenario: Self.firstSave, job: job, outcomes: outcomes))
+            firstSaves.append(JobMeasurement(suite: "save", shape: shape.slug, scenario: Self.firstSave, job: job, outcomes: outcomes))
         }
         if let rsync {
             let path = directory + "/rsync-copy"
@@ -66,7 +66,7 @@ final class Workspace {
             let cost = try Spawn.run(rsync, arguments)
             let job = Job(name: "rsync -a", tool: "rsync", fsync: "none") { Outcome(cost: cost, command: "") }
             firstSaves.append(
-                Measurement(
+                JobMeasurement(
                     suite: "save", shape: shape.slug, scenario: Self.firstSave, job: job,
                     outcomes: [Outcome(cost: cost, filesWritten: tree.fileCount, command: shellQuoted([rsync] + arguments))]))
             copy = path
