@@ -29,6 +29,7 @@ public enum PkgTool {
         VerifyCommand.self,
         ManifestCommand.self,
         SaveCommand.self,
+        BenchCommand.self,
     ]
 
     static func command(named name: String) -> (any Command.Type)? {
@@ -100,6 +101,9 @@ public enum PkgTool {
             return .trouble
         }
         do {
+            if let raw = command as? any RawArgumentsCommand.Type {
+                return try raw.run(rawArguments: Array(arguments.dropFirst()), console: console)
+            }
             let parsed = try parseArguments(Array(arguments.dropFirst()), spec: command.spec)
             if parsed.helpRequested {
                 console.write(command.spec.helpText)

@@ -1,0 +1,71 @@
+import Glibc
+
+/// `pkgtool bench …`: the benchmark harness, `pkgbench`, under pkgtool's name.
+///
+/// It execs the `pkgbench` executable built beside pkgtool (or found on PATH) with the
+/// arguments unchanged, rather than linking the harness in. The harness measures pkgtool
+/// processes from outside — their start-up included — so pkgtool must stay the small
+/// program it is without the harness (which needs all of Foundation, the report writer and
+/// the generators); pkgbench also needs its launcher, `pkgbench-measure`, beside it, which
+/// an install of pkgbench brings and pkgtool alone would not.
+enum BenchCommand: Command, RawArgumentsCommand {
+    static let spec = CommandSpec(
+        name: "bench",
+        summary: "run the benchmark harness (pkgbench): pkgtool against rsync, cp, xxhsum, zip…",
+        arguments: "[--quick | --sweep] [pkgbench options]",
+        options: [],
+        positionals: 0...Int.max,
+        details: """
+            Every argument goes to pkgbench unchanged: 'pkgtool bench --help' prints its
+            options. 'pkgtool bench --quick' is the README's main run: a 256 MiB document
+            package, the main save scenarios with every strategy beside rsync and cp, its
+            table, a JSON record and an HTML report (Benchmarks/README.md). pkgbench and
+            pkgbench-measure must be built beside pkgtool ('swift build -c release') or be
+            on PATH. Build in release mode: a debug build's figures mean nothing.
+            """)
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        try run(rawArguments: arguments.positionals, console: console)
+    }
+
+    static func run(rawArguments: [String], console: Console) throws -> ExitStatus {
+        guard let pkgbench = locate() else {
+            console.error(
+                "cannot run the benchmark: no pkgbench beside pkgtool nor on PATH; "
+                    + "build it with 'swift build -c release --product pkgbench --product pkgbench-measure'")
+            return .trouble
+        }
+        console.flush()
+        let argv = ([pkgbench] + rawArguments).map { strdup($0) } + [nil]
+        execv(pkgbench, argv)
+        let code = errno
+        argv.forEach { free($0) }
+        console.error("cannot run '\(pkgbench)': \(String(cString: strerror(code))) (execv)")
+        return .trouble
+    }
+
+    /// `pkgbench` in pkgtool's own directory, else on PATH.
+    static func locate() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if count > 0 {
+            let bytes = buffer[..<count].map { UInt8(bitPattern: $0) }
+            let own = String(decoding: bytes, as: UTF8.self)
+            if let slash = own.lastIndex(of: "/") {
+                let beside = String(own[..<slash]) + "/pkgbench"
+                if access(beside, X_OK) == 0 { return beside }
+            }
+        }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where access("\(directory)/pkgbench", X_OK) == 0 {
+            return "\(directory)/pkgbench"
+        }
+        return nil
+    }
+}
+
+/// A command that takes its arguments as they are, unparsed (it hands them to another
+/// program that has its own options).
+protocol RawArgumentsCommand {
+    static func run(rawArguments: [String], console: Console) throws -> ExitStatus
+}
