@@ -25,8 +25,8 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
         }
     }
 
-    /// The scenarios `--quick` runs.
-    public static let quick: [Scenario] = [.noChange, .smallEdit, .mediaPatch, .addRemove]
+    /// The scenarios `--quick` runs: the main ones, within its minute.
+    public static let quick: [Scenario] = [.noChange, .smallEdit, .mediaPatch]
 
     /// Whether the scenario makes sense for a shape (media scenarios need large files).
     public func applies(to shape: PackageShape) -> Bool {
