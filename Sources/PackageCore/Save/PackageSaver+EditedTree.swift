@@ -280,7 +280,7 @@ extension PackageSaver {
             if let contents {
                 walk.origins[path] = .bytes(Array(contents))
             } else if let record {
-                walk.origins[path] = .file(path: record.path)
+                walk.origins[path] = .file(path: record.path, seen: record.status)
             }
         }
     }

@@ -69,7 +69,7 @@ extension PackageSaver {
             if let contents {
                 origins[index] = .bytes(Array(contents))
             } else if let record {
-                origins[index] = .file(path: record.path)
+                origins[index] = .file(path: record.path, seen: record.status)
             }
         }
         var saved = try save(

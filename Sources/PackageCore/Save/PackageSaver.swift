@@ -31,40 +31,21 @@ public enum PackageSaver {
         }
         try refuseOverlap(source: source, package: packagePath)
 
-        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
-        defer { lock.release() }
+        if PackageLockScope.holdsSharedOnly(packagePath) {
+            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        }
+        let lock = PackageLockScope.covers(packagePath, exclusive: true)
+            ? nil : try PackageLock.acquire(for: packagePath, exclusive: true)
+        defer { lock?.release() }
         let recovery = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
         statistics.recovered = recovery.didAnything
 
-        let packageExists = try FileSystem.statusIfExists(packagePath) != nil
-        var manifest: PackageManifest?
-        if packageExists {
-            do {
-                manifest = try PackageManifest.load(packagePath: packagePath)
-            } catch let problem as ManifestError {
-                statistics.notes.append("\(problem); rebuilt it by hashing the package")
-            }
-            if manifest == nil { statistics.manifestRebuilt = true }
-        }
-
         // The package's current state.
-        var old = TreeSnapshot.empty
-        var recorded: PackageManifest?
-        if packageExists {
-            if options.trustManifest, let manifest {
-                old = manifest.snapshot
-            } else {
-                let scanner = TreeScanner(
-                    workers: options.workers, knownHash: manifest?.hashLookup,
-                    excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
-                let scan = try scanner.scan(packagePath)
-                old = scan.snapshot
-                recorded = manifest
-                if let manifest { old.adoptSourceStamps(from: manifest.snapshot) }
-                statistics.filesHashed += scan.filesHashed
-                statistics.bytesHashed += scan.bytesHashed
-            }
-        }
+        let current = try currentState(of: packagePath, options: options, statistics: &statistics)
+        let packageExists = current.exists
+        let manifest = current.manifest
+        let old = current.snapshot
+        let recorded = current.recorded
 
         // The new state: the source, with the manifest as its stat cache.
         var sourceLookup: TreeScanner.HashLookup?
@@ -87,7 +68,12 @@ public enum PackageSaver {
             newEntries[index].source = SourceStamp(
                 device: entry.device, inode: entry.inode, modificationTime: entry.modificationTime,
                 changeTime: entry.changeTime)
-            origins[index] = .file(path: PackageLayout.joined(source, entry.path))
+            origins[index] = .file(
+                path: PackageLayout.joined(source, entry.path),
+                seen: FileStatus(
+                    kind: .regular, permissions: entry.permissions, size: entry.size,
+                    modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
+                    device: entry.device))
         }
         let new = TreeSnapshot(entries: newEntries, rootHash: sourceScan.snapshot.rootHash)
         let plan = SavePlan(old: old, new: new, origins: origins, recorded: recorded)
