@@ -63,7 +63,7 @@ struct EditedTreeSaveTests {
         let again = StepCounter()
         let second = try IOFaultInjection.withInjector(again) { try save(tree, package) }
         #expect(second.unchanged && second.filesWritten == 0 && second.metadataBytesWritten == 0)
-        #expect(again.count(.stat) < 10)
+        #expect(again.count(.stat) < 16, "a handful of stats of the package and its manifest files, whatever its size")
     }
 
     @Test("every kind of edit, saved one after another, keeps package, tree and manifest equal")

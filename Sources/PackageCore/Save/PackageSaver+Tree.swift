@@ -30,25 +30,19 @@ extension PackageSaver {
             throw SaveRefusal("cannot save '\(packagePath)': a package is a directory, the tree is a \(root.kind)")
         }
         let packagePath = PackageLock.trimmingTrailingSlashes(packagePath)
-        if PackageLockScope.holdsSharedOnly(packagePath) {
-            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        try refuseNonDirectory(packagePath)
+        return try withExclusiveAccess(to: packagePath, durability: options.durability) { recovered in
+            try saveTreeLocked(root, to: packagePath, options: options, recovered: recovered)
         }
-        if PackageLockScope.covers(packagePath, exclusive: true) {
-            return try saveTreeLocked(root, to: packagePath, options: options)
-        }
-        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
-        defer { lock.release() }
-        return try PackageLockScope.withLock(lock) { try saveTreeLocked(root, to: packagePath, options: options) }
     }
 
-    private static func saveTreeLocked(_ root: FileWrapper, to packagePath: String, options: SaveOptions) throws -> (
-        statistics: SaveStatistics, written: [FileWrapper.WrittenNode]
-    ) {
+    private static func saveTreeLocked(_ root: FileWrapper, to packagePath: String, options: SaveOptions, recovered: Bool)
+        throws -> (statistics: SaveStatistics, written: [FileWrapper.WrittenNode])
+    {
         let clock = Stopwatch()
         var statistics = SaveStatistics(strategy: options.strategy)
+        statistics.recovered = recovered
         if try FileSystem.statusIfExists(packagePath) != nil {
-            statistics.recovered = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
-                .didAnything
             if let written = try saveEditedParts(of: root, to: packagePath, options: options, statistics: &statistics) {
                 statistics.seconds = clock.seconds
                 return (statistics, written.map { FileWrapper.WrittenNode(node: $0.node, relativePath: $0.relativePath, status: $0.status) })
@@ -116,18 +110,20 @@ extension PackageSaver {
         let clock = Stopwatch()
         var statistics = SaveStatistics(strategy: options.strategy)
         let packagePath = PackageLock.trimmingTrailingSlashes(packagePath)
-        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
+        try refuseNonDirectory(packagePath)
+        return try withExclusiveAccess(to: packagePath, durability: options.durability) { recovered in
+            statistics.recovered = statistics.recovered || recovered
+            return try saveLocked(
+                snapshot: new, origins: origins, rootPermissions: rootPermissions, to: packagePath, options: options,
+                statistics: statistics, clock: clock)
         }
-        if PackageLockScope.holdsSharedOnly(packagePath) {
-            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
-        }
-        let lock = PackageLockScope.covers(packagePath, exclusive: true)
-            ? nil : try PackageLock.acquire(for: packagePath, exclusive: true)
-        defer { lock?.release() }
-        let recovery = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
-        statistics.recovered = recovery.didAnything
+    }
 
+    private static func saveLocked(
+        snapshot new: TreeSnapshot, origins: [ContentOrigin?], rootPermissions: UInt32, to packagePath: String,
+        options: SaveOptions, statistics: SaveStatistics, clock: Stopwatch
+    ) throws -> SaveStatistics {
+        var statistics = statistics
         let current = try currentState(of: packagePath, options: options, statistics: &statistics)
         let plan = SavePlan(old: current.snapshot, new: new, origins: origins, recorded: current.recorded)
         let context = SaveContext(

@@ -26,20 +26,22 @@ public enum PackageSaver {
         guard sourceStatus.kind == .directory else {
             throw SaveRefusal("cannot save from '\(source)': it is a \(sourceStatus.kind), not a directory")
         }
-        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
-        }
+        try refuseNonDirectory(packagePath)
         try refuseOverlap(source: source, package: packagePath)
-
-        if PackageLockScope.holdsSharedOnly(packagePath) {
-            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        return try withExclusiveAccess(to: packagePath, durability: options.durability) { recovered in
+            statistics.recovered = recovered
+            return try saveLocked(
+                directory: source, sourcePermissions: sourceStatus.permissions, to: packagePath, options: options,
+                statistics: statistics, clock: clock)
         }
-        let lock = PackageLockScope.covers(packagePath, exclusive: true)
-            ? nil : try PackageLock.acquire(for: packagePath, exclusive: true)
-        defer { lock?.release() }
-        let recovery = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
-        statistics.recovered = recovery.didAnything
+    }
 
+    /// `save(directory:to:options:)` once the lock is held and recovery done.
+    private static func saveLocked(
+        directory source: String, sourcePermissions: UInt32, to packagePath: String, options: SaveOptions,
+        statistics: SaveStatistics, clock: Stopwatch
+    ) throws -> SaveStatistics {
+        var statistics = statistics
         // The package's current state.
         let current = try currentState(of: packagePath, options: options, statistics: &statistics)
         let packageExists = current.exists
@@ -80,12 +82,40 @@ public enum PackageSaver {
 
         let context = SaveContext(
             packagePath: packagePath, plan: plan, manifest: manifest, options: options,
-            rootPermissions: sourceStatus.permissions)
+            rootPermissions: sourcePermissions)
         try context.execute(packageExists: packageExists, statistics: &statistics)
         statistics.rootHash = new.rootHash
         statistics.entryCount = new.entries.count
         statistics.seconds = clock.seconds
         return statistics
+    }
+
+    /// Runs `body` holding the package's exclusive lock — unless this task holds it already
+    /// (`PackageLockScope`, a coordinated save) — after recovering an interrupted save.
+    /// `body` learns whether recovery had anything to do.
+    static func withExclusiveAccess<R>(
+        to packagePath: String, durability: Durability, _ body: (_ recovered: Bool) throws -> R
+    ) throws -> R {
+        if PackageLockScope.holdsSharedOnly(packagePath) {
+            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        }
+        func recoverAndRun() throws -> R {
+            let exists = try FileSystem.statusIfExists(packagePath) != nil
+            var recovered = false
+            if exists { recovered = try PackageRecovery.recover(packagePath: packagePath, durability: durability).didAnything }
+            return try body(recovered)
+        }
+        if PackageLockScope.covers(packagePath, exclusive: true) { return try recoverAndRun() }
+        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
+        defer { lock.release() }
+        return try PackageLockScope.withLock(lock) { try recoverAndRun() }
+    }
+
+    /// Refuses a package path that holds something other than a directory.
+    static func refuseNonDirectory(_ packagePath: String) throws {
+        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
+            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
+        }
     }
 
     /// Refuses a source inside the package or a package inside the source: saving would
