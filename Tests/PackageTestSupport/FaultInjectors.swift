@@ -104,3 +104,14 @@ public final class FailNth: IOFaultInjector {
         return nil
     }
 }
+
+/// Counts the I/O steps of each kind, failing none.
+public final class StepCounter: IOFaultInjector {
+    private let counts = Mutex<[IOStep: Int]>([:])
+    public init() {}
+    public func fault(before step: IOStep, path: String) -> InjectedFault? {
+        counts.withLock { $0[step, default: 0] += 1 }
+        return nil
+    }
+    public func count(_ step: IOStep) -> Int { counts.withLock { $0[step, default: 0] } }
+}

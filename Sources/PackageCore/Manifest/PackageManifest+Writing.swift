@@ -11,6 +11,7 @@ extension PackageManifest {
         self.lastSequence = 0
         self.deltaRecordCount = 0
         self.staleDeltaFiles = []
+        self.entryCount = snapshot.entries.count
     }
 
     /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
@@ -52,7 +53,7 @@ extension PackageManifest {
     /// (each is a file to open when loading), so that compaction's O(n) write is amortised
     /// over many O(change) saves.
     public var needsCompaction: Bool {
-        deltaRecordCount > max(1024, snapshot.entries.count / 8) || lastSequence >= 1_000
+        deltaRecordCount > max(1024, entryCount / 8) || lastSequence >= 1_000
     }
 
     /// Writes `snapshot` as the package's new base manifest and removes every delta file:

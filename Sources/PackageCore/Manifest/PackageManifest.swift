@@ -28,9 +28,31 @@ public struct PackageManifest: Sendable {
     public internal(set) var deltaRecordCount: Int
     /// Delta files found on disk that belonged to an older base (left by an interrupted compaction).
     public internal(set) var staleDeltaFiles: [String]
+    /// The number of entries recorded (equal to `entries.count` unless this value holds only
+    /// the manifest's head, see `init(head:)`).
+    public internal(set) var entryCount: Int
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
+
+    /// Where the manifest's chain stands: what the next delta must name, and how big the
+    /// deltas have grown. Enough to append a delta without the entries.
+    public struct Head: Sendable, Equatable {
+        public var baseChecksum: ContentHash
+        public var lastDeltaChecksum: ContentHash
+        public var lastSequence: UInt64
+        public var deltaRecordCount: Int
+        public var entryCount: Int
+        public var rootHash: ContentHash
+    }
+
+    public var head: Head {
+        Head(
+            baseChecksum: baseChecksum, lastDeltaChecksum: lastDeltaChecksum, lastSequence: lastSequence,
+            deltaRecordCount: deltaRecordCount, entryCount: entryCount, rootHash: snapshot.rootHash)
+    }
+
+
 
     // MARK: Loading
 
@@ -61,7 +83,7 @@ public struct PackageManifest: Sendable {
             baseRecordedAt: indexTime, deltaRecordedAt: [:],
             relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
-            deltaRecordCount: 0, staleDeltaFiles: [])
+            deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count)
 
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
@@ -178,6 +200,7 @@ public struct PackageManifest: Sendable {
         lastDeltaChecksum = delta.checksum
         lastSequence = delta.header.sequence
         deltaRecordCount += delta.upserts.count + delta.removals.count
+        entryCount = merged.count
         guard UInt64(merged.count) == delta.header.entryCount else {
             throw ManifestError(
                 path: path,
@@ -237,6 +260,11 @@ public struct PackageManifest: Sendable {
     /// - Complexity: O(log n) path comparisons.
     public func cachedHash(for path: String, status: FileStatus) -> ContentHash? {
         guard let index = snapshot.index(of: path) else { return nil }
+        return cachedHash(at: index, status: status)
+    }
+
+    /// `cachedHash(for:status:)` for the entry at `index` (the caller found it).
+    func cachedHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, entry.size == status.size,
             entry.modificationTime == status.modificationTime, entry.inode == status.inode,
@@ -264,5 +292,22 @@ public struct PackageManifest: Sendable {
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
         return { path, status in manifest.cachedHash(for: path, status: status) }
+    }
+}
+
+extension PackageManifest {
+    /// A manifest that knows only its head: it can append deltas (`encodedDelta`) and tell
+    /// when to compact, but holds no entries. For saves that keep the tree in memory.
+    init(head: Head) {
+        self.snapshot = TreeSnapshot(entries: [], rootHash: head.rootHash)
+        self.baseRecordedAt = 0
+        self.deltaRecordedAt = [:]
+        self.relinkWindows = []
+        self.baseChecksum = head.baseChecksum
+        self.lastDeltaChecksum = head.lastDeltaChecksum
+        self.lastSequence = head.lastSequence
+        self.deltaRecordCount = head.deltaRecordCount
+        self.staleDeltaFiles = []
+        self.entryCount = head.entryCount
     }
 }

@@ -17,6 +17,12 @@ final class SaveContext {
     var chain: (base: ContentHash, last: ContentHash, sequence: UInt64)?
     /// Unchanged files hard-linked into the new tree (atomic).
     var linkedFiles = 0
+    /// The number of entries of the new tree, when the plan holds only part of it (a save
+    /// of an edited tree visits only what changed).
+    var entryCountOverride: Int?
+    var newEntryCount: Int { entryCountOverride ?? plan.new.entries.count }
+    /// Records written to manifest deltas by this save.
+    var deltaRecordsWritten = 0
 
     init(packagePath: String, plan: SavePlan, manifest: PackageManifest?, options: SaveOptions, rootPermissions: UInt32) {
         self.packagePath = packagePath
@@ -75,7 +81,7 @@ final class SaveContext {
         }
         let delta = manifest.encodedDelta(
             upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-            newEntryCount: plan.new.entries.count, relinkWindow: nil)
+            newEntryCount: newEntryCount, relinkWindow: nil)
         // Atomically: a crash must not leave a torn delta, which would discredit the manifest.
         try AtomicFile.write(delta.bytes, to: PackageLayout.joined(metadataPath, delta.name), durability: options.durability)
         withExtendedLifetime(metadata) {}
@@ -146,12 +152,13 @@ final class SaveContext {
         if let manifest, !manifest.needsCompaction {
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: plan.new.entries.count, relinkWindow: nil)
+                newEntryCount: newEntryCount, relinkWindow: nil)
             let name = nextTemporary()
             try writeMetadata(delta.bytes, named: name, in: temporary.rawValue)
             metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + delta.name))
             statistics.metadataBytesWritten += Int64(delta.bytes.count)
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
             let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
             let name = nextTemporary()
@@ -320,10 +327,11 @@ final class SaveContext {
             }
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: plan.new.entries.count, relinkWindow: window)
+                newEntryCount: newEntryCount, relinkWindow: window)
             try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
             statistics.metadataBytesWritten += Int64(delta.bytes.count)
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
             let bytes = PackageManifest.encodedIndex(
                 TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
@@ -368,12 +376,13 @@ final class SaveContext {
         guard let chain else { return }
         let header = ManifestFormat.DeltaHeader(
             sequence: chain.sequence + 1, baseChecksum: chain.base, previousChecksum: chain.last,
-            rootHash: plan.new.rootHash, relinkWindow: window, entryCount: UInt64(plan.new.entries.count))
+            rootHash: plan.new.rootHash, relinkWindow: window, entryCount: UInt64(newEntryCount))
         let bytes = ManifestFormat.encodeDelta(header: header, upserts: [], removals: [])
         let path = PackageLayout.joined(
             PackageLayout.metadataDirectory(of: packagePath), PackageManifest.deltaFileName(chain.sequence + 1))
         try AtomicFile.write(bytes, to: path, durability: options.durability)
         statistics.metadataBytesWritten += Int64(bytes.count)
+        self.chain = (chain.base, Self.trailingChecksum(bytes), chain.sequence + 1)
     }
 
     /// The checksum a manifest file ends with.

@@ -29,7 +29,7 @@ extension FileWrapper {
     }
 
     /// Appends this directory's children, depth-first in byte order. Hashes must be cached.
-    private func appendEntries(prefix: String, into entries: inout [SnapshotEntry], nodes: inout [FileWrapper]) {
+    func appendEntries(prefix: String, into entries: inout [SnapshotEntry], nodes: inout [FileWrapper]) {
         for (name, child) in sortedChildren ?? [] {
             let path = prefix.isEmpty ? name.string : prefix + "/" + name.string
             let position = entries.count
@@ -43,7 +43,7 @@ extension FileWrapper {
     }
 
     /// This node's entry, its descendant count left to the caller.
-    private func snapshotEntry(path: String) -> SnapshotEntry {
+    func snapshotEntry(path: String) -> SnapshotEntry {
         state.withLock { node in
             let size: Int64
             switch node.kind {

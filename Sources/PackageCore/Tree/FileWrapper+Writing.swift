@@ -86,42 +86,19 @@ extension FileWrapper {
         return (written, statistics)
     }
 
-    /// Saves a directory wrapper over the package it describes with the save engine: the
-    /// wrapper's snapshot is the new tree, bytes in memory or the files the wrapper was read
-    /// from are the content of what changed.
+    /// Saves a directory wrapper over the package it describes with the save engine
+    /// (`PackageSaver.save(_:to:options:)`): only what changed is written.
     static func saveIncrementally(
         _ root: FileWrapper, to path: String, durability: Durability, collectWritten: Bool
     ) throws -> (written: [WrittenNode], statistics: SaveStatistics) {
-        let (snapshot, nodes) = try root.snapshotWithNodes()
-        var entries = snapshot.entries
-        var origins = [ContentOrigin?](repeating: nil, count: entries.count)
-        let now = FileClock.upperBound()
-        for index in entries.indices {
-            let node = nodes[index]
-            let (contents, record, knownTime) = node.state.withLock {
-                ($0.contents, $0.diskRecord, $0.modificationTime)
-            }
-            // A file made in memory has no date: it gets the time of this save.
-            if knownTime == nil { entries[index].modificationTime = now }
-            guard entries[index].kind == .regular else { continue }
-            if let contents {
-                origins[index] = .bytes(Array(contents))
-            } else if let record {
-                origins[index] = .file(path: record.path)
-            }
-        }
-        let statistics = try PackageSaver.save(
-            snapshot: TreeSnapshot(entries: entries, rootHash: snapshot.rootHash), origins: origins,
-            rootPermissions: root.state.withLock { $0.effectivePermissions }, to: path,
-            options: SaveOptions(durability: durability))
-        guard collectWritten else { return ([], statistics) }
-        var written = [WrittenNode(node: root, relativePath: "", status: try FileSystem.status(path))]
-        written.reserveCapacity(entries.count + 1)
-        for index in entries.indices {
-            let status = try FileSystem.status(PackageLayout.joined(path, entries[index].path))
-            written.append(WrittenNode(node: nodes[index], relativePath: entries[index].path, status: status))
-        }
-        return (written, statistics)
+        let (statistics, written) = try PackageSaver.saveTree(root, to: path, options: SaveOptions(durability: durability))
+        return (collectWritten ? written : [], statistics)
+    }
+
+    /// Every node of the tree with its path relative to this root, depth-first (the
+    /// snapshot's order), for the engine's full comparison.
+    func nodesWithPaths() throws -> (snapshot: TreeSnapshot, nodes: [FileWrapper]) {
+        try snapshotWithNodes()
     }
 
     /// The plain full write: the tree built under a staging name beside `path`, then swapped in.
