@@ -137,11 +137,12 @@ public struct BenchmarkRunner {
                     directory: "\(runDirectory)/sweep-entries", pkgtool: pkgtool,
                     targets: Self.sweepTargets(options.fsyncPolicies, withFull: false))
                 sweep.keep = keepData(suite)
-                sweep.extraJobs = LibraryJobs.make
+                let policies = options.fsyncPolicies
+                sweep.extraJobs = { try LibraryJobs.make($0, fsyncPolicies: policies) }
                 let result = try sweep.run(progress: progress)
                 record.shapes += result.shapes
                 record.measurements += result.measurements
-                record.notes += result.notes + LibraryJobs.notes
+                record.notes += result.notes
             default:
                 throw BenchError("unknown suite '\(suite)'")
             }
@@ -178,15 +179,16 @@ public struct BenchmarkRunner {
         return record
     }
 
-    /// Pkgtool targets of a sweep: `full` with fsync none (its cost is the bytes), atomic
-    /// and journaled with each policy asked for.
+    /// Pkgtool targets of a sweep. The bytes sweep (with `full`) holds every point at once,
+    /// up to 4 GiB each, so it keeps to one package per strategy with the first policy asked
+    /// for (`none` by default: its cost is the bytes) plus `journaled` with the second; the
+    /// entries sweep measures atomic and journaled with each policy.
     static func sweepTargets(_ policies: [String], withFull: Bool) -> [(strategy: String, fsync: String)] {
-        var targets: [(strategy: String, fsync: String)] = []
-        if withFull { targets.append(("full", policies.contains("none") ? "none" : "full")) }
-        for strategy in ["atomic", "journaled"] {
-            for fsync in policies { targets.append((strategy, fsync)) }
+        guard let first = policies.first else { return [] }
+        if withFull {
+            return [("full", first), ("atomic", first)] + policies.map { ("journaled", $0) }
         }
-        return targets
+        return ["atomic", "journaled"].flatMap { strategy in policies.map { (strategy, $0) } }
     }
 
     static func hashChecks(_ figures: [(String, JSONNumber)]) -> [Check] {

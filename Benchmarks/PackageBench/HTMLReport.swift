@@ -275,8 +275,9 @@ public enum HTMLReport {
                 svg += "<text class=\"tick\" x=\"\(fmt(px(x)))\" y=\"\(fmt(margin.top + panelHeight + 16))\" text-anchor=\"middle\">\(escape(axis.format(x)))</text>\n"
             }
             svg += "<text class=\"tick\" x=\"\(fmt(left + panelWidth / 2))\" y=\"\(fmt(margin.top + panelHeight + 34))\" text-anchor=\"middle\">\(escape(axis.title))</text>\n"
+            // A zero has no place on a log scale: such points (no bytes written) are left out.
             for name in series {
-                let points = rows.filter { seriesName($0) == name }.sorted { axis.value($0) < axis.value($1) }
+                let points = rows.filter { seriesName($0) == name && metric.value($0) > 0 }.sorted { axis.value($0) < axis.value($1) }
                 guard let first = points.first else { continue }
                 let path = points.map { "\(fmt(px(axis.value($0)))),\(fmt(py(metric.value($0))))" }.joined(separator: " ")
                 svg += "<polyline class=\"series\" data-series=\"\(escape(name))\" points=\"\(path)\" stroke=\"\(color(first))\"/>\n"
@@ -362,7 +363,7 @@ public enum HTMLReport {
             }
         }
         func count(_ needle: String) -> Double { Double(body.components(separatedBy: needle).count - 1) }
-        height += count("<tr") * 20.5 + count("<h2") * 48 + count("<p") * 24 + count("<li") * 20 + count("<table") * 16
+        height += count("<tr") * 20.5 + count("<h2") * 48 + count("<p class") * 24 + count("<li") * 20 + count("<table") * 16
         return Int(height)
     }
 

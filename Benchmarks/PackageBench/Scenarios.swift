@@ -72,8 +72,15 @@ public final class SourceTree {
     /// Regular files in the tree (page-add-remove adds one and removes one: constant).
     public var fileCount: Int { 1 + package.smallFiles.count + package.largeFiles.count }
 
-    /// The file `small-edit` edits: a JSON page in the middle.
-    var editedPageIndex: Int { (package.smallFiles.count / 2) / 4 * 4 }
+    /// The file `small-edit` edits: the first JSON page from the middle on that holds at
+    /// least 256 bytes (a 0-byte file cannot be edited keeping its size).
+    private(set) lazy var editedPageIndex: Int = {
+        let middle = (package.smallFiles.count / 2) / 4 * 4
+        for index in stride(from: middle, to: package.smallFiles.count, by: 4) {
+            if let size = try? FileSystem.status(root + "/" + package.smallFiles[index]).size, size >= 256 { return index }
+        }
+        return middle
+    }()
     /// The page `page-add-remove` removes first.
     var firstRemovedPageIndex: Int { max(package.smallFiles.count / 3 / 4 * 4 + 2, 0) }
 
@@ -181,18 +188,25 @@ public final class SourceTree {
         return edit
     }
 
-    /// Rewrites small file `index` in place with a new version of the same size.
+    /// Rewrites small file `index` in place with a new version of the same size. A file
+    /// whose bytes come out the same (an empty one, a text shorter than its header) is
+    /// rewritten all the same — its date changes — but not counted as changed.
     private func rewriteSmall(_ index: Int, time: Int64, edit: inout Edit) throws {
         let path = root + "/" + package.smallFiles[index]
         let size = Int(try FileSystem.status(path).size)
+        var old = [UInt8](repeating: 0, count: max(size, 1))
+        let file = try FileDescriptor.open(path)
+        let read = try old.withUnsafeMutableBytes { try file.readFully(into: $0) }
         var bytes = [UInt8](repeating: 0, count: max(size, 1))
         var generator = SeededGenerator(seed: ShapeGenerator.mix(package.shape.seed, UInt64(edits) << 32 | UInt64(index)))
         let count = SmallContent.fill(&bytes, size: size, index: index, version: edits, generator: &generator)
         try bytes.withUnsafeBytes { buffer in
             try ShapeGenerator.writeFile(path, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<count]), modificationTime: time)
         }
-        edit.filesChanged += 1
-        edit.bytesChanged += Int64(count)
+        if read != count || old[..<read] != bytes[..<count] {
+            edit.filesChanged += 1
+            edit.bytesChanged += Int64(count)
+        }
     }
 
     /// `media/clip-07.mp4` → `media/clip-07-r12.mp4`, always from the generated name.
