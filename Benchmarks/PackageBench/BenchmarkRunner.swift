@@ -130,6 +130,7 @@ public struct BenchmarkRunner {
                 let result = try sweep.run(progress: progress)
                 record.shapes += result.shapes
                 record.measurements += result.measurements
+                record.notes += result.notes
             case "sweep-entries":
                 let points = options.sweepEntries.map { PackageShape.make(.smallFiles, entries: $0, seed: options.seed) }
                 var sweep = SweepSuite(
@@ -170,7 +171,7 @@ public struct BenchmarkRunner {
         if removeAtEnd {
             let start = progress.elapsed
             progress.log("removing the generated data (\(runDirectory))")
-            try FileSystem.removeTree(runDirectory)
+            try Removal.removeTree(runDirectory, parallelDepth: 3)
             removeAtEnd = false
             progress.log(String(format: "removed in %.1f s", progress.elapsed - start))
         } else {

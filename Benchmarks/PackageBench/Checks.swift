@@ -155,6 +155,13 @@ enum Checks {
                         suite: "sweep-bytes", name: "bytes sweep: \(label) time growth for \(Format.ratio(scale)) bytes",
                         value: ratio, shown: Format.ratio(ratio), want: "≥ " + Format.ratio(scale / 2) + " (roughly in proportion)",
                         met: ratio >= scale / 2, source: "issue 6"))
+                let sorted = points.sorted { ($0.packageBytes ?? 0) < ($1.packageBytes ?? 0) }
+                let written = (sorted.last?.bytesWritten.median ?? 0) / max(sorted.first?.bytesWritten.median ?? 1, 1)
+                checks.append(
+                    Check(
+                        suite: "sweep-bytes", name: "bytes sweep: \(label) bytes-written growth for \(Format.ratio(scale)) bytes",
+                        value: written, shown: Format.ratio(written), want: "≥ " + Format.ratio(scale / 2) + " (roughly in proportion)",
+                        met: written >= scale / 2, source: "issue 6"))
             } else {
                 checks.append(
                     Check(

@@ -213,7 +213,9 @@ public enum HTMLReport {
                     let x2 = left + position(maximum)
                     svg += "<line class=\"whisker\" x1=\"\(fmt(x1))\" y1=\"\(fmt(rowY + rowHeight / 2))\" x2=\"\(fmt(x2))\" y2=\"\(fmt(rowY + rowHeight / 2))\"/>\n"
                 }
-                svg += "<text class=\"value\" data-id=\"\(escape(m.id))\" data-metric=\"\(metric.rawValue)\" x=\"\(fmt(left + barWidth + 4))\" y=\"\(fmt(rowY + 12))\">\(escape(metric.format(value)))</text>\n"
+                // The label goes after the bar and its whisker, whichever ends later.
+                let labelX = left + max(barWidth, maximum > 0 ? position(maximum) : 0) + 4
+                svg += "<text class=\"value\" data-id=\"\(escape(m.id))\" data-metric=\"\(metric.rawValue)\" x=\"\(fmt(labelX))\" y=\"\(fmt(rowY + 12))\">\(escape(metric.format(value)))</text>\n"
             }
             svg += "</g>\n"
         }
@@ -363,7 +365,7 @@ public enum HTMLReport {
             }
         }
         func count(_ needle: String) -> Double { Double(body.components(separatedBy: needle).count - 1) }
-        height += count("<tr") * 20.5 + count("<h2") * 48 + count("<p class") * 24 + count("<li") * 20 + count("<table") * 16
+        height += count("<tr") * 19 + count("<h2") * 44 + count("<p class") * 22 + count("<li") * 20 + count("<table") * 14
         return Int(height)
     }
 

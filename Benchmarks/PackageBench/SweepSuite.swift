@@ -43,7 +43,7 @@ struct SweepSuite {
         defer {
             if !keep {
                 progress.log("removing \(directory)")
-                try? FileSystem.removeTree(directory)
+                try? Removal.removeTree(directory, parallelDepth: 2)
             }
         }
         for point in points {
@@ -86,6 +86,17 @@ struct SweepSuite {
         addRatiosToFull(&measurements)
         progress.log("checking that every package and copy equals its source (pkgtool diff)")
         for workspace in workspaces { try workspace.verifyTargets() }
-        return Result(shapes: workspaces.map(\.record), measurements: measurements, notes: [])
+        var notes: [String] = []
+        let fulls = workspaces.compactMap { workspace in
+            workspace.firstSaves.first { $0.strategy == "full" }.map { (workspace.shape.slug, $0.seconds.median) }
+        }
+        if !fulls.isEmpty {
+            notes.append(
+                "\(axis.rawValue): full's first saves into fresh directories took "
+                    + fulls.map { "\(Format.seconds($0.1)) (\($0.0))" }.joined(separator: ", ")
+                    + "; in the rounds every full save creates all the files again right after the previous save deleted as many, "
+                    + "the slow path of this ext4 (design/baselines.md), so its time grows less than its bytes")
+        }
+        return Result(shapes: workspaces.map(\.record), measurements: measurements, notes: notes)
     }
 }
