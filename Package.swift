@@ -11,6 +11,7 @@ let package = Package(
     name: "pkgtool",
     products: [
         .library(name: "PackageCore", targets: ["PackageCore"]),
+        .library(name: "PackageZip", targets: ["PackageZip"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
@@ -36,7 +37,9 @@ let package = Package(
             name: "PackageCore",
             dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
         ),
-        .target(name: "PkgToolCLI", dependencies: ["PackageCore"]),
+        // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
+        .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
@@ -49,5 +52,7 @@ let package = Package(
         .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
         .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
+        .testTarget(
+            name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
     ]
 )
