@@ -66,6 +66,15 @@ struct ArchiveParser {
         let centralOffset = Int64(end.centralOffset)
         let centralSize = Int64(end.centralSize)
         guard centralOffset + centralSize == centralEnd else {
+            let shift = centralEnd - centralOffset - centralSize
+            if shift > 0, shift <= centralOffset + shift,
+                let moved = try? read(file, at: centralOffset + shift, count: 4, what: "central directory"),
+                moved.withUnsafeBytes({ $0.le32(0) }) == ZipFormat.centralHeaderSignature
+            {
+                throw fail(
+                    .junk, nil,
+                    "\(shift) bytes of other data precede the archive (self-extractors and prefixed archives are not accepted)")
+            }
             if centralOffset + centralSize < centralEnd {
                 throw fail(
                     .inconsistent, nil,
@@ -82,8 +91,17 @@ struct ArchiveParser {
                 "the end record declares \(end.totalEntries) entries, more than a central directory of \(centralSize) bytes holds")
         }
         let central = try read(file, at: centralOffset, count: Int(centralSize), what: "central directory")
-        var entries = try central.withUnsafeBytes { try parseCentral($0, declared: Int(end.totalEntries)) }
+        var entries = try central.withUnsafeBytes {
+            try parseCentral($0, declared: Int(end.totalEntries), wrappedCount: end.zip64RecordOffset == nil)
+        }
+        guard entries.count <= limits.maximumEntries else {
+            throw fail(.limit, nil, "\(entries.count) entries, over the limit of \(limits.maximumEntries)")
+        }
         try checkLocalHeaders(file, &entries, centralOffset: centralOffset)
+        if entries.contains(where: { $0.path.isEmpty }) {
+            entries.removeAll { $0.path.isEmpty }
+            for index in entries.indices { entries[index].index = index }
+        }
         try checkPaths(entries)
         try checkTotals(entries)
         return ParsedArchive(
@@ -203,12 +221,15 @@ struct ArchiveParser {
 
     // MARK: Central directory
 
-    func parseCentral(_ bytes: UnsafeRawBufferPointer, declared: Int) throws -> [ZipEntry] {
+    /// Parses the central directory's records. Without ZIP64 end records, more than 65,535
+    /// entries are accepted when the 16-bit count is the true count modulo 65,536 (old
+    /// writers wrap it; libzip and Info-ZIP read such archives).
+    func parseCentral(_ bytes: UnsafeRawBufferPointer, declared: Int, wrappedCount: Bool) throws -> [ZipEntry] {
         var entries: [ZipEntry] = []
         entries.reserveCapacity(declared)
         var offset = 0
         while offset < bytes.count {
-            guard entries.count < declared else {
+            guard entries.count < declared || wrappedCount else {
                 throw fail(
                     .inconsistent, nil,
                     "the central directory holds more entries than the \(declared) the end record declares")
@@ -230,7 +251,8 @@ struct ArchiveParser {
             entries.append(try parseCentralRecord(record, nameLength: nameLength, extraLength: extraLength, index: entries.count))
             offset += recordLength
         }
-        guard entries.count == declared else {
+        guard entries.count == declared || (wrappedCount && entries.count > 0xFFFF && entries.count % 0x10000 == declared)
+        else {
             throw fail(
                 .inconsistent, nil,
                 "the end record declares \(declared) entries, the central directory holds \(entries.count)")
@@ -254,6 +276,7 @@ struct ArchiveParser {
         var localOffset = UInt64(record.le32(42))
         let nameBytes = UnsafeRawBufferPointer(rebasing: record[46..<(46 + nameLength)])
         let extra = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength)..<(46 + nameLength + extraLength)])
+        let comment = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength + extraLength)...])
 
         // The name first, so that every later message can say which entry.
         var rawName = ZipNames.decode(nameBytes, utf8Flag: flags & ZipFormat.flagUTF8 != 0)
@@ -266,12 +289,10 @@ struct ArchiveParser {
         var contentHash: ContentHash?
         for item in records {
             let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
-            switch item.id {
-            case ZipFormat.zip64ExtraID, ZipFormat.extendedTimestampID, ZipFormat.unicodePathID, ZipFormat.contentHashID:
+            if ZipFormat.singleExtraIDs.contains(item.id) {
                 guard seen.insert(item.id).inserted else {
                     throw fail(.malformed, shownName, "the central extra field holds record 0x\(hex16(item.id)) twice")
                 }
-            default: break
             }
             switch item.id {
             case ZipFormat.zip64ExtraID:
@@ -296,20 +317,28 @@ struct ArchiveParser {
                 if data.count >= 5, data[0] & 1 != 0 { modificationSeconds = Int64(data.le32(1)) }
             case ZipFormat.unicodePathID:
                 // Info-ZIP's Unicode path: version 1, CRC-32 of the header's name, UTF-8 name.
-                if data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, nameBytes),
+                guard data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, nameBytes),
                     let unicode = String(validating: data[5...], as: UTF8.self)
-                {
-                    rawName = unicode
+                else { throw fail(.inconsistent, shownName, "the Unicode path field (0x7075) does not match the name") }
+                rawName = unicode
+            case ZipFormat.unicodeCommentID:
+                guard data.count >= 5, data[0] == 1, data.le32(1) == CRC32.update(0, comment) else {
+                    throw fail(.inconsistent, shownName, "the Unicode comment field (0x6375) does not match the comment")
                 }
             case ZipFormat.contentHashID:
                 contentHash = try parseContentHash(data, entry: shownName)
             default: break
             }
         }
-        guard let name = rawName else {
+        guard var name = rawName else {
             throw fail(.malformed, shownName, "the name is marked UTF-8 (bit 11) but is not valid UTF-8")
         }
-        if let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
+        // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
+        // as without the prefix; the root entry itself is checked like any other, then dropped.
+        while name.hasPrefix("./") { name.removeFirst(2) }
+        let isRoot = name.isEmpty && !shownName.isEmpty
+        if isRoot { name = "./" }
+        if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
             throw fail(problem.contains("long") ? .limit : .unsafeName, name, problem)
         }
         guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
@@ -345,27 +374,29 @@ struct ArchiveParser {
             switch unixMode & 0o170000 {
             case 0o120000: kind = .symbolicLink
             case 0o040000: kind = .directory
-            case 0o100000, 0: kind = .regular
             default:
-                throw fail(.unsupported, name, "the entry is a \(FileKindName.of(unixMode)); only files, links and directories are extracted")
+                // Regular files, and the odd FIFO mode Info-ZIP records for data read from a pipe
+                // (`zip - -`): the data is extracted as a regular file; no device is ever created.
+                kind = .regular
             }
         } else if external & 0x10 != 0 && (host == 0 || host == 10 || host == 11 || host == 14) {
             kind = .directory
         }
         if kind == .directory { permissions = 0o755 }
         if unixMode & 0o777 != 0 { permissions = unixMode & 0o777 }
+        if isRoot && kind != .directory { throw fail(.unsafeName, shownName, "the name '.' is not a directory") }
         if kind == .directory && uncompressed != 0 {
             throw fail(.inconsistent, name, "a directory entry with \(uncompressed) bytes of data")
         }
         let seconds = modificationSeconds ?? DOSTime.decode(time: dosTime, date: dosDate)
-        var path = name
+        var path = isRoot ? "" : name
         if path.hasSuffix("/") { path.removeLast() }
         return ZipEntry(
             path: path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
             crc32: crc, compressedSize: Int64(compressed), uncompressedSize: Int64(uncompressed),
             contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
             dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
-            dosTime: dosTime, dosDate: dosDate, flags: flags)
+            dosTime: dosTime, dosDate: dosDate, flags: flags, pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
@@ -389,12 +420,15 @@ struct ArchiveParser {
         for index in order {
             var entry = entries[index]
             let name = entry.name
-            if entry.localHeaderOffset < previousEnd {
-                if let previousName {
-                    throw fail(
-                        .overlap, name,
-                        "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
-                }
+            if let previousName, entry.localHeaderOffset < previousEnd {
+                throw fail(
+                    .overlap, name,
+                    "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
+            }
+            if previousName != nil, entry.localHeaderOffset > previousEnd {
+                throw fail(
+                    .inconsistent, name,
+                    "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
             }
             if previousName == nil && entry.localHeaderOffset != 0 {
                 throw fail(
@@ -455,10 +489,9 @@ struct ArchiveParser {
         let centralNameMatches: Bool = {
             // Compare raw bytes with the central name when it was UTF-8; a CP437 or
             // Unicode-path name is compared after decoding the same way.
-            if let decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0), decoded == name {
-                return true
-            }
-            return false
+            guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
+            while decoded.hasPrefix("./") { decoded.removeFirst(2) }
+            return decoded == (entry.path.isEmpty ? "" : name)
         }()
         let extra = UnsafeRawBufferPointer(rebasing: variable[nameLength..<(nameLength + extraLength)])
         guard let records = ExtraField.records(extra) else {
@@ -470,12 +503,10 @@ struct ArchiveParser {
         var unicodeName: String?
         for item in records {
             let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
-            switch item.id {
-            case ZipFormat.zip64ExtraID, ZipFormat.extendedTimestampID, ZipFormat.unicodePathID, ZipFormat.contentHashID:
+            if ZipFormat.singleExtraIDs.contains(item.id) {
                 guard seen.insert(item.id).inserted else {
                     throw fail(.malformed, name, "the local extra field holds record 0x\(hex16(item.id)) twice")
                 }
-            default: break
             }
             switch item.id {
             case ZipFormat.zip64ExtraID:
@@ -499,7 +530,14 @@ struct ArchiveParser {
             default: break
             }
         }
-        guard centralNameMatches || unicodeName == name else {
+        let localPaired = seen.intersection(ZipFormat.pairedExtraIDs)
+        guard localPaired == entry.pairedExtras else {
+            let differing = localPaired.symmetricDifference(entry.pairedExtras).sorted().map { "0x" + hex16($0) }
+            throw fail(
+                .inconsistent, name,
+                "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
+        }
+        guard centralNameMatches || unicodeName.map({ $0.hasPrefix("./") ? String($0.dropFirst(2)) : $0 }) == name else {
             throw fail(.inconsistent, name, "the local header names a different file")
         }
         if let localHash, let centralHash = entry.contentHash, localHash != centralHash {

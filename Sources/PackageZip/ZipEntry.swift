@@ -36,6 +36,8 @@ public struct ZipEntry: Sendable, Equatable {
     var dosTime: UInt16
     var dosDate: UInt16
     var flags: UInt16
+    /// Which of the fields that must be in both headers the central header has.
+    var pairedExtras: Set<UInt16> = []
 
     /// The name as stored in the archive: the path, with "/" after a directory's.
     public var name: String { kind == .directory ? path + "/" : path }

@@ -22,23 +22,23 @@ enum ZipNames {
     /// Why a name is unsafe or not a plain relative path, or nil when it is fine.
     ///
     /// `name` is as stored, a directory's with its trailing "/". Refused: empty names, NUL,
-    /// backslashes, absolute paths, drive letters, empty, "." and ".." components.
+    /// absolute paths, drive letters, empty, "." and ".." components, with "\\" counted as a
+    /// separator as well as "/".
     static func problem(with name: String, maximumLength: Int) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "the name is empty" }
         if bytes.count > maximumLength { return "the name is \(bytes.count) bytes long, over the limit of \(maximumLength)" }
         if bytes.contains(0) { return "the name contains a NUL byte" }
-        if bytes.contains(UInt8(ascii: "\\")) {
-            return "the name contains a backslash (a Windows path separator that could climb out of the destination)"
-        }
-        if bytes[0] == UInt8(ascii: "/") { return "the name is an absolute path" }
+        // A backslash is an ordinary character on Linux, but a separator to Windows tools:
+        // the checks below treat it as one, so "..\\x" and "\\x" are refused too.
+        if bytes[0] == UInt8(ascii: "/") || bytes[0] == UInt8(ascii: "\\") { return "the name is an absolute path" }
         if bytes.count >= 2, bytes[1] == UInt8(ascii: ":"), isLetter(bytes[0]) {
             return "the name starts with a drive letter"
         }
         var body = bytes[...]
         if body.last == UInt8(ascii: "/") { body = body.dropLast() }
         if body.isEmpty { return "the name is empty" }
-        for component in body.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+        for component in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 0x2F || $0 == 0x5C }) {
             if component.isEmpty { return "the name has an empty component ('//')" }
             if component.elementsEqual([UInt8(ascii: ".")]) { return "the name has a '.' component" }
             if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {

@@ -32,6 +32,11 @@ enum ZipFormat {
     static let zip64ExtraID: UInt16 = 0x0001
     static let extendedTimestampID: UInt16 = 0x5455
     static let unicodePathID: UInt16 = 0x7075
+    static let unicodeCommentID: UInt16 = 0x6375
+    /// Fields that may appear at most once in a header.
+    static let singleExtraIDs: Set<UInt16> = [0x0001, 0x5455, 0x7075, 0x6375, 0x6870]
+    /// Fields that must appear in both headers of an entry or in neither.
+    static let pairedExtraIDs: Set<UInt16> = [0x5455, 0x7075, 0x6870]
     /// pkgtool's content hash: "ph" in the file (Specs/zip.md, "The content-hash extra field").
     static let contentHashID: UInt16 = 0x6870
     static let contentHashVersion: UInt8 = 1
@@ -135,18 +140,14 @@ struct ExtraRecord {
 }
 
 enum ExtraField {
-    /// Splits an extra field into records. Nil when a record runs past the end or a few
-    /// stray bytes follow the last record (shorter than a record header).
-    ///
-    /// Padding of zeros shorter than 4 bytes after the last record (Android's zipalign and
-    /// some Java tools write it) is accepted.
+    /// Splits an extra field into records. Nil when a record runs past the end.
     static func records(_ extra: UnsafeRawBufferPointer) -> [ExtraRecord]? {
         var result: [ExtraRecord] = []
         var offset = 0
         while offset < extra.count {
-            if extra.count - offset < 4 {
-                return extra[offset...].allSatisfy { $0 == 0 } ? result : nil
-            }
+            // Fewer than 4 bytes after the last record: alignment padding (zipalign and some
+            // Java tools write it, of zeros or 0xFF); not a record, ignored.
+            if extra.count - offset < 4 { return result }
             let id = extra.le16(offset)
             let length = Int(extra.le16(offset + 2))
             guard offset + 4 + length <= extra.count else { return nil }

@@ -23,7 +23,11 @@ public enum PkgTool {
 
     /// Every command, in the order help lists them.
     public static let commands: [any Command.Type] = [
-        HashCommand.self
+        HashCommand.self,
+        PackCommand.self,
+        UnpackCommand.self,
+        VerifyCommand.self,
+        ListCommand.self,
     ]
 
     static func command(named name: String) -> (any Command.Type)? {
