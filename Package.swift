@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // pkgtool: content-hashed package trees, incremental crash-safe saves and ZIP for Linux.
 
+import Foundation
 import PackageDescription
 
 /// C kernels are always optimised: a debug build of the hashing loop would make
@@ -56,3 +57,12 @@ let package = Package(
             name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
     ]
 )
+
+// The libFuzzer target for the ZIP reader, only when Scripts/fuzz asks for it (it has no
+// `main`: libFuzzer supplies one under -sanitize=fuzzer).
+if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}
