@@ -20,14 +20,16 @@ public struct ZipPackOptions: Sendable {
     /// A fixed modification time (Unix seconds) for every entry, for reproducible bytes;
     /// nil keeps each file's own.
     public var modificationTime: Int64?
-    /// `.full` fsyncs the new archive before it replaces the old one (and the directory after).
+    /// `.full` fsyncs the new archive before it replaces the old one (and the directory
+    /// after). The default `.none` still replaces atomically for readers, as `zip` does
+    /// without any fsync.
     public var durability: Durability
     /// Called on the writing thread with the input bytes of each entry written.
     public var progress: (@Sendable (Int64) -> Void)?
 
     public init(
         level: Int = 6, workers: Int = ProcessInfoCores.active, base: String? = nil, reuseExistingOutput: Bool = true,
-        first: String? = nil, modificationTime: Int64? = nil, durability: Durability = .full,
+        first: String? = nil, modificationTime: Int64? = nil, durability: Durability = .none,
         progress: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.level = level

@@ -21,7 +21,7 @@ enum PackCommand: Command {
                 "mtime", .value(placeholder: "T"),
                 help: "one modification time for every entry, Unix seconds (default: $SOURCE_DATE_EPOCH, else each file's)"),
             OptionSpec("fresh", help: "do not reuse an existing OUT.zip: compress everything"),
-            OptionSpec("no-sync", help: "skip the fsync before OUT.zip is replaced (faster, not crash-safe)"),
+            OptionSpec("sync", help: "fsync OUT.zip (and its directory) before and after it replaces the old one"),
         ],
         positionals: 2...2,
         details: """
@@ -40,7 +40,7 @@ enum PackCommand: Command {
         options.base = arguments.value("base")
         options.reuseExistingOutput = !arguments.flag("fresh")
         options.first = arguments.value("first")
-        options.durability = arguments.flag("no-sync") ? .none : .full
+        options.durability = arguments.flag("sync") ? .full : .none
         if let text = arguments.value("mtime") ?? environmentValue("SOURCE_DATE_EPOCH") {
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw UsageError("--mtime (or SOURCE_DATE_EPOCH) expects Unix seconds, not '\(text)'", usageLine: usage)
