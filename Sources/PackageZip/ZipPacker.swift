@@ -110,6 +110,12 @@ public enum ZipPacker {
         }
 
         var snapshotEntries = scan.snapshot.entries
+        // An existing output inside the source is not packed into itself.
+        if let existing = try? FileSystem.status(output, followSymlinks: true) {
+            snapshotEntries.removeAll {
+                $0.kind == .regular && $0.inode == existing.inode && $0.device == existing.device
+            }
+        }
         if let first = options.first {
             guard let index = snapshotEntries.firstIndex(where: { $0.path == first }) else {
                 throw ZipPackError("--first names '\(first)', which is not in '\(source)'")

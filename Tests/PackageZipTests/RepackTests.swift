@@ -110,3 +110,22 @@ struct RepackTests {
         #expect(pkgtool("pack", directory.url("missing"), directory.url("o.zip")).status == .trouble)
     }
 }
+
+@Suite("Pack edge cases")
+struct PackEdgeCaseTests {
+    @Test("an output inside the source is not packed into itself; FIFOs are skipped with a warning")
+    func outputInsideSource() throws {
+        let directory = try TemporaryDirectory("zip-inside")
+        let source = directory.url("src")
+        try makeSampleTree(source, bigSize: 10_000)
+        let output = source + "/self.zip"
+        #expect(pkgtool("pack", source, output).status == .success)
+        _ = mkfifo(source + "/pipe", 0o644)
+        let again = pkgtool("pack", source, output)
+        #expect(again.status == .success)
+        #expect(again.errors.contains { $0.contains("skipped") && $0.contains("pipe") })
+        let archive = try ZipArchive.open(output)
+        #expect(archive.entry(at: "self.zip") == nil)
+        #expect(archive.entry(at: "pipe") == nil)
+    }
+}
