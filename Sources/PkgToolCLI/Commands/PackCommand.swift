@@ -9,7 +9,7 @@ enum PackCommand: Command {
     static let spec = CommandSpec(
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
-        arguments: "[--level N] [--jobs N] [--base OLD.zip] [--first NAME] [--mtime T] SRC OUT.zip",
+        arguments: "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
