@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "PackageCore", targets: ["PackageCore"]),
         .library(name: "PackageZip", targets: ["PackageZip"]),
+        .library(name: "PackageDocument", targets: ["PackageDocument"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
@@ -41,6 +42,12 @@ let package = Package(
         // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
         .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
         .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
+        // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
+        .target(name: "PackageDocument", dependencies: ["PackageCore"]),
+        // The guide's samples, corrected as Specs/document.md says, compiled and tested.
+        .target(
+            name: "PackageDocumentExamples", dependencies: ["PackageDocument"], path: "Examples/DocumentSamples"),
+        .executableTarget(name: "pkgdoc-demo", dependencies: ["PackageDocumentExamples"], path: "Examples/pkgdoc-demo"),
         .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
@@ -52,6 +59,9 @@ let package = Package(
         // Helpers shared by the test targets: temporary directories, seeded data, fault injectors.
         .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
         .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
+        .testTarget(
+            name: "PackageDocumentTests",
+            dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport"]),
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
         .testTarget(
             name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),

@@ -24,10 +24,13 @@ public enum PkgTool {
     /// Every command, in the order help lists them.
     public static let commands: [any Command.Type] = [
         HashCommand.self,
+        ListCommand.self,
+        DiffCommand.self,
+        VerifyCommand.self,
+        ManifestCommand.self,
+        SaveCommand.self,
         PackCommand.self,
         UnpackCommand.self,
-        VerifyCommand.self,
-        ListCommand.self,
     ]
 
     static func command(named name: String) -> (any Command.Type)? {

@@ -157,3 +157,19 @@ public func which(_ program: String) -> String? {
     }
     return nil
 }
+
+/// Helpers for save-engine tests.
+public enum Trees {
+    /// The root hash of a directory's content as pkgtool sees it (its `.pkgtool` left out),
+    /// computed from the bytes, never from a manifest.
+    public static func contentHash(_ path: String) throws -> ContentHash {
+        try TreeScanner(workers: 2, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]).scan(path).snapshot
+            .rootHash
+    }
+
+    /// The names in a directory, sorted.
+    public static func names(_ path: String) throws -> [String] {
+        let directory = try FileDescriptor.openDirectory(path)
+        return try DirectoryListing.names(in: directory).sorted()
+    }
+}

@@ -53,6 +53,10 @@ void pkg_advise_sequential(int fd);
 /// The number of CPUs this process may run on (sched_getaffinity), at least 1.
 int pkg_available_cpus(void);
 
+/// Bytes of heap the C allocator has handed out and not yet taken back (mallinfo2's
+/// uordblks + hblkhd): how tests check that a call allocated little.
+size_t pkg_heap_bytes_in_use(void);
+
 /// The symbolic name of an errno value ("ENOENT"), or NULL when unknown.
 const char *pkg_errno_name(int code);
 

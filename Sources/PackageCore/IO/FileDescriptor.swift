@@ -66,17 +66,19 @@ public struct FileDescriptor: ~Copyable {
     /// Opens `path`, relative to `directory` (a descriptor, or the working directory).
     ///
     /// - Complexity: one `openat`.
+    /// - Parameter displayPath: the path errors name, when `path` is relative to a
+    ///   directory the person does not know about (a staging directory, say).
     public static func open(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
-        options: Options = [], permissions: UInt32 = 0o644
+        options: Options = [], permissions: UInt32 = 0o644, displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
         let creating = options.contains(.create)
         do {
             let descriptor = try Syscall.openat(
                 directory, path, access.flags | options.rawValue, permissions, step: creating ? .create : .open)
-            return FileDescriptor(adopting: descriptor, path: path)
+            return FileDescriptor(adopting: descriptor, path: displayPath ?? path)
         } catch {
-            throw FileSystemError(creating ? .create : .open, path: path, errno: error)
+            throw FileSystemError(creating ? .create : .open, path: displayPath ?? path, errno: error)
         }
     }
 
@@ -290,4 +292,15 @@ extension timespec {
         }
         self.init(tv_sec: Int(seconds), tv_nsec: Int(remainder))
     }
+}
+
+/// A file descriptor shared by reference: for the places where one owner is too strict
+/// (optional descriptors, descriptors captured by closures). Closed when the last
+/// reference goes.
+public final class SharedDescriptor {
+    public let descriptor: FileDescriptor
+    public var rawValue: Int32 { descriptor.rawValue }
+    public var path: String { descriptor.path }
+
+    public init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
 }

@@ -19,6 +19,9 @@ public struct SnapshotEntry: Sendable, Hashable {
     public var descendantCount: Int
     /// A symbolic link's target text.
     public var linkTarget: String?
+    /// The stat data of the file this entry was last saved from (`pkgtool save SRC PKG`):
+    /// a stat cache for the source, so that unchanged source files are not reread.
+    public var source: SourceStamp?
 
     public init(
         path: String, kind: FileKind, permissions: UInt32, size: Int64, hash: ContentHash,
@@ -55,6 +58,27 @@ public struct SnapshotEntry: Sendable, Hashable {
     /// Whether two entries have the same identity for hashing: tag and hash.
     public func sameContent(as other: SnapshotEntry) -> Bool {
         tag == other.tag && hash == other.hash && (kind == .directory || size == other.size)
+    }
+}
+
+/// The identity of a source file at the moment its bytes were saved into a package.
+public struct SourceStamp: Sendable, Hashable {
+    public var device: UInt64
+    public var inode: UInt64
+    public var modificationTime: Int64
+    public var changeTime: Int64
+
+    public init(device: UInt64, inode: UInt64, modificationTime: Int64, changeTime: Int64) {
+        self.device = device
+        self.inode = inode
+        self.modificationTime = modificationTime
+        self.changeTime = changeTime
+    }
+
+    public init(_ status: FileStatus) {
+        self.init(
+            device: status.device, inode: status.inode, modificationTime: status.modificationTime,
+            changeTime: status.changeTime)
     }
 }
 
@@ -135,4 +159,9 @@ public struct TreeSnapshot: Sendable, Equatable {
         }
         return nil
     }
+}
+
+extension TreeSnapshot {
+    /// `index(of:)` for an optional path.
+    func index(ofPath path: String?) -> Int? { path.flatMap { index(of: $0) } }
 }

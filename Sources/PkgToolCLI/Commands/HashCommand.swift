@@ -17,7 +17,8 @@ enum HashCommand: Command {
             names, kinds, executable bits and contents are equal. Symbolic links inside a
             tree are hashed by their target text and never followed; a path given on the
             command line is followed, as xxhsum does. FIFOs, sockets and devices inside a
-            tree are not package content: they are skipped with a warning.
+            tree are not package content: they are skipped with a warning, and so is a
+            package's own .pkgtool directory (silently).
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
@@ -32,7 +33,11 @@ enum HashCommand: Command {
                 let target = try resolve(path)
                 switch target.kind {
                 case .directory:
-                    let result = try TreeScanner(workers: workers).scan(path)
+                    let result = try PackageAccess.reading(path) {
+                        try TreeScanner(
+                            workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+                        ).scan(path)
+                    }
                     for skipped in result.skipped {
                         console.warning("skipped '\(join(path, skipped.path))': a \(skipped.kind) is not package content")
                     }

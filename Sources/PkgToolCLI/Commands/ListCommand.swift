@@ -1,90 +1,136 @@
-import Glibc
 import PackageCore
 import PackageZip
 
-/// `pkgtool ls ZIP`: the entries of an archive.
+/// `pkgtool ls PATH`: the entries of a package, with sizes (and hashes with `--long`).
 enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "ls",
-        summary: "list a ZIP archive's entries",
-        arguments: "[--long] [--json] ZIP",
+        summary: "list the entries of a package or a ZIP archive with their sizes",
+        arguments: "[--long] [--json] PATH|ZIP",
         options: [
-            OptionSpec("long", short: "l", help: "add method, compressed size, CRC-32 and content hash"),
+            OptionSpec("long", short: "l", help: "add the mode, the modification time and the content hash"),
             OptionSpec("json", help: "print a JSON array of entries"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
         ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
-            One line per entry in archive order: kind and mode, size, modification time (UTC)
-            and path ('path -> target' for links, 'path/' for directories). The archive's
-            structure is checked as by 'verify' (exit 1 when refused); data is not read.
+            One line per entry in depth-first path order: its kind (d directory, f file,
+            x executable file, l symbolic link), its size in bytes (files and links), and its
+            path; a directory's path ends with "/", a link's is followed by " -> target".
+            --long adds the permission bits, the modification time (UTC) and the hash.
+
+            A ZIP archive is listed in archive order from its central directory (checked as
+            'verify' checks it, no data inflated); --long also shows each entry's compressed
+            size, method and CRC-32, and 32 dashes for an entry without pkgtool's content hash.
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let limits = try ZipCommandSupport.limits(arguments, usageLine: spec.usageLine)
-        let archive = try ZipArchive.open(arguments.positionals[0], limits: limits)
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
         let long = arguments.flag("long")
-        if arguments.flag("json") {
-            let records: [JSON] = archive.entries.map { entry in
-                var members: [(String, JSON)] = [
-                    ("path", .string(entry.path)), ("kind", .string(kindName(entry.kind))),
-                    ("mode", .string(String(entry.permissions, radix: 8).leftPadded(4))),
-                    ("size", .int(entry.uncompressedSize)), ("compressed_size", .int(entry.compressedSize)),
-                    ("method", .string(entry.method.description)),
-                    ("mtime", .int(entry.modificationTime / 1_000_000_000)),
-                    ("crc32", .string(String(entry.crc32, radix: 16).leftPadded(8))),
-                    ("hash", entry.contentHash.map { .string($0.description) } ?? .null),
-                ]
-                if let target = entry.linkTarget { members.append(("target", .string(target))) }
-                return .object(members)
+        let path = arguments.positionals[0]
+        if ZipArchive.looksLikeArchive(path) {
+            return try ZipList.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+        }
+        let snapshot: TreeSnapshot
+        if long || arguments.flag("json") {
+            snapshot = try SnapshotLoading.load(path, workers: workers, console: console).snapshot
+        } else {
+            // Sizes alone need no hashing.
+            guard try HashCommand.resolve(path).kind == .directory else {
+                throw FileSystemError(.open, path: path, reason: "not a package directory")
             }
-            console.line(JSON.array(records).serialized(pretty: true))
+            snapshot = try PackageAccess.reading(path) {
+                try TreeScanner(
+                    workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+                ).scan(path).snapshot
+            }
+        }
+        if arguments.flag("json") {
+            console.line(JSON.array(snapshot.entries.map(json)).serialized(pretty: true))
             return .success
         }
-        for entry in archive.entries {
-            var line = "\(kindLetter(entry.kind))\(String(entry.permissions, radix: 8).leftPadded(4)) "
-            line += String(entry.uncompressedSize).leftPadded(12, " ") + " "
+        let sizeWidth = snapshot.entries.map { String($0.size).count }.max() ?? 1
+        for entry in snapshot.entries {
+            var columns = [String(entry.tag.rawValue.asCharacter)]
+            if long { columns.append(String(format4(entry.permissions))) }
+            let size = entry.kind == .directory ? "-" : String(entry.size)
+            columns.append(String(repeating: " ", count: sizeWidth - size.count) + size)
             if long {
-                line += String(entry.compressedSize).leftPadded(12, " ") + " "
-                line += entry.method.description.padding(8) + " "
-                line += String(entry.crc32, radix: 16).leftPadded(8) + " "
-                line += (entry.contentHash?.description ?? String(repeating: "-", count: 32)) + " "
+                columns.append(Timestamps.iso8601(nanoseconds: entry.modificationTime))
+                columns.append(entry.hash.description)
             }
-            line += utc(entry.modificationTime) + "  " + entry.name
-            if let target = entry.linkTarget { line += " -> " + target }
-            console.line(line)
+            var name = entry.path
+            if entry.kind == .directory { name += "/" }
+            if let target = entry.linkTarget { name += " -> " + target }
+            columns.append(name)
+            console.line(columns.joined(separator: " "))
         }
         return .success
     }
 
+    static func json(_ entry: SnapshotEntry) -> JSON {
+        var members: [(String, JSON)] = [
+            ("path", .string(entry.path)), ("kind", .string(kindName(entry.kind))),
+            ("mode", .string(format4(entry.permissions))),
+        ]
+        if entry.kind != .directory { members.append(("size", .int(entry.size))) }
+        members.append(("mtime", .string(Timestamps.iso8601(nanoseconds: entry.modificationTime))))
+        members.append(("hash", .string(entry.hash.description)))
+        if let target = entry.linkTarget { members.append(("target", .string(target))) }
+        return .object(members)
+    }
+
     static func kindName(_ kind: FileKind) -> String {
         switch kind {
+        case .regular: return "file"
         case .directory: return "directory"
-        case .symbolicLink: return "link"
-        default: return "file"
+        case .symbolicLink: return "symlink"
+        default: return "other"
         }
     }
 
-    static func kindLetter(_ kind: FileKind) -> String {
-        switch kind {
-        case .directory: return "d"
-        case .symbolicLink: return "l"
-        default: return "-"
-        }
-    }
-
-    /// "2024-05-01 12:00:00" for nanoseconds since the epoch.
-    static func utc(_ nanoseconds: Int64) -> String {
-        var seconds = time_t(nanoseconds / 1_000_000_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { String(value).leftPadded(2) }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+    static func format4(_ permissions: UInt32) -> String {
+        let octal = String(permissions & 0o7777, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - octal.count)) + octal
     }
 }
 
-extension String {
-    func leftPadded(_ width: Int, _ pad: Character = "0") -> String {
-        count >= width ? self : String(repeating: pad, count: width - count) + self
+extension UInt8 {
+    var asCharacter: Character { Character(Unicode.Scalar(self)) }
+}
+
+/// Time formatting without Foundation's date formatters.
+enum Timestamps {
+    /// `2026-12-01T10:43:55.123456789Z`.
+    static func iso8601(nanoseconds: Int64) -> String {
+        var seconds = nanoseconds / 1_000_000_000
+        var fraction = nanoseconds % 1_000_000_000
+        if fraction < 0 {
+            seconds -= 1
+            fraction += 1_000_000_000
+        }
+        var days = seconds / 86_400
+        var secondOfDay = seconds % 86_400
+        if secondOfDay < 0 {
+            days -= 1
+            secondOfDay += 86_400
+        }
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):"
+            + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 9))Z"
     }
-    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
 }

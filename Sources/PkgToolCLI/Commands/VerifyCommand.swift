@@ -1,40 +1,100 @@
 import PackageCore
 import PackageZip
 
-/// `pkgtool verify ZIP`: structure, every CRC-32 and every content hash.
+/// `pkgtool verify PKG`: rehash a package and check it against its manifest; `pkgtool
+/// verify ZIP`: check an archive's structure, CRCs and content hashes (`ZipVerify`).
 enum VerifyCommand: Command {
     static let spec = CommandSpec(
         name: "verify",
-        summary: "check a ZIP archive: structure, every CRC-32 and content hash",
-        arguments: "[--json] [--jobs N] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP",
+        summary: "check a package against its manifest, or a ZIP archive's structure and every CRC",
+        arguments: "[--fast] [--json] [--jobs N] [--max-entries N] [--max-size BYTES] [--max-ratio R] PKG|ZIP",
         options: [
-            OptionSpec("json", help: "print a JSON object instead of a text line"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "threads (default: all cores)"),
+            OptionSpec("fast", help: "trust the manifest's stat cache: reread only files whose stat data changed"),
+            OptionSpec("json", help: "print the result as JSON"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
         ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
-            Exit status 0 when the archive is sound and every entry's data matches its CRC-32
-            (and pkgtool's XXH3-128 content hash when present); 1 with a one-line reason naming
-            the entry otherwise (the checks are those of 'unpack', Specs/zip.md).
+            Reads every file of PKG (like git fsck), hashes it, and compares the tree with the
+            manifest pkgtool recorded at the last save or 'pkgtool manifest'. Prints one line
+            per problem, tab-separated: missing<TAB>path, extra<TAB>path, changed<TAB>path,
+            then a summary. Exit status: 0 the package matches, 1 it does not, or the manifest
+            is absent, damaged or of a future version (rebuild it with 'pkgtool manifest PKG'),
+            2 trouble reading the package.
+
+            A ZIP archive (a regular file) is checked instead: its structure as 'unpack' checks
+            it (Specs/zip.md), every entry's inflated size, CRC-32 and pkgtool's XXH3-128 content
+            hash when present. Prints 'ok: ZIP: N entries (B bytes), …' and exits 0, or exits 1
+            with one line naming the entry and the fault. The --max-* options apply to archives.
             """)
 
+    struct Problem {
+        var kind: String
+        var path: String
+    }
+
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let usage = spec.usageLine
-        let workers = try arguments.integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usage)
-        let limits = try ZipCommandSupport.limits(arguments, usageLine: usage)
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
         let path = arguments.positionals[0]
-        let (archive, report) = try ZipCommandSupport.verifyArchive(path, limits: limits, workers: workers)
+        if ZipArchive.looksLikeArchive(path) {
+            return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+        }
+        guard try HashCommand.resolve(path).kind == .directory else {
+            throw FileSystemError(.open, path: path, reason: "not a package directory")
+        }
+        return try PackageAccess.reading(path) { try verify(path, arguments: arguments, workers: workers, console: console) }
+    }
+
+    static func verify(_ path: String, arguments: ParsedArguments, workers: Int, console: Console) throws -> ExitStatus {
+        let manifest: PackageManifest
+        do {
+            guard let loaded = try PackageManifest.load(packagePath: path) else {
+                throw VerificationError(
+                    message: "'\(path)' has no manifest to verify against; create one with 'pkgtool manifest \(path)'")
+            }
+            manifest = loaded
+        } catch let error as ManifestError {
+            throw VerificationError(message: "\(error); rebuild it with 'pkgtool manifest \(path)'")
+        }
+        let scanner = TreeScanner(
+            workers: workers, knownHash: arguments.flag("fast") ? manifest.hashLookup : nil,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        let result = try scanner.scan(path)
+        for skipped in result.skipped {
+            console.warning("skipped '\(PackageLayout.joined(path, skipped.path))': a \(skipped.kind) is not package content")
+        }
+        let changes = TreeDiff.changes(from: manifest.snapshot, to: result.snapshot, detectRenames: false)
+        let problems = changes.map { change -> Problem in
+            switch change.status {
+            case .added: return Problem(kind: "extra", path: change.path)
+            case .deleted: return Problem(kind: "missing", path: change.path)
+            default: return Problem(kind: "changed", path: change.path)
+            }
+        }
+        let bytes = result.snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) }
         if arguments.flag("json") {
             console.line(
                 JSON.object([
-                    ("path", .string(path)), ("ok", .bool(true)), ("entries", .int(report.entries)),
-                    ("bytes", .int(report.bytes)), ("hashes_checked", .int(report.hashesChecked)),
-                    ("zip64", .bool(archive.isZip64)),
+                    ("path", .string(path)), ("ok", .bool(problems.isEmpty)),
+                    ("entries", .int(result.snapshot.entries.count)), ("bytes", .int(bytes)),
+                    ("files_read", .int(result.filesHashed)),
+                    ("problems", .array(problems.map { .object([("kind", .string($0.kind)), ("path", .string($0.path))]) })),
                 ]).serialized(pretty: true))
         } else {
-            console.line(
-                "ok  \(path): \(report.entries) entries, \(report.bytes) bytes, CRC-32 checked, \(report.hashesChecked) content hashes checked")
+            for problem in problems { console.line("\(problem.kind)\t\(problem.path)") }
+            if problems.isEmpty {
+                console.line("ok: \(result.snapshot.entries.count) entries (\(bytes) bytes) match the manifest")
+            } else {
+                console.line("failed: \(problems.count) of \(max(result.snapshot.entries.count, manifest.entries.count)) entries differ from the manifest")
+            }
         }
-        return .success
+        return problems.isEmpty ? .success : .failure
     }
+}
+
+/// A verification that could not even start or that failed: exit status 1.
+struct VerificationError: InputRejectedError {
+    var message: String
+    var description: String { message }
 }

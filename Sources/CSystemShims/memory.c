@@ -1,0 +1,8 @@
+#include "CSystemShims.h"
+
+#include <malloc.h>
+
+size_t pkg_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}

@@ -1,0 +1,332 @@
+/// The on-disk encoding of manifests (Specs/manifest.md): a base file holding every entry,
+/// and delta files holding the entries one save changed. Little-endian, checksummed with
+/// XXH3-128, paths prefix-compressed against the previous record.
+enum ManifestFormat {
+    static let version: UInt32 = 1
+    static let indexMagic: [UInt8] = Array("PKGIDX".utf8) + [0, 0]
+    static let deltaMagic: [UInt8] = Array("PKGDLT".utf8) + [0, 0]
+    static let indexHeaderSize = 64
+    static let deltaHeaderSize = 112
+    static let checksumSize = 16
+
+    enum RecordOperation: UInt8 {
+        case upsert = 1
+        case remove = 2
+    }
+
+    static func kindCode(_ kind: FileKind) -> UInt8 {
+        switch kind {
+        case .regular: return 1
+        case .directory: return 2
+        case .symbolicLink: return 3
+        default: return 0
+        }
+    }
+
+    static func kind(code: UInt8) -> FileKind? {
+        switch code {
+        case 1: return .regular
+        case 2: return .directory
+        case 3: return .symbolicLink
+        default: return nil
+        }
+    }
+
+    /// Appends the path of a record, sharing its prefix with the previous record's path.
+    static func appendPath(_ path: String, previous: inout [UInt8], to writer: inout ByteWriter) {
+        let bytes = Array(path.utf8)
+        var shared = 0
+        let limit = min(bytes.count, previous.count, Int(UInt16.max))
+        while shared < limit && bytes[shared] == previous[shared] { shared += 1 }
+        writer.append(UInt16(shared))
+        writer.append(UInt16(bytes.count - shared))
+        writer.append(contentsOf: bytes[shared...])
+        previous = bytes
+    }
+
+    static func readPath(_ reader: inout ByteReader, previous: inout [UInt8]) throws(ByteReader.Truncated) -> String? {
+        let shared = Int(try reader.read(UInt16.self))
+        let suffixLength = Int(try reader.read(UInt16.self))
+        guard shared <= previous.count else { return nil }
+        let suffix = try reader.bytes(suffixLength)
+        previous.removeSubrange(shared...)
+        previous.append(contentsOf: suffix)
+        return String(validating: previous, as: UTF8.self)
+    }
+
+    /// Appends one entry: path, kind, permissions, size, times, inode, hash, link target.
+    static func appendEntry(_ entry: SnapshotEntry, previous: inout [UInt8], to writer: inout ByteWriter) {
+        appendPath(entry.path, previous: &previous, to: &writer)
+        writer.append(kindCode(entry.kind))
+        writer.append(UInt8(entry.source == nil ? 0 : 1))
+        writer.append(UInt16(truncatingIfNeeded: entry.permissions & 0o7777))
+        writer.append(UInt64(bitPattern: entry.size))
+        writer.append(entry.modificationTime)
+        writer.append(entry.changeTime)
+        writer.append(entry.inode)
+        writer.append(entry.device)
+        writer.append(entry.hash)
+        if entry.kind == .symbolicLink {
+            let target = Array((entry.linkTarget ?? "").utf8)
+            writer.append(UInt16(truncatingIfNeeded: target.count))
+            writer.append(contentsOf: target)
+        }
+        if let source = entry.source {
+            writer.append(source.device)
+            writer.append(source.inode)
+            writer.append(source.modificationTime)
+            writer.append(source.changeTime)
+        }
+    }
+
+    /// Reads one entry written by `appendEntry`; nil when its fields make no sense.
+    static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8]) throws(ByteReader.Truncated)
+        -> SnapshotEntry?
+    {
+        guard let path = try readPath(&reader, previous: &previous), !path.isEmpty else { return nil }
+        guard let kind = kind(code: try reader.read(UInt8.self)) else { return nil }
+        let flags = try reader.read(UInt8.self)
+        guard flags & ~1 == 0 else { return nil }
+        let permissions = UInt32(try reader.read(UInt16.self))
+        let size = Int64(bitPattern: try reader.read(UInt64.self))
+        let modificationTime = try reader.read(Int64.self)
+        let changeTime = try reader.read(Int64.self)
+        let inode = try reader.read(UInt64.self)
+        let device = try reader.read(UInt64.self)
+        let hash = try reader.hash()
+        var linkTarget: String?
+        if kind == .symbolicLink {
+            let length = Int(try reader.read(UInt16.self))
+            linkTarget = String(decoding: try reader.bytes(length), as: UTF8.self)
+        }
+        var source: SourceStamp?
+        if flags & 1 != 0 {
+            source = SourceStamp(
+                device: try reader.read(UInt64.self), inode: try reader.read(UInt64.self),
+                modificationTime: try reader.read(Int64.self), changeTime: try reader.read(Int64.self))
+        }
+        var entry = SnapshotEntry(
+            path: path, kind: kind, permissions: permissions, size: size, hash: hash,
+            modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: device,
+            linkTarget: linkTarget)
+        entry.source = source
+        return entry
+    }
+
+    // MARK: Base file
+
+    /// The base file for `snapshot`; `relinkWindow` as in delta headers.
+    static func encodeIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+        var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 80 + checksumSize)
+        writer.append(contentsOf: indexMagic)
+        writer.append(version)
+        writer.append(UInt32(0))
+        writer.append(UInt64(snapshot.entries.count))
+        writer.append(snapshot.rootHash)
+        writer.append((relinkWindow ?? 0...0).lowerBound)
+        writer.append((relinkWindow ?? 0...0).upperBound)
+        writer.append(UInt64(0))
+        var previous: [UInt8] = []
+        for entry in snapshot.entries { appendEntry(entry, previous: &previous, to: &writer) }
+        let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
+        writer.append(checksum)
+        return writer.bytes
+    }
+
+    struct DecodedIndex {
+        var entries: [SnapshotEntry]
+        var rootHash: ContentHash
+        var relinkWindow: ClosedRange<Int64>
+        var checksum: ContentHash
+    }
+
+    static func decodeIndex(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedIndex {
+        let checksum = try verifyFrame(bytes, magic: indexMagic, headerSize: indexHeaderSize, path: path)
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
+        do {
+            _ = try reader.read(UInt32.self)  // version, checked by verifyFrame
+            _ = try reader.read(UInt32.self)  // flags
+            let count = try reader.read(UInt64.self)
+            let rootHash = try reader.hash()
+            let windowStart = try reader.read(Int64.self)
+            let windowEnd = try reader.read(Int64.self)
+            _ = try reader.read(UInt64.self)
+            guard windowStart <= windowEnd else {
+                throw ManifestError(path: path, reason: .inconsistent("malformed header"))
+            }
+            // Each record takes at least 64 bytes: a count beyond that is damage, not a reason to allocate.
+            guard count <= UInt64(reader.remaining / 64) else {
+                throw ManifestError(path: path, reason: .inconsistent("entry count \(count) exceeds the file"))
+            }
+            var entries: [SnapshotEntry] = []
+            entries.reserveCapacity(Int(count))
+            var previous: [UInt8] = []
+            previous.reserveCapacity(256)
+            for _ in 0..<count {
+                guard let entry = try readEntry(&reader, previous: &previous) else {
+                    throw ManifestError(path: path, reason: .inconsistent("malformed record \(entries.count)"))
+                }
+                entries.append(entry)
+            }
+            guard reader.remaining == 0 else {
+                throw ManifestError(path: path, reason: .inconsistent("\(reader.remaining) bytes after the last record"))
+            }
+            return DecodedIndex(
+                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum)
+        } catch let error as ManifestError {
+            throw error
+        } catch {
+            throw ManifestError(path: path, reason: .truncated)
+        }
+    }
+
+    // MARK: Delta files
+
+    struct DeltaHeader {
+        var sequence: UInt64
+        var baseChecksum: ContentHash
+        var previousChecksum: ContentHash
+        var rootHash: ContentHash
+        /// The window in which the save that wrote this delta hard-linked unchanged files
+        /// (their status-change times moved into it); empty (0...0) when it linked none.
+        var relinkWindow: ClosedRange<Int64>
+        var entryCount: UInt64
+    }
+
+    struct DecodedDelta {
+        var header: DeltaHeader
+        var upserts: [SnapshotEntry]
+        var removals: [String]
+        var checksum: ContentHash
+    }
+
+    static func encodeDelta(
+        header: DeltaHeader, upserts: [SnapshotEntry], removals: [String]
+    ) -> [UInt8] {
+        var writer = ByteWriter(capacity: deltaHeaderSize + (upserts.count + removals.count) * 80 + checksumSize)
+        writer.append(contentsOf: deltaMagic)
+        writer.append(version)
+        writer.append(UInt32(0))
+        writer.append(header.sequence)
+        writer.append(header.baseChecksum)
+        writer.append(header.previousChecksum)
+        writer.append(header.rootHash)
+        writer.append(header.relinkWindow.lowerBound)
+        writer.append(header.relinkWindow.upperBound)
+        writer.append(UInt64(upserts.count + removals.count))
+        writer.append(header.entryCount)
+        writer.append(UInt64(0))
+        // Removals first, then upserts, each group in path order without duplicates (the
+        // last upsert of a path wins).
+        var previous: [UInt8] = []
+        var uniqueRemovals: [String] = []
+        for path in removals.sorted(by: PathOrder.pathLess)
+        where uniqueRemovals.last.map({ !PathOrder.sameBytes($0, path) }) ?? true {
+            uniqueRemovals.append(path)
+        }
+        var uniqueUpserts: [SnapshotEntry] = []
+        for entry in upserts.enumerated().sorted(by: { first, second in
+            let order = PathOrder.compareBytes(first.element.path, second.element.path, slashIsLowest: true)
+            return order != 0 ? order < 0 : first.offset < second.offset
+        }).map(\.element) {
+            if let last = uniqueUpserts.last, PathOrder.sameBytes(last.path, entry.path) {
+                uniqueUpserts[uniqueUpserts.count - 1] = entry
+            } else {
+                uniqueUpserts.append(entry)
+            }
+        }
+        // The record count is patched once the unique records are known.
+        let countOffset = 8 + 4 + 4 + 8 + 16 * 3 + 8 + 8
+        writer.patch(UInt64(uniqueRemovals.count + uniqueUpserts.count), at: countOffset)
+        for path in uniqueRemovals {
+            writer.append(RecordOperation.remove.rawValue)
+            appendPath(path, previous: &previous, to: &writer)
+        }
+        previous = []
+        for entry in uniqueUpserts {
+            writer.append(RecordOperation.upsert.rawValue)
+            appendEntry(entry, previous: &previous, to: &writer)
+        }
+        let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
+        writer.append(checksum)
+        return writer.bytes
+    }
+
+    static func decodeDelta(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedDelta {
+        let checksum = try verifyFrame(bytes, magic: deltaMagic, headerSize: deltaHeaderSize, path: path)
+        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
+        do {
+            _ = try reader.read(UInt32.self)
+            _ = try reader.read(UInt32.self)
+            let sequence = try reader.read(UInt64.self)
+            let baseChecksum = try reader.hash()
+            let previousChecksum = try reader.hash()
+            let rootHash = try reader.hash()
+            let windowStart = try reader.read(Int64.self)
+            let windowEnd = try reader.read(Int64.self)
+            let recordCount = try reader.read(UInt64.self)
+            let entryCount = try reader.read(UInt64.self)
+            _ = try reader.read(UInt64.self)
+            guard windowStart <= windowEnd, recordCount <= UInt64(reader.remaining / 5) else {
+                throw ManifestError(path: path, reason: .inconsistent("malformed header"))
+            }
+            var upserts: [SnapshotEntry] = []
+            var removals: [String] = []
+            var previous: [UInt8] = []
+            var lastOperation = RecordOperation.remove
+            for _ in 0..<recordCount {
+                guard let operation = RecordOperation(rawValue: try reader.read(UInt8.self)) else {
+                    throw ManifestError(path: path, reason: .inconsistent("unknown record type"))
+                }
+                if operation != lastOperation {
+                    guard operation == .upsert else {
+                        throw ManifestError(path: path, reason: .inconsistent("removal after upserts"))
+                    }
+                    previous = []
+                    lastOperation = operation
+                }
+                switch operation {
+                case .remove:
+                    guard let removed = try readPath(&reader, previous: &previous), !removed.isEmpty else {
+                        throw ManifestError(path: path, reason: .inconsistent("malformed removal"))
+                    }
+                    removals.append(removed)
+                case .upsert:
+                    guard let entry = try readEntry(&reader, previous: &previous) else {
+                        throw ManifestError(path: path, reason: .inconsistent("malformed record"))
+                    }
+                    upserts.append(entry)
+                }
+            }
+            guard reader.remaining == 0 else {
+                throw ManifestError(path: path, reason: .inconsistent("bytes after the last record"))
+            }
+            let header = DeltaHeader(
+                sequence: sequence, baseChecksum: baseChecksum, previousChecksum: previousChecksum,
+                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount)
+            return DecodedDelta(header: header, upserts: upserts, removals: removals, checksum: checksum)
+        } catch let error as ManifestError {
+            throw error
+        } catch {
+            throw ManifestError(path: path, reason: .truncated)
+        }
+    }
+
+    /// Checks magic, version and checksum; returns the checksum.
+    private static func verifyFrame(
+        _ bytes: UnsafeRawBufferPointer, magic: [UInt8], headerSize: Int, path: String
+    ) throws(ManifestError) -> ContentHash {
+        guard bytes.count >= 12 else { throw ManifestError(path: path, reason: .truncated) }
+        guard bytes.prefix(8).elementsEqual(magic) else { throw ManifestError(path: path, reason: .badMagic) }
+        let version = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+        guard version <= ManifestFormat.version else {
+            throw ManifestError(path: path, reason: .futureVersion(version))
+        }
+        guard bytes.count >= headerSize + checksumSize else { throw ManifestError(path: path, reason: .truncated) }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)])
+        let stored = ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - checksumSize)...]))
+        let checksum = ContentHash.of(body)
+        guard checksum == stored else { throw ManifestError(path: path, reason: .checksumMismatch) }
+        return checksum
+    }
+}

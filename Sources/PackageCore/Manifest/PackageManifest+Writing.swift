@@ -1,0 +1,119 @@
+extension PackageManifest {
+    /// The manifest of a freshly recorded tree (no deltas yet), as a save or `pkgtool
+    /// manifest` would leave it, with `recordedAt` set to `time`.
+    public init(recording snapshot: TreeSnapshot, at time: Int64 = .max) {
+        self.snapshot = snapshot
+        self.recordedAt = Array(repeating: time, count: snapshot.entries.count)
+        self.relinkWindows = []
+        self.baseChecksum = ContentHash.of(ManifestFormat.encodeIndex(snapshot))
+        self.lastDeltaChecksum = ContentHash(high: 0, low: 0)
+        self.lastSequence = 0
+        self.deltaRecordCount = 0
+        self.staleDeltaFiles = []
+    }
+
+    /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
+    /// hard-linked unchanged files, the interval their status-change times moved into.
+    public static func encodedIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+        ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow)
+    }
+
+    /// The name and bytes of the delta file that records, on top of this manifest, the
+    /// entries a save wrote (`upserts`, ancestors included) and removed (`removals`, whole
+    /// subtrees), and the tree's new root hash and entry count.
+    ///
+    /// - Complexity: O(k log k) in the number of records; independent of the package size.
+    public func encodedDelta(
+        upserts: [SnapshotEntry], removals: [String], newRootHash: ContentHash, newEntryCount: Int,
+        relinkWindow: ClosedRange<Int64>?
+    ) -> (name: String, bytes: [UInt8]) {
+        let sequence = lastSequence + 1
+        let header = ManifestFormat.DeltaHeader(
+            sequence: sequence, baseChecksum: baseChecksum, previousChecksum: lastDeltaChecksum,
+            rootHash: newRootHash, relinkWindow: relinkWindow ?? 0...0, entryCount: UInt64(newEntryCount))
+        let bytes = ManifestFormat.encodeDelta(header: header, upserts: upserts, removals: removals)
+        return (Self.deltaFileName(sequence), bytes)
+    }
+
+    /// `delta.000001` and so on: zero-padded so that names sort in sequence order.
+    public static func deltaFileName(_ sequence: UInt64) -> String {
+        let digits = String(sequence)
+        return PackageLayout.deltaFilePrefix + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+    }
+
+    /// The names of the delta files this manifest was built from, and stale ones.
+    public var deltaFileNames: [String] {
+        (0..<lastSequence).map { Self.deltaFileName($0 + 1) } + staleDeltaFiles
+    }
+
+    /// Whether the deltas have grown enough that the next save should rewrite the base:
+    /// more than an eighth of the entries (at least 1,024 records), so that compaction's
+    /// O(n) write is amortised over many O(change) saves.
+    public var needsCompaction: Bool {
+        deltaRecordCount > max(1024, snapshot.entries.count / 8) || lastSequence >= 10_000
+    }
+
+    /// Writes `snapshot` as the package's new base manifest and removes every delta file:
+    /// what `pkgtool manifest` does. The base is replaced atomically; a crash before the
+    /// deltas are removed leaves deltas of the old base, which loading ignores.
+    ///
+    /// - Complexity: one atomic file write of O(n) bytes, one unlink per delta file.
+    public static func writeIndex(_ snapshot: TreeSnapshot, packagePath: String, durability: Durability) throws {
+        try writeIndexBytes(encodedIndex(snapshot), packagePath: packagePath, durability: durability)
+    }
+
+    /// `writeIndex` with the bytes already encoded.
+    static func writeIndexBytes(_ bytes: [UInt8], packagePath: String, durability: Durability) throws {
+        let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
+        if try FileSystem.statusIfExists(metadataPath) == nil {
+            try FileSystem.makeDirectory(metadataPath, permissions: 0o755)
+            if durability == .full { try FileSystem.syncDirectory(packagePath) }
+        }
+        let existing = (try? PackageManifest.load(packagePath: packagePath))??.deltaFileNames ?? []
+        try AtomicFile.write(
+            bytes, to: PackageLayout.joined(metadataPath, PackageLayout.indexFileName), durability: durability)
+        let metadata = try FileDescriptor.openDirectory(metadataPath)
+        var removedAny = false
+        for name in try DirectoryListing.names(in: metadata)
+        where name.hasPrefix(PackageLayout.deltaFilePrefix) || existing.contains(name) {
+            try FileSystem.remove(name, relativeTo: metadata.rawValue)
+            removedAny = true
+        }
+        if removedAny && durability == .full { try metadata.sync() }
+    }
+}
+
+/// A package scanned with its manifest's stat cache: files whose stat data match the
+/// manifest are not read.
+public struct PackageScan: Sendable {
+    public var result: TreeScanner.Result
+    /// The manifest that was used, when there was a trustworthy one.
+    public var manifest: PackageManifest?
+    /// Why an existing manifest was not used (damaged, future version…), when so.
+    public var manifestProblem: ManifestError?
+
+    public var snapshot: TreeSnapshot { result.snapshot }
+
+    /// Scans the package at `path`, leaving out its `.pkgtool` directory and taking hashes
+    /// from its manifest where the stat data prove them current.
+    ///
+    /// - Complexity: one stat per entry; one streamed read per file not proven unchanged.
+    public static func scan(_ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active)
+        throws -> PackageScan
+    {
+        var manifest: PackageManifest?
+        var problem: ManifestError?
+        if useManifest {
+            do {
+                manifest = try PackageManifest.load(packagePath: path)
+            } catch let error as ManifestError {
+                problem = error
+            }
+        }
+        let scanner = TreeScanner(
+            workers: workers, knownHash: manifest?.hashLookup,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        let result = try scanner.scan(path)
+        return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
+    }
+}

@@ -1,0 +1,248 @@
+import Glibc
+
+/// What pkgtool last recorded of a package: every entry's content hash and stat data,
+/// persisted in the package's `.pkgtool` directory (Specs/manifest.md).
+///
+/// It lets diff, verify and save skip reading files whose stat data still match (git's
+/// index rules, with racy-timestamp protection) and lets a save know the package's state
+/// without rescanning it.
+public struct PackageManifest: Sendable {
+    /// The recorded tree, with stat data on every entry.
+    public internal(set) var snapshot: TreeSnapshot
+    /// Per entry: the modification time of the manifest file that recorded it. An entry
+    /// whose file's mtime is not older than this may have changed within the same
+    /// timestamp granule after it was recorded ("racy"): it is re-hashed.
+    var recordedAt: [Int64]
+    /// Windows in which saves hard-linked unchanged files, moving their ctimes; a ctime
+    /// inside one of them is the save's own doing, not an edit.
+    var relinkWindows: [ClosedRange<Int64>]
+    /// Identifies the base file; deltas name the base they apply to.
+    var baseChecksum: ContentHash
+    /// The checksum of the last delta applied (zero when none): the next delta chains to it.
+    var lastDeltaChecksum: ContentHash
+    /// Sequence number of the last delta applied (0 when none).
+    public internal(set) var lastSequence: UInt64
+    /// Records held in delta files: compaction rewrites the base when this grows.
+    public internal(set) var deltaRecordCount: Int
+    /// Delta files found on disk that belonged to an older base (left by an interrupted compaction).
+    public internal(set) var staleDeltaFiles: [String]
+
+    /// The recorded entries, in depth-first path order.
+    public var entries: [SnapshotEntry] { snapshot.entries }
+
+    // MARK: Loading
+
+    /// Loads the manifest of the package at `packagePath`.
+    ///
+    /// - Returns: nil when the package has no manifest.
+    /// - Throws: `ManifestError` when it exists but cannot be trusted (truncated, damaged,
+    ///   a future version, an inconsistent delta chain); `FileSystemError` when it cannot be read.
+    /// - Complexity: one read of the base file and of each delta file; O(n) decoding.
+    public static func load(packagePath: String) throws -> PackageManifest? {
+        let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
+        let metadata: FileDescriptor
+        do {
+            metadata = try FileDescriptor.openDirectory(metadataPath)
+        } catch {
+            if error.isNotFound || error.errno == .notDirectory { return nil }
+            throw error
+        }
+        let indexPath = PackageLayout.joined(metadataPath, PackageLayout.indexFileName)
+        guard let (indexBytes, indexTime) = try readWhole(PackageLayout.indexFileName, in: metadata, path: indexPath)
+        else { return nil }
+        let index = try indexBytes.withUnsafeBytes { bytes throws(ManifestError) in
+            try ManifestFormat.decodeIndex(bytes, path: indexPath)
+        }
+        try checkOrder(index.entries, path: indexPath)
+        var manifest = PackageManifest(
+            snapshot: TreeSnapshot(entries: withDescendantCounts(index.entries), rootHash: index.rootHash),
+            recordedAt: Array(repeating: indexTime, count: index.entries.count),
+            relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
+            baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
+            deltaRecordCount: 0, staleDeltaFiles: [])
+
+        // Deltas, in sequence order; those written for an older base are leftovers of an
+        // interrupted compaction and are ignored.
+        var deltas: [(sequence: UInt64, name: String)] = []
+        for name in try DirectoryListing.names(in: metadata) where name.hasPrefix(PackageLayout.deltaFilePrefix) {
+            guard let sequence = UInt64(name.dropFirst(PackageLayout.deltaFilePrefix.count)) else { continue }
+            deltas.append((sequence, name))
+        }
+        deltas.sort { $0.sequence < $1.sequence }
+        for (sequence, name) in deltas {
+            let deltaPath = PackageLayout.joined(metadataPath, name)
+            guard let (bytes, time) = try readWhole(name, in: metadata, path: deltaPath) else { continue }
+            let delta = try bytes.withUnsafeBytes { raw throws(ManifestError) in
+                try ManifestFormat.decodeDelta(raw, path: deltaPath)
+            }
+            guard delta.header.baseChecksum == manifest.baseChecksum else {
+                manifest.staleDeltaFiles.append(name)
+                continue
+            }
+            guard delta.header.sequence == sequence, sequence == manifest.lastSequence + 1,
+                delta.header.previousChecksum == manifest.lastDeltaChecksum
+            else {
+                throw ManifestError(
+                    path: deltaPath,
+                    reason: .brokenDeltaChain("expected delta \(manifest.lastSequence + 1), found \(sequence)"))
+            }
+            try manifest.apply(delta, recordedAt: time, path: deltaPath)
+        }
+        return manifest
+    }
+
+    /// Reads a whole file relative to `directory`; nil when it does not exist.
+    private static func readWhole(_ name: String, in directory: borrowing FileDescriptor, path: String) throws
+        -> ([UInt8], Int64)?
+    {
+        do {
+            let file = try FileDescriptor.open(name, relativeTo: directory.rawValue, options: [.noFollow])
+            let status = try file.status()
+            guard status.kind == .regular else {
+                throw ManifestError(path: path, reason: .inconsistent("not a regular file"))
+            }
+            var bytes = [UInt8](repeating: 0, count: Int(status.size))
+            let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
+            if count < bytes.count { bytes.removeSubrange(count...) }
+            return (bytes, status.modificationTime)
+        } catch let failure as FileSystemError {
+            if failure.isNotFound && failure.operation == .open { return nil }
+            throw FileSystemError(failure.operation, path: path, errno: failure.errno, reason: failure.reason)
+        }
+    }
+
+    private static func checkOrder(_ entries: [SnapshotEntry], path: String) throws(ManifestError) {
+        for index in entries.indices.dropFirst()
+        where !PathOrder.pathLess(entries[index - 1].path, entries[index].path) {
+            throw ManifestError(path: path, reason: .inconsistent("entries out of order at '\(entries[index].path)'"))
+        }
+    }
+
+    /// Merges one delta into the entries (both sorted): removals take whole subtrees.
+    private mutating func apply(_ delta: ManifestFormat.DecodedDelta, recordedAt time: Int64, path: String)
+        throws(ManifestError)
+    {
+        let old = snapshot.entries
+        let oldTimes = recordedAt
+        var merged: [SnapshotEntry] = []
+        var times: [Int64] = []
+        merged.reserveCapacity(old.count + delta.upserts.count)
+        times.reserveCapacity(old.count + delta.upserts.count)
+        let removals = delta.removals
+        var removalIndex = 0
+        var upsertIndex = 0
+        var oldIndex = 0
+        func removed(_ entryPath: String) -> Bool {
+            // Removals are sorted; advance past those that sort before this path and are not its ancestors.
+            while removalIndex < removals.count {
+                let removal = removals[removalIndex]
+                if PathOrder.sameBytes(removal, entryPath) || Self.isDescendant(entryPath, of: removal) { return true }
+                if PathOrder.pathLess(removal, entryPath) {
+                    removalIndex += 1
+                    continue
+                }
+                return false
+            }
+            return false
+        }
+        while oldIndex < old.count || upsertIndex < delta.upserts.count {
+            if upsertIndex < delta.upserts.count
+                && (oldIndex == old.count || !PathOrder.pathLess(old[oldIndex].path, delta.upserts[upsertIndex].path))
+            {
+                let upsert = delta.upserts[upsertIndex]
+                if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, upsert.path) { oldIndex += 1 }
+                merged.append(upsert)
+                times.append(time)
+                upsertIndex += 1
+            } else {
+                let entry = old[oldIndex]
+                if !removed(entry.path) {
+                    merged.append(entry)
+                    times.append(oldTimes[oldIndex])
+                }
+                oldIndex += 1
+            }
+        }
+        do {
+            try Self.checkOrder(merged, path: path)
+        } catch {
+            throw error
+        }
+        snapshot = TreeSnapshot(entries: Self.withDescendantCounts(merged), rootHash: delta.header.rootHash)
+        recordedAt = times
+        if delta.header.relinkWindow.upperBound > 0 { relinkWindows.append(delta.header.relinkWindow) }
+        baseChecksum = delta.header.baseChecksum
+        lastDeltaChecksum = delta.checksum
+        lastSequence = delta.header.sequence
+        deltaRecordCount += delta.upserts.count + delta.removals.count
+        guard UInt64(merged.count) == delta.header.entryCount else {
+            throw ManifestError(
+                path: path,
+                reason: .inconsistent("\(merged.count) entries after applying it, \(delta.header.entryCount) expected"))
+        }
+    }
+
+    /// Fills every directory's descendant count from the paths (entries in depth-first order).
+    static func withDescendantCounts(_ entries: [SnapshotEntry]) -> [SnapshotEntry] {
+        var result = entries
+        var open: [Int] = []
+        for index in result.indices {
+            while let top = open.last, !isDescendant(result[index].path, of: result[top].path) {
+                result[top].descendantCount = index - top - 1
+                open.removeLast()
+            }
+            if result[index].kind == .directory { open.append(index) }
+        }
+        for top in open { result[top].descendantCount = result.count - top - 1 }
+        return result
+    }
+
+    /// Whether `path` lies strictly inside the directory `ancestor` (by bytes).
+    static func isDescendant(_ path: String, of ancestor: String) -> Bool {
+        var path = path
+        var ancestor = ancestor
+        return path.withUTF8 { p in
+            ancestor.withUTF8 { a in
+                p.count > a.count + 1 && p[a.count] == 0x2F && memcmp(p.baseAddress!, a.baseAddress!, a.count) == 0
+            }
+        }
+    }
+
+    // MARK: The stat cache
+
+    /// The recorded hash of the regular file at `path`, when its current `status` proves it
+    /// unchanged: same kind, size, mtime (ns), inode, and ctime (or a ctime a save's own
+    /// hard-linking produced), and not racy. Nil means: read and hash the file.
+    ///
+    /// - Complexity: O(log n) path comparisons.
+    public func cachedHash(for path: String, status: FileStatus) -> ContentHash? {
+        guard let index = snapshot.index(of: path) else { return nil }
+        let entry = snapshot.entries[index]
+        guard entry.kind == .regular, status.kind == .regular, entry.size == status.size,
+            entry.modificationTime == status.modificationTime, entry.inode == status.inode,
+            entry.modificationTime < recordedAt[index]
+        else { return nil }
+        if entry.changeTime != status.changeTime {
+            guard relinkWindows.contains(where: { $0.contains(status.changeTime) }) else { return nil }
+        }
+        return entry.hash
+    }
+
+    /// The recorded hash of the source file that was saved to `path`, when its current
+    /// `status` matches the stamp recorded then (same device, inode, size, mtime, ctime) and
+    /// is not racy: the stat cache of `pkgtool save SRC PKG` for SRC.
+    public func cachedSourceHash(for path: String, status: FileStatus) -> ContentHash? {
+        guard let index = snapshot.index(of: path) else { return nil }
+        let entry = snapshot.entries[index]
+        guard entry.kind == .regular, status.kind == .regular, let stamp = entry.source, entry.size == status.size,
+            stamp == SourceStamp(status), stamp.modificationTime < recordedAt[index]
+        else { return nil }
+        return entry.hash
+    }
+
+    /// A scanner lookup backed by this manifest.
+    public var hashLookup: TreeScanner.HashLookup {
+        let manifest = self
+        return { path, status in manifest.cachedHash(for: path, status: status) }
+    }
+}

@@ -1,0 +1,176 @@
+import Glibc
+
+/// The save engine: makes a package's content equal to a new snapshot, writing only what
+/// changed, crash-safe, with the chosen strategy (Specs/save.md).
+public enum PackageSaver {
+    /// Makes the package at `packagePath` hold exactly the tree at `source` (created when
+    /// absent), like `rsync -a --delete SOURCE/ PACKAGE/` but crash-safe and atomic as the
+    /// strategy promises, then records the new state in the package's manifest.
+    ///
+    /// Unchanged means equal content hash and size at the same path. Source files whose
+    /// stat data match what the manifest recorded at the last save from them are not
+    /// reread. Unless `options.trustManifest`, the package's own stat data are checked
+    /// against its manifest first, so edits made behind pkgtool's back are not missed.
+    ///
+    /// - Complexity: a stat of every source entry (and package entry, unless trusted), a
+    ///   read of every source file whose stat changed, and writes in proportion to the
+    ///   change (`journaled`), to the change plus one link per unchanged file (`atomic`),
+    ///   or to the whole package (`full`).
+    public static func save(directory source: String, to packagePath: String, options: SaveOptions = SaveOptions())
+        throws -> SaveStatistics
+    {
+        let clock = Stopwatch()
+        var statistics = SaveStatistics(strategy: options.strategy)
+        let packagePath = PackageLock.trimmingTrailingSlashes(packagePath)
+        let sourceStatus = try FileSystem.status(source, followSymlinks: true)
+        guard sourceStatus.kind == .directory else {
+            throw SaveRefusal("cannot save from '\(source)': it is a \(sourceStatus.kind), not a directory")
+        }
+        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
+            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
+        }
+        try refuseOverlap(source: source, package: packagePath)
+
+        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
+        defer { lock.release() }
+        let recovery = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
+        statistics.recovered = recovery.didAnything
+
+        let packageExists = try FileSystem.statusIfExists(packagePath) != nil
+        var manifest: PackageManifest?
+        if packageExists {
+            do {
+                manifest = try PackageManifest.load(packagePath: packagePath)
+            } catch let problem as ManifestError {
+                statistics.notes.append("\(problem); rebuilt it by hashing the package")
+            }
+            if manifest == nil { statistics.manifestRebuilt = true }
+        }
+
+        // The package's current state.
+        var old = TreeSnapshot.empty
+        var recorded: PackageManifest?
+        if packageExists {
+            if options.trustManifest, let manifest {
+                old = manifest.snapshot
+            } else {
+                let scanner = TreeScanner(
+                    workers: options.workers, knownHash: manifest?.hashLookup,
+                    excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+                let scan = try scanner.scan(packagePath)
+                old = scan.snapshot
+                recorded = manifest
+                if let manifest { old.adoptSourceStamps(from: manifest.snapshot) }
+                statistics.filesHashed += scan.filesHashed
+                statistics.bytesHashed += scan.bytesHashed
+            }
+        }
+
+        // The new state: the source, with the manifest as its stat cache.
+        var sourceLookup: TreeScanner.HashLookup?
+        if let cache = manifest {
+            sourceLookup = { path, status in cache.cachedSourceHash(for: path, status: status) }
+        }
+        let scanner = TreeScanner(
+            workers: options.workers, knownHash: sourceLookup,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        let sourceScan = try scanner.scan(source)
+        statistics.filesHashed += sourceScan.filesHashed
+        statistics.bytesHashed += sourceScan.bytesHashed
+        for skipped in sourceScan.skipped {
+            statistics.notes.append("skipped '\(PackageLayout.joined(source, skipped.path))': a \(skipped.kind) is not package content")
+        }
+        var newEntries = sourceScan.snapshot.entries
+        var origins: [ContentOrigin?] = Array(repeating: nil, count: newEntries.count)
+        for index in newEntries.indices where newEntries[index].kind == .regular {
+            let entry = newEntries[index]
+            newEntries[index].source = SourceStamp(
+                device: entry.device, inode: entry.inode, modificationTime: entry.modificationTime,
+                changeTime: entry.changeTime)
+            origins[index] = .file(path: PackageLayout.joined(source, entry.path))
+        }
+        let new = TreeSnapshot(entries: newEntries, rootHash: sourceScan.snapshot.rootHash)
+        let plan = SavePlan(old: old, new: new, origins: origins, recorded: recorded)
+
+        let context = SaveContext(
+            packagePath: packagePath, plan: plan, manifest: manifest, options: options,
+            rootPermissions: sourceStatus.permissions)
+        try context.execute(packageExists: packageExists, statistics: &statistics)
+        statistics.rootHash = new.rootHash
+        statistics.entryCount = new.entries.count
+        statistics.seconds = clock.seconds
+        return statistics
+    }
+
+    /// Refuses a source inside the package or a package inside the source: saving would
+    /// copy a tree into itself.
+    static func refuseOverlap(source: String, package: String) throws {
+        let sourceReal = realPath(source)
+        guard let sourceReal else { return }
+        var packageReal = realPath(package)
+        if packageReal == nil {
+            let (parent, name) = AtomicFile.split(package)
+            packageReal = realPath(parent).map { PackageLayout.joined($0, name) }
+        }
+        guard let packageReal else { return }
+        if sourceReal == packageReal || sourceReal.hasPrefix(packageReal + "/") || packageReal.hasPrefix(sourceReal + "/") {
+            throw SaveRefusal("cannot save '\(source)' to '\(package)': one lies inside the other")
+        }
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+extension TreeSnapshot {
+    /// Copies the source stamps `recorded` holds for the same paths (a merge join: O(n)).
+    mutating func adoptSourceStamps(from recorded: TreeSnapshot) {
+        var other = 0
+        for index in entries.indices {
+            while other < recorded.entries.count
+                && PathOrder.pathLess(recorded.entries[other].path, entries[index].path)
+            {
+                other += 1
+            }
+            guard other < recorded.entries.count else { return }
+            if PathOrder.sameBytes(recorded.entries[other].path, entries[index].path) {
+                entries[index].source = recorded.entries[other].source
+            }
+        }
+    }
+}
+
+/// Wall-clock time of one operation.
+struct Stopwatch {
+    private let start: timespec
+    init() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        start = now
+    }
+    var seconds: Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9
+    }
+}
+
+/// Wall-clock readings in the kernel's file-timestamp clock, for relink windows.
+enum FileClock {
+    /// A time no later than any timestamp the kernel sets from now on (the coarse clock).
+    static func lowerBound() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// A time no earlier than any timestamp the kernel has set so far.
+    static func upperBound() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+}

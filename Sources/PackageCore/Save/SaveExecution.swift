@@ -1,0 +1,430 @@
+import Glibc
+
+/// Carries out a `SavePlan` with one strategy, and records the result in the manifest.
+final class SaveContext {
+    let packagePath: String
+    let plan: SavePlan
+    let manifest: PackageManifest?
+    let options: SaveOptions
+    /// Permission bits for the package directory when it is created.
+    let rootPermissions: UInt32
+    let progress: SaveProgressTracker
+    let writer: EntryWriter
+    /// The package-side status of each new entry this save wrote (by index in `plan.new`).
+    var writtenStatus: [Int: FileStatus] = [:]
+
+    init(packagePath: String, plan: SavePlan, manifest: PackageManifest?, options: SaveOptions, rootPermissions: UInt32) {
+        self.packagePath = packagePath
+        self.plan = plan
+        self.manifest = manifest
+        self.options = options
+        self.rootPermissions = rootPermissions
+        self.progress = SaveProgressTracker(report: options.progress)
+        self.writer = EntryWriter(durability: options.durability, progress: progress)
+    }
+
+    var durable: Bool { options.durability == .full }
+
+    func execute(packageExists: Bool, statistics: inout SaveStatistics) throws {
+        let manifestIsCurrent = manifest != nil && plan.refreshes.isEmpty && manifest?.snapshot.rootHash == plan.new.rootHash
+        if packageExists && plan.isEmpty && manifestIsCurrent && options.strategy != .full {
+            statistics.unchanged = true
+            progress.plan(files: 0, bytes: 0)
+            progress.finish()
+            return
+        }
+        if packageExists && plan.isEmpty, options.strategy != .full, let manifest {
+            // Only stat data to record afresh: a new delta file, no new tree.
+            try recordMetadataOnly(manifest, statistics: &statistics)
+            progress.finish()
+            statistics.unchanged = true
+            return
+        }
+        switch options.strategy {
+        case .journaled where packageExists:
+            try saveJournaled(statistics: &statistics)
+        case .journaled, .atomic:
+            try saveStaged(copyEverything: false, packageExists: packageExists, statistics: &statistics)
+        case .full:
+            try saveStaged(copyEverything: true, packageExists: packageExists, statistics: &statistics)
+        }
+        progress.finish()
+        statistics.unchanged = plan.isEmpty
+    }
+
+    // MARK: Metadata only
+
+    /// Adds one delta file to the package's manifest. Safe under every strategy: the file is
+    /// new (no linked inode is touched) and both the old and the new manifest describe the
+    /// same content.
+    private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
+        let record = manifestRecord()
+        let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
+        let metadata = try FileDescriptor.openDirectory(metadataPath)
+        if manifest.needsCompaction {
+            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = true
+            return
+        }
+        let delta = manifest.encodedDelta(
+            upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+            newEntryCount: plan.new.entries.count, relinkWindow: nil)
+        try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
+        if durable { try metadata.sync() }
+        statistics.metadataBytesWritten += Int64(delta.bytes.count)
+    }
+
+    // MARK: Journaled
+
+    /// New files under temporary names in `.pkgtool/tmp`, a redo journal committed with one
+    /// atomic file write, then applied; recovery re-applies it after a crash.
+    private func saveJournaled(statistics: inout SaveStatistics) throws {
+        let root = try FileDescriptor.openDirectory(packagePath)
+        let metadataName = PackageLayout.metadataDirectoryName
+        let temporaryName = metadataName + "/" + SaveJournal.temporaryDirectoryName
+        if try FileSystem.statusIfExists(metadataName, relativeTo: root.rawValue) == nil {
+            try FileSystem.makeDirectory(metadataName, relativeTo: root.rawValue)
+            if durable { try root.sync() }
+        }
+        if try FileSystem.statusIfExists(temporaryName, relativeTo: root.rawValue) == nil {
+            try FileSystem.makeDirectory(temporaryName, relativeTo: root.rawValue, permissions: 0o700)
+        }
+        let temporary = try FileDescriptor.openDirectory(temporaryName, relativeTo: root.rawValue)
+        planProgress(linking: false)
+
+        var removals: [SaveJournal.Operation] = []
+        var directories: [SaveJournal.Operation] = []
+        var renames: [SaveJournal.Operation] = []
+        var permissions: [SaveJournal.Operation] = []
+        for index in plan.removals {
+            let entry = plan.old.entries[index]
+            removals.append(.remove(path: entry.path, kind: entry.kind))
+        }
+        var counter = 0
+        func nextTemporary() -> String {
+            counter += 1
+            return "n" + String(counter)
+        }
+        for index in plan.creations {
+            let entry = plan.new.entries[index]
+            switch entry.kind {
+            case .directory:
+                directories.append(.makeDirectory(path: entry.path, permissions: entry.permissions))
+                statistics.directoriesCreated += 1
+            case .symbolicLink:
+                let name = nextTemporary()
+                writtenStatus[index] = try writer.writeSymbolicLink(
+                    target: entry.linkTarget ?? "", named: name, in: temporary.rawValue)
+                renames.append(.rename(temporary: name, path: entry.path))
+                statistics.symbolicLinksWritten += 1
+            default:
+                let name = nextTemporary()
+                let written = try writeFile(index, named: name, in: temporary.rawValue)
+                writtenStatus[index] = written.status
+                renames.append(.rename(temporary: name, path: entry.path))
+                statistics.filesWritten += 1
+                statistics.bytesWritten += written.size
+            }
+        }
+        for index in plan.permissionChanges {
+            let entry = plan.new.entries[index]
+            permissions.append(.setPermissions(path: entry.path, permissions: entry.permissions))
+        }
+        statistics.permissionsChanged = plan.permissionChanges.count
+
+        // The manifest: a delta, or a new base when there is none or the deltas grew.
+        var metadataOperations: [SaveJournal.Operation] = []
+        let record = manifestRecord()
+        if let manifest, !manifest.needsCompaction {
+            let delta = manifest.encodedDelta(
+                upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+                newEntryCount: plan.new.entries.count, relinkWindow: nil)
+            let name = nextTemporary()
+            try writeMetadata(delta.bytes, named: name, in: temporary.rawValue)
+            metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + delta.name))
+            statistics.metadataBytesWritten += Int64(delta.bytes.count)
+        } else {
+            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            let name = nextTemporary()
+            try writeMetadata(bytes, named: name, in: temporary.rawValue)
+            metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + PackageLayout.indexFileName))
+            for stale in manifest?.deltaFileNames ?? [] {
+                metadataOperations.append(.remove(path: metadataName + "/" + stale, kind: .regular))
+            }
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = manifest != nil
+        }
+        if durable { try temporary.sync() }
+
+        // Commit, apply, and retire the journal.
+        let journal = SaveJournal(operations: removals + directories + renames + permissions + metadataOperations)
+        let journalBytes = journal.encoded()
+        try AtomicFile.write(
+            journalBytes, to: PackageLayout.joined(packagePath, metadataName + "/" + SaveJournal.fileName),
+            durability: options.durability)
+        statistics.metadataBytesWritten += Int64(journalBytes.count)
+        statistics.entriesRemoved = try journal.apply(root: root, rootPath: packagePath, durability: options.durability)
+        try FileSystem.remove(metadataName + "/" + SaveJournal.fileName, relativeTo: root.rawValue)
+        if durable { try FileSystem.syncDirectory(metadataName, relativeTo: root.rawValue) }
+    }
+
+    // MARK: Full and atomic
+
+    /// The whole new tree built in a staging directory beside the package (unchanged files
+    /// hard-linked unless `copyEverything`), fsynced, then swapped in with one
+    /// `renameat2(RENAME_EXCHANGE)` (or `RENAME_NOREPLACE` for a first save).
+    private func saveStaged(copyEverything: Bool, packageExists: Bool, statistics: inout SaveStatistics) throws {
+        let (parentPath, name) = AtomicFile.split(packagePath)
+        let parent = try FileDescriptor.openDirectory(parentPath)
+        let stagingName = PackageRecovery.stagingPrefix(for: name) + AtomicFile.randomSuffix()
+        let stagingPath = PackageLayout.joined(parentPath, stagingName)
+        var permissions = rootPermissions
+        if packageExists { permissions = try FileSystem.status(name, relativeTo: parent.rawValue).permissions }
+        try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions)
+        do {
+            let staging = try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
+            try FileSystem.setPermissions(".", permissions, relativeTo: staging.rawValue)
+            try buildStagingTree(
+                staging, copyEverything: copyEverything, packageExists: packageExists, statistics: &statistics)
+            // Commit: swap the staged tree in.
+            if packageExists {
+                try swapIn(stagingName, name, parent: parent, statistics: &statistics)
+            } else {
+                try FileSystem.renameNoReplace(
+                    stagingName, to: name, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+            }
+            do {
+                if durable { try parent.sync() }
+            } catch {
+                // The swap may not be durable: undo it, so that the error leaves the previous
+                // version in place, as every other failure does.
+                if packageExists {
+                    try? FileSystem.exchange(
+                        stagingName, with: name, firstDirectory: parent.rawValue, secondDirectory: parent.rawValue)
+                } else {
+                    try? FileSystem.rename(name, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+                }
+                throw error
+            }
+        } catch {
+            // Nothing was swapped in: the package is untouched. Remove the partial staging
+            // tree now if we can; recovery does it otherwise.
+            try? FileSystem.removeTree(stagingName, relativeTo: parent.rawValue)
+            throw error
+        }
+        // Saved. The old tree now sits under the staging name.
+        do {
+            try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue)
+        } catch {
+            statistics.notes.append("the previous version could not be removed (\(error)); the next save removes it")
+        }
+        statistics.entriesRemoved = plan.removedEntryCount
+        statistics.permissionsChanged = plan.permissionChanges.count
+    }
+
+    /// Creates every entry of the new tree under `staging`, and its manifest.
+    private func buildStagingTree(
+        _ staging: borrowing FileDescriptor, copyEverything: Bool, packageExists: Bool,
+        statistics: inout SaveStatistics
+    ) throws {
+        let packageDescriptor = packageExists ? SharedDescriptor(try FileDescriptor.openDirectory(packagePath)) : nil
+        let package: Int32? = packageDescriptor?.rawValue
+        defer { withExtendedLifetime(packageDescriptor) {} }
+        planProgress(linking: !copyEverything)
+        var directories: [String] = [""]
+        let windowStart = FileClock.lowerBound()
+        var linked = 0
+        var linksImpossible = false
+        let changedPermissions = Set(plan.permissionChanges)
+        for (index, entry) in plan.new.entries.enumerated() {
+            switch entry.kind {
+            case .directory:
+                try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: entry.permissions)
+                try FileSystem.setPermissions(entry.path, entry.permissions, relativeTo: staging.rawValue)
+                directories.append(entry.path)
+                statistics.directoriesCreated += 1
+            case .symbolicLink:
+                writtenStatus[index] = try writer.writeSymbolicLink(
+                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue)
+                statistics.symbolicLinksWritten += 1
+            default:
+                if !copyEverything, !linksImpossible, let package, let oldIndex = plan.unchangedOld[index],
+                    !changedPermissions.contains(index)
+                {
+                    do {
+                        try FileSystem.link(
+                            plan.old.entries[oldIndex].path, to: entry.path, fromDirectory: package,
+                            toDirectory: staging.rawValue)
+                        linked += 1
+                        statistics.filesLinked += 1
+                        progress.fileWritten()
+                        continue
+                    } catch {
+                        let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
+                        guard let code = error.errno, impossible.contains(code) else { throw error }
+                        linksImpossible = true
+                        statistics.notes.append(
+                            "hard links are impossible here (\(code.name)): unchanged files were copied instead")
+                    }
+                }
+                let written = try writeFile(index, named: entry.path, in: staging.rawValue)
+                writtenStatus[index] = written.status
+                if plan.unchangedOld[index] != nil && !copyEverything {
+                    statistics.filesCopiedForLinks += 1
+                    statistics.bytesCopiedForLinks += written.size
+                } else {
+                    statistics.filesWritten += 1
+                    statistics.bytesWritten += written.size
+                }
+            }
+        }
+        let window: ClosedRange<Int64>? = linked > 0 ? windowStart...FileClock.upperBound() : nil
+
+        // The manifest: the old base and deltas linked, plus a new delta; or a new base.
+        let metadataName = PackageLayout.metadataDirectoryName
+        try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
+        let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
+        let record = manifestRecord()
+        if !copyEverything, !linksImpossible, let manifest, let package, !manifest.needsCompaction {
+            for existing in [PackageLayout.indexFileName] + manifest.deltaFileNames
+            where !manifest.staleDeltaFiles.contains(existing) {
+                try FileSystem.link(
+                    metadataName + "/" + existing, to: existing, fromDirectory: package,
+                    toDirectory: metadata.rawValue)
+            }
+            let delta = manifest.encodedDelta(
+                upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+                newEntryCount: plan.new.entries.count, relinkWindow: window)
+            try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
+            statistics.metadataBytesWritten += Int64(delta.bytes.count)
+        } else {
+            let bytes = PackageManifest.encodedIndex(
+                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
+            try writeMetadata(bytes, named: PackageLayout.indexFileName, in: metadata.rawValue)
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = manifest != nil && !copyEverything
+        }
+        if durable {
+            try metadata.sync()
+            // Children before parents: a directory's entry is flushed after its contents.
+            for directory in directories.reversed() {
+                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
+            }
+        }
+    }
+
+    /// Exchanges the staging tree with the package; where the file system cannot exchange
+    /// (EINVAL), moves the package aside and the staging tree in, which recovery undoes
+    /// if a crash falls between the two renames.
+    private func swapIn(_ stagingName: String, _ name: String, parent: borrowing FileDescriptor, statistics: inout SaveStatistics)
+        throws
+    {
+        do {
+            try FileSystem.exchange(stagingName, with: name, firstDirectory: parent.rawValue, secondDirectory: parent.rawValue)
+            return
+        } catch {
+            guard error.errno == .invalidArgument || error.errno == .notSupported else { throw error }
+        }
+        let asideName = PackageRecovery.asidePrefix(for: name) + AtomicFile.randomSuffix()
+        try FileSystem.rename(name, to: asideName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        if durable { try parent.sync() }
+        try FileSystem.rename(stagingName, to: name, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        if durable { try parent.sync() }
+        try FileSystem.rename(asideName, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        statistics.notes.append("renameat2(RENAME_EXCHANGE) is not supported here: swapped in with two renames")
+    }
+
+    // MARK: Shared pieces
+
+    private func planProgress(linking: Bool) {
+        var files = 0
+        var bytes: Int64 = 0
+        let unchangedCount = plan.unchangedOld.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        for index in plan.creations where plan.new.entries[index].kind != .directory {
+            files += 1
+            bytes += plan.new.entries[index].kind == .regular ? plan.new.entries[index].size : 0
+        }
+        if linking { files += unchangedCount }
+        progress.plan(files: files, bytes: bytes)
+    }
+
+    /// Writes new entry `index`'s bytes as `name` in `directory`.
+    private func writeFile(_ index: Int, named name: String, in directory: Int32) throws -> EntryWriter.Written
+    {
+        let entry = plan.new.entries[index]
+        guard let origin = plan.origins[index] else {
+            throw SaveRefusal("no content for '\(entry.path)'")
+        }
+        return try writer.writeFile(
+            origin, named: name, in: directory, displayPath: PackageLayout.joined(packagePath, entry.path),
+            permissions: entry.permissions, modificationTime: entry.modificationTime,
+            expected: (entry.hash, entry.size))
+    }
+
+    /// Writes a metadata file (manifest, delta) and fsyncs it when durability asks.
+    private func writeMetadata(_ bytes: [UInt8], named name: String, in directory: Int32) throws {
+        let file = try FileDescriptor.open(
+            name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow])
+        try bytes.withUnsafeBytes { try file.write($0) }
+        if durable { try file.sync() }
+        try file.close()
+    }
+
+    /// The new tree as the manifest records it — package-side stat data, source stamps —
+    /// and the records a delta needs: every created, re-permissioned or refreshed entry
+    /// and every ancestor directory of a change; removals as subtree roots.
+    private func manifestRecord() -> (entries: [SnapshotEntry], upserts: [SnapshotEntry], removals: [String]) {
+        var entries = plan.new.entries
+        for index in entries.indices {
+            let kind = entries[index].kind
+            if let status = writtenStatus[index] {
+                entries[index].adoptPackageStatus(status)
+            } else if let oldIndex = plan.unchangedOld[index] {
+                let old = plan.old.entries[oldIndex]
+                entries[index].adoptPackageStatus(
+                    FileStatus(
+                        kind: kind, permissions: entries[index].permissions, size: old.size,
+                        modificationTime: old.modificationTime, changeTime: old.changeTime, inode: old.inode,
+                        device: old.device))
+            } else if kind == .directory, let oldIndex = plan.old.index(of: entries[index].path),
+                plan.old.entries[oldIndex].kind == .directory
+            {
+                let old = plan.old.entries[oldIndex]
+                entries[index].modificationTime = old.modificationTime
+                entries[index].changeTime = old.changeTime
+                entries[index].inode = old.inode
+                entries[index].device = old.device
+            }
+            if kind != .regular { entries[index].source = nil }
+        }
+        var changed = Set(plan.creations)
+        changed.formUnion(plan.permissionChanges)
+        changed.formUnion(plan.refreshes)
+        var ancestors = Set<String>()
+        func addAncestors(of path: String) {
+            var current = SaveJournal.parent(of: path)
+            while !current.isEmpty, ancestors.insert(current).inserted {
+                current = SaveJournal.parent(of: current)
+            }
+        }
+        for index in changed { addAncestors(of: entries[index].path) }
+        for index in plan.removals { addAncestors(of: plan.old.entries[index].path) }
+        var upserts = changed.sorted().map { entries[$0] }
+        for path in ancestors {
+            if let index = plan.new.index(of: path) { upserts.append(entries[index]) }
+        }
+        return (entries, upserts, plan.removals.map { plan.old.entries[$0].path })
+    }
+}
+
+extension SnapshotEntry {
+    /// Takes the package-side stat fields (the manifest's stat cache) from `status`.
+    mutating func adoptPackageStatus(_ status: FileStatus) {
+        modificationTime = status.modificationTime
+        changeTime = status.changeTime
+        inode = status.inode
+        device = status.device
+    }
+}

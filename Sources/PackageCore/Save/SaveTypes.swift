@@ -1,0 +1,101 @@
+/// How a save puts a new snapshot on disk; each has its own crash guarantee (Specs/save.md).
+public enum SaveStrategy: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// Everything written into a staging directory beside the package, then swapped in.
+    case full
+    /// A staging directory of hard links to the unchanged files plus the changed files
+    /// written fresh, swapped in with one `renameat2(RENAME_EXCHANGE)`: any reader sees
+    /// the old or the new package.
+    case atomic
+    /// Changed files written under temporary names inside the package, then a redo
+    /// journal committed and applied: cost in proportion to the change alone.
+    case journaled
+
+    /// The default, chosen by measurement (Specs/save.md).
+    public static let `default`: SaveStrategy = .journaled
+
+    public var description: String { rawValue }
+}
+
+/// How to save.
+public struct SaveOptions: Sendable {
+    public var strategy: SaveStrategy
+    public var durability: Durability
+    /// Threads for scanning and hashing.
+    public var workers: Int
+    /// Trust the package's manifest for its current state instead of checking the
+    /// package's stat data first (for callers that own the package, like a document
+    /// session holding the lock; `pkgtool save` checks by default).
+    public var trustManifest: Bool
+    /// Called with coarse progress (files and 1 MiB chunks), from the saving thread.
+    public var progress: (@Sendable (SaveProgress) -> Void)?
+
+    public init(
+        strategy: SaveStrategy = .default, durability: Durability = .full, workers: Int = ProcessInfoCores.active,
+        trustManifest: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil
+    ) {
+        self.strategy = strategy
+        self.durability = durability
+        self.workers = workers
+        self.trustManifest = trustManifest
+        self.progress = progress
+    }
+}
+
+/// Coarse progress of a save: units are files and 1 MiB chunks, never bytes.
+public struct SaveProgress: Sendable, Equatable {
+    public var totalUnits: Int
+    public var completedUnits: Int
+    public var totalFiles: Int
+    public var completedFiles: Int
+    public var totalBytes: Int64
+    public var completedBytes: Int64
+
+    public var fractionCompleted: Double { totalUnits == 0 ? 1 : Double(completedUnits) / Double(totalUnits) }
+}
+
+/// What a save did, counted by the engine itself.
+public struct SaveStatistics: Sendable, Equatable {
+    public var strategy: SaveStrategy
+    /// Regular files written (new or changed content), and their bytes.
+    public var filesWritten = 0
+    public var bytesWritten: Int64 = 0
+    /// Unchanged files hard-linked into the new tree (atomic).
+    public var filesLinked = 0
+    /// Unchanged files copied because hard links were impossible (another volume, a file
+    /// system without links), and their bytes.
+    public var filesCopiedForLinks = 0
+    public var bytesCopiedForLinks: Int64 = 0
+    public var directoriesCreated = 0
+    public var symbolicLinksWritten = 0
+    /// Entries removed (each entry of a removed subtree counts).
+    public var entriesRemoved = 0
+    public var permissionsChanged = 0
+    /// Bytes of pkgtool's own metadata written (manifest, journal).
+    public var metadataBytesWritten: Int64 = 0
+    /// Source files read and hashed to find out whether they changed.
+    public var filesHashed = 0
+    public var bytesHashed: Int64 = 0
+    /// The package had no sound manifest: its state was rebuilt by hashing it.
+    public var manifestRebuilt = false
+    /// The manifest's deltas were folded into a new base.
+    public var manifestCompacted = false
+    /// A previous save's leftovers were rolled forward or cleaned before this one.
+    public var recovered = false
+    /// Nothing differed: nothing but (perhaps) the manifest was written.
+    public var unchanged = false
+    public var seconds: Double = 0
+    public var rootHash = ContentHash(high: 0, low: 0)
+    public var entryCount = 0
+    /// Things a person should know ("hard links impossible here: unchanged files were copied").
+    public var notes: [String] = []
+
+    public init(strategy: SaveStrategy) { self.strategy = strategy }
+}
+
+/// A save refused because of its input (not an I/O failure): the source is not a
+/// directory, holds a name the package cannot hold, and so on.
+public struct SaveRefusal: InputRejectedError, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

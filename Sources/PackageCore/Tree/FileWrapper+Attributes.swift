@@ -1,0 +1,77 @@
+import FoundationEssentials
+
+extension FileWrapper {
+    /// The node's attributes, keyed by `FileAttributeKey` raw values as Apple's are.
+    ///
+    /// Reading gives `.posixPermissions` (Int), `.modificationDate` (Date, when known),
+    /// `.type` and, for regular files, `.size`. Setting honours `.posixPermissions` and
+    /// `.modificationDate` (the attributes a write restores) and ignores other keys; a
+    /// permission change that flips the owner-execute bit changes the Merkle hashes above.
+    public var fileAttributes: [String: Any] {
+        get {
+            let (kind, permissions, modificationTime, size) = state.withLock {
+                ($0.kind, $0.effectivePermissions, $0.modificationTime, $0.regularFileSize)
+            }
+            var attributes: [String: Any] = [
+                FileAttributeKey.posixPermissions.rawValue: Int(permissions),
+                FileAttributeKey.type.rawValue: FileWrapper.attributeType(of: kind).rawValue,
+            ]
+            if let modificationTime {
+                attributes[FileAttributeKey.modificationDate.rawValue] = FileWrapper.date(fromNanoseconds: modificationTime)
+            }
+            if kind == .regular { attributes[FileAttributeKey.size.rawValue] = Int(size) }
+            return attributes
+        }
+        set {
+            if let value = newValue[FileAttributeKey.posixPermissions.rawValue],
+                let bits = FileWrapper.permissionBits(from: value)
+            {
+                setPermissions(bits)
+            }
+            if let date = newValue[FileAttributeKey.modificationDate.rawValue] as? Date {
+                let nanoseconds = FileWrapper.nanoseconds(from: date)
+                state.withLock { $0.modificationTime = nanoseconds }
+            }
+        }
+    }
+
+    /// Sets the permission bits, forgetting the hashes above when the executable bit flips.
+    func setPermissions(_ bits: UInt32) {
+        let tagChanged = state.withLock { node -> Bool in
+            let before = node.entryTag
+            node.permissions = bits & 0o7777
+            return node.entryTag != before
+        }
+        if tagChanged { invalidateAncestorHashes() }
+    }
+
+    private static func attributeType(of kind: FileKind) -> FileAttributeType {
+        switch kind {
+        case .directory: return .typeDirectory
+        case .symbolicLink: return .typeSymbolicLink
+        default: return .typeRegular
+        }
+    }
+
+    static func permissionBits(from value: Any) -> UInt32? {
+        switch value {
+        case let number as Int: return UInt32(truncatingIfNeeded: number)
+        case let number as UInt32: return number
+        case let number as UInt16: return UInt32(number)
+        case let number as Int16: return UInt32(truncatingIfNeeded: number)
+        case let number as UInt: return UInt32(truncatingIfNeeded: number)
+        default: return nil
+        }
+    }
+
+    static func date(fromNanoseconds nanoseconds: Int64) -> Date {
+        let seconds = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return Date(timeIntervalSince1970: Double(seconds.quotient) + Double(seconds.remainder) / 1_000_000_000)
+    }
+
+    /// Nanoseconds since the epoch, rounded to the microsecond a `Date` (a Double) can hold.
+    static func nanoseconds(from date: Date) -> Int64 {
+        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        return Int64(microseconds) * 1000
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// What a reader is told about the read it is made for.
+public struct DocumentReadConfiguration: Sendable {
+    /// The type the file is read as.
+    public var contentType: UTType
+    /// The file being read. Inside `read(from:progress:)` use its `source` parameter.
+    public var fileURL: URL?
+
+    /// Carries the wrapper a `FileWrapperDocumentReader` read back to the host, which hands
+    /// it to the next `FileWrapperDocumentWriter` as the previous version.
+    let fileWrapperHandoff: FileWrapperHandoff
+
+    public init(contentType: UTType, fileURL: URL? = nil) {
+        self.init(contentType: contentType, fileURL: fileURL, fileWrapperHandoff: FileWrapperHandoff())
+    }
+
+    init(contentType: UTType, fileURL: URL?, fileWrapperHandoff: FileWrapperHandoff) {
+        self.contentType = contentType
+        self.fileURL = fileURL
+        self.fileWrapperHandoff = fileWrapperHandoff
+    }
+}
+
+/// Why a document is being written.
+public enum DocumentSaveOperation: Sendable, Hashable {
+    /// Save in place (a person asked, or `save()`).
+    case save
+    /// Save while editing continues, after a pause in changes.
+    case autosave
+    /// Save to a new location or type, which the document then lives at.
+    case saveAs
+    /// Write a copy elsewhere or in another type; the document stays where it is.
+    case export
+}
+
+/// What a writer is told about the write it is made for.
+public struct DocumentWriteConfiguration: Sendable {
+    /// The type to write.
+    public var contentType: UTType
+    /// Where the document will be once written. Inside `write(content:to:previous:progress:)`
+    /// use its `destination` parameter, which may be a temporary location.
+    public var fileURL: URL?
+    /// The document's current file when this write replaces it in place, so that unchanged
+    /// parts can be reused (hard links, the incremental save engine); nil otherwise.
+    public var originalContentsURL: URL?
+    public var operation: DocumentSaveOperation
+    /// How hard the write works to survive a power loss (fsyncs).
+    public var durability: Durability
+
+    let fileWrapperHandoff: FileWrapperHandoff
+
+    public init(
+        contentType: UTType, fileURL: URL? = nil, originalContentsURL: URL? = nil,
+        operation: DocumentSaveOperation = .save, durability: Durability = .full
+    ) {
+        self.init(
+            contentType: contentType, fileURL: fileURL, originalContentsURL: originalContentsURL, operation: operation,
+            durability: durability, fileWrapperHandoff: FileWrapperHandoff())
+    }
+
+    init(
+        contentType: UTType, fileURL: URL?, originalContentsURL: URL?, operation: DocumentSaveOperation,
+        durability: Durability, fileWrapperHandoff: FileWrapperHandoff
+    ) {
+        self.contentType = contentType
+        self.fileURL = fileURL
+        self.originalContentsURL = originalContentsURL
+        self.operation = operation
+        self.durability = durability
+        self.fileWrapperHandoff = fileWrapperHandoff
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+
+/// A UI-free host for one document: what SwiftUI's `DocumentGroup` does for an app, minus
+/// the windows. It opens (reader in the background, `apply` on the main actor), saves,
+/// saves as, exports, reverts, autosaves after a pause in changes, and cancels.
+///
+/// Reads and writes run off the main actor under the file coordinator's lock (shared for
+/// reads, exclusive for writes), so two hosts — in one process or two — take turns on one
+/// document. Every write either completes or leaves the last good version on disk: writers
+/// that write in place get a temporary destination swapped in afterwards, and FileWrapper
+/// writes are atomic by themselves (and incremental through the save engine).
+@MainActor
+public final class DocumentSession<Content: ReadableDocument> where Content.Reader.Source == URL {
+    /// The document this session hosts.
+    public let document: Content
+    /// Where the document lives; shared with the document (it got it in `makeDocument`).
+    public let configuration: URLDocumentConfiguration
+    /// The type the document was read as, or last saved as.
+    public internal(set) var contentType: UTType
+    /// Undo registrations count as changes: they drive `hasUnsavedChanges` and autosave.
+    public let undoManager = UndoManager()
+
+    /// Changes made since the document was created (+1 per edit or redo, −1 per undo).
+    public private(set) var changeCount = 0
+    /// The change count the file on disk matches.
+    var savedChangeCount = 0
+    /// Whether the document has changes its file does not have.
+    public var hasUnsavedChanges: Bool { changeCount != savedChangeCount }
+
+    /// The last error of any operation (autosave errors land here, as nobody awaits them).
+    public internal(set) var lastError: DocumentError?
+    /// The progress of the running (or last) read or write, to observe from any task.
+    public internal(set) var progress: ProgressManager?
+    /// fsync policy of writes: `.full` unless a test or benchmark says otherwise.
+    public var durability: Durability = .full
+
+    /// The snapshot last applied, handed to the next `apply` as `previous`.
+    var lastAppliedSnapshot: SnapshotRecord<Content.Reader.Snapshot>?
+    /// The snapshot last written, with where and as what (a `SnapshotRecord` of the
+    /// writer's snapshot type; stored untyped, as a read-only document has no writer).
+    var lastWrittenSnapshot: AnyObject?
+    /// The wrapper last read from or written to the document's file, for FileWrapper writers.
+    var lastFileWrapper: FileWrapper?
+
+    var saveTask: Task<Void, any Error>?
+    var autosaveTask: Task<Void, Never>?
+    /// Set by `startAutosaving(after:)`: schedules an autosave after a change.
+    var autosaveScheduler: (@MainActor () -> Void)?
+
+    init(document: Content, configuration: URLDocumentConfiguration, contentType: UTType) {
+        self.document = document
+        self.configuration = configuration
+        self.contentType = contentType
+        undoManager.onChange = { [weak self] change in
+            MainActor.assumeIsolated { self?.updateChangeCount(change) }
+        }
+    }
+
+    // MARK: Opening and creating
+
+    /// Opens the document at `url`: makes the document, reads the file in the background
+    /// under a shared lock, and applies the snapshot on the main actor.
+    ///
+    /// - Parameters:
+    ///   - contentType: the type to read as; by default the readable type whose filename
+    ///     extension matches, else the first package type for a directory or flat type for
+    ///     a file.
+    ///   - makeDocument: creates the (empty) document, as `DocumentGroup`'s closure does.
+    /// - Throws: `DocumentError` (operation `.open`) wrapping the reader's error.
+    public static func open(
+        _ url: URL, contentType: UTType? = nil,
+        makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
+    ) async throws -> DocumentSession {
+        do {
+            let path = try FileCoordinator.path(of: url)
+            let status = try FileSystem.status(path, followSymlinks: true)
+            let type = try contentType ?? inferContentType(of: url, isDirectory: status.kind == .directory)
+            let configuration = URLDocumentConfiguration(
+                fileURL: url, lastContentModificationDate: date(fromNanoseconds: status.modificationTime))
+            let document = try await makeDocument(configuration, DocumentCreationContext())
+            let session = DocumentSession(document: document, configuration: configuration, contentType: type)
+            try await session.readAndApply(from: url, contentType: type)
+            return session
+        } catch {
+            throw DocumentSession.wrap(error, .open, url)
+        }
+    }
+
+    /// A new, untitled document (no file yet: `save(to:contentType:)` gives it one).
+    public static func create(
+        contentType: UTType? = nil, creationSource: DocumentCreationSource? = nil,
+        makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
+    ) async throws -> DocumentSession {
+        guard let type = contentType ?? Content.readableContentTypes.first else {
+            throw DocumentError(.open, url: nil, underlyingError: CocoaError(.fileReadUnsupportedScheme))
+        }
+        let configuration = URLDocumentConfiguration(fileURL: nil)
+        let document = try await makeDocument(configuration, DocumentCreationContext(creationSource: creationSource))
+        return DocumentSession(document: document, configuration: configuration, contentType: type)
+    }
+
+    /// Rereads the document's file, discarding unsaved changes and the undo history.
+    public func revert() async throws {
+        guard let url = configuration.fileURL else {
+            throw DocumentError(.revert, url: nil, underlyingError: CocoaError(.fileNoSuchFile))
+        }
+        do {
+            try await waitForRunningSave()
+            try await readAndApply(from: url, contentType: contentType)
+            undoManager.removeAllActions()
+        } catch {
+            throw record(DocumentSession.wrap(error, .revert, url))
+        }
+    }
+
+    // MARK: Change tracking
+
+    /// Records a change (what the undo manager does for each registration, undo and redo).
+    /// Documents without undo call `updateChangeCount(.done)` after each edit.
+    public func updateChangeCount(_ change: DocumentChange) {
+        switch change {
+        case .done, .redone: changeCount += 1
+        case .undone: changeCount -= 1
+        case .cleared: savedChangeCount = changeCount
+        }
+        if hasUnsavedChanges { autosaveScheduler?() }
+    }
+
+    // MARK: Reading
+
+    /// Reads `url` in the background under the shared lock and applies the snapshot.
+    func readAndApply(from url: URL, contentType type: UTType) async throws {
+        let handoff = FileWrapperHandoff()
+        let readConfiguration = DocumentReadConfiguration(contentType: type, fileURL: url, fileWrapperHandoff: handoff)
+        let reader = document.reader(configuration: readConfiguration)
+        let root = ProgressManager(totalCount: 1)
+        progress = root
+        let coordinator = FileCoordinator(documentURL: url)
+        let snapshot = try await coordinator.withLock(on: url, exclusive: false, handingOver: reader) { reader in
+            try await reader.read(from: url, progress: root.subprogress(assigningCount: 1))
+        }
+        let kept = SnapshotRecord(handingOver: snapshot, url: url, contentType: type)
+        try await document.apply(snapshot: kept.handOver(), previous: lastAppliedSnapshot?.handOver())
+        lastAppliedSnapshot = kept
+        if let wrapper = handoff.produced { lastFileWrapper = wrapper }
+        contentType = type
+        savedChangeCount = changeCount
+        if let status = try? FileSystem.status(FileCoordinator.path(of: url), followSymlinks: true) {
+            configuration.update(lastContentModificationDate: DocumentSession.date(fromNanoseconds: status.modificationTime))
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Waits until no save runs (saves are serialised: one at a time, in order).
+    func waitForRunningSave() async throws {
+        while let running = saveTask { _ = await running.result }
+    }
+
+    func record(_ error: DocumentError) -> DocumentError {
+        lastError = error
+        return error
+    }
+
+    static func wrap(_ error: any Error, _ operation: DocumentError.Operation, _ url: URL?) -> DocumentError {
+        if let documentError = error as? DocumentError { return documentError }
+        return DocumentError(operation, url: url, underlyingError: error)
+    }
+
+    static func date(fromNanoseconds nanoseconds: Int64) -> Date {
+        let parts = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return Date(timeIntervalSince1970: Double(parts.quotient) + Double(parts.remainder) / 1_000_000_000)
+    }
+
+    /// The readable type for `url`: by filename extension, else by kind (package for a
+    /// directory, flat for a file), else the first readable type.
+    static func inferContentType(of url: URL, isDirectory: Bool) throws -> UTType {
+        let types = Content.readableContentTypes
+        let pathExtension = url.pathExtension.lowercased()
+        if !pathExtension.isEmpty, let match = types.first(where: { $0.preferredFilenameExtension == pathExtension }) {
+            return match
+        }
+        if let match = types.first(where: { $0.isPackage == isDirectory }) { return match }
+        guard let first = types.first else {
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the document reads no type"])
+        }
+        return first
+    }
+}
+
+/// A snapshot kept between operations to be handed to the next one as `previous`.
+///
+/// The region checker cannot see that a snapshot sent to `apply` or `write` comes back to
+/// the host's sole keeping once the call returns, so the hand-over is asserted here, in one
+/// place. It holds because of the contract readers, writers and documents follow (the
+/// guide's): they do not keep a snapshot after the call that received it returns.
+final class SnapshotRecord<Snapshot> {
+    private nonisolated(unsafe) let snapshot: Snapshot
+    let url: URL
+    let contentType: UTType
+
+    /// Keeps `snapshot` (about to be sent to a call) for later.
+    init(handingOver snapshot: Snapshot, url: URL, contentType: UTType) {
+        self.snapshot = snapshot
+        self.url = url
+        self.contentType = contentType
+    }
+
+    /// The kept snapshot, to send to the next call.
+    func handOver() -> sending Snapshot {
+        nonisolated(unsafe) let value = snapshot
+        return value
+    }
+}

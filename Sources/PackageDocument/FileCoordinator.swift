@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+
+/// Coordinates access to a document's file with other threads and processes, in the shape
+/// of `NSFileCoordinator` (which Linux lacks).
+///
+/// A coordinated read takes the document's lock shared, a coordinated write exclusive: the
+/// same advisory lock the host's saves take, so a read never sees a save half done and two
+/// processes saving one document take turns. An item inside a package (a page of a
+/// notebook) is coordinated through its package's lock. Coordinations nest within a task
+/// (a write whose writer reads the same package does not wait for itself).
+///
+/// Get one from `URLDocumentConfiguration.makeFileCoordinator()` for each access.
+public final class FileCoordinator: Sendable {
+    public struct ReadingOptions: OptionSet, Sendable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        /// Accepted for source compatibility; reads always see the saved state.
+        public static let withoutChanges = ReadingOptions(rawValue: 1 << 0)
+        /// Accepted for source compatibility.
+        public static let resolvesSymbolicLink = ReadingOptions(rawValue: 1 << 1)
+        /// Accepted for source compatibility.
+        public static let immediatelyAvailableMetadataOnly = ReadingOptions(rawValue: 1 << 2)
+    }
+
+    public struct WritingOptions: OptionSet, Sendable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        public static let forDeleting = WritingOptions(rawValue: 1 << 0)
+        public static let forMoving = WritingOptions(rawValue: 1 << 1)
+        public static let forMerging = WritingOptions(rawValue: 1 << 2)
+        public static let forReplacing = WritingOptions(rawValue: 1 << 3)
+    }
+
+    /// The document whose lock covers items inside it; nil to lock each item itself.
+    let documentURL: URL?
+    let locking: any PackageLocking
+
+    /// A coordinator for items of the document at `documentURL` (or for any item).
+    public convenience init(documentURL: URL? = nil) {
+        self.init(documentURL: documentURL, locking: SiblingLockFile())
+    }
+
+    init(documentURL: URL?, locking: any PackageLocking) {
+        self.documentURL = documentURL
+        self.locking = locking
+    }
+
+    // MARK: NSFileCoordinator's shape
+
+    /// Runs `reader` with `url` while holding the shared lock. On failure to coordinate,
+    /// `reader` is not called and `outError` receives the error.
+    ///
+    /// - Complexity: blocks until no writer holds the lock (an `F_OFD_SETLKW` wait).
+    public func coordinate(
+        readingItemAt url: URL, options: ReadingOptions = [], error outError: UnsafeMutablePointer<NSError?>?,
+        byAccessor reader: (URL) -> Void
+    ) {
+        do { try coordinate(readingItemAt: url, options: options) { reader($0) } } catch {
+            outError?.pointee = FileCoordinator.bridge(error)
+        }
+    }
+
+    /// Runs `writer` with `url` while holding the exclusive lock. On failure to coordinate,
+    /// `writer` is not called and `outError` receives the error.
+    ///
+    /// - Complexity: blocks until no reader or writer holds the lock.
+    public func coordinate(
+        writingItemAt url: URL, options: WritingOptions = [], error outError: UnsafeMutablePointer<NSError?>?,
+        byAccessor writer: (URL) -> Void
+    ) {
+        do { try coordinate(writingItemAt: url, options: options) { writer($0) } } catch {
+            outError?.pointee = FileCoordinator.bridge(error)
+        }
+    }
+
+    // MARK: Throwing variants
+
+    /// Runs `body` with `url` while holding the shared lock, and returns what it returns.
+    public func coordinate<T>(
+        readingItemAt url: URL, options: ReadingOptions = [], _ body: (URL) throws -> T
+    ) throws -> T {
+        try withLock(on: url, exclusive: false) { try body(url) }
+    }
+
+    /// Runs `body` with `url` while holding the exclusive lock, and returns what it returns.
+    public func coordinate<T>(
+        writingItemAt url: URL, options: WritingOptions = [], _ body: (URL) throws -> T
+    ) throws -> T {
+        try withLock(on: url, exclusive: true) { try body(url) }
+    }
+
+    // MARK: Internals
+
+    /// The path whose lock covers `url`: the document's when `url` is inside it.
+    func lockedPath(for url: URL) throws -> String {
+        let path = try FileCoordinator.path(of: url)
+        if let documentURL {
+            let document = try FileCoordinator.path(of: documentURL)
+            if path == document || path.hasPrefix(document.hasSuffix("/") ? document : document + "/") {
+                return document
+            }
+        }
+        return path
+    }
+
+    private func withLock<T>(on url: URL, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        let path = try lockedPath(for: url)
+        if try HeldLocks.satisfies(path, exclusive: exclusive) { return try body() }
+        let held = try locking.lock(itemAt: path, exclusive: exclusive)
+        defer { held.release() }
+        var locks = HeldLocks.current
+        locks[path] = exclusive
+        return try HeldLocks.$current.withValue(locks) { try body() }
+    }
+
+    /// Runs `body` on `input` holding the lock on `url`, off the caller's actor, waiting for
+    /// the lock on a thread outside Swift's cooperative pool (a blocked pool thread could
+    /// starve the very task that holds the lock). `input` is handed over whole (`sending`),
+    /// so a reader or writer made on the main actor can run in the background.
+    nonisolated func withLock<Input, Output>(
+        on url: URL, exclusive: Bool, handingOver input: sending Input,
+        _ body: @Sendable (sending Input) async throws -> sending Output
+    ) async throws -> sending Output {
+        let path = try lockedPath(for: url)
+        if try HeldLocks.satisfies(path, exclusive: exclusive) { return try await body(input) }
+        let locking = self.locking
+        let held = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<HeldPackageLock, any Error>) in
+            DispatchQueue.global().async {
+                do { continuation.resume(returning: try locking.lock(itemAt: path, exclusive: exclusive)) } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+        defer { held.release() }
+        var locks = HeldLocks.current
+        locks[path] = exclusive
+        // `input` was handed over whole; the task-local scope's closure only forwards it.
+        nonisolated(unsafe) let handedOver = input
+        return try await HeldLocks.$current.withValue(locks) { try await body(handedOver) }
+    }
+
+    static func path(of url: URL) throws -> String {
+        guard url.isFileURL else {
+            throw CocoaError(.fileReadUnsupportedScheme, userInfo: [NSURLErrorKey: url])
+        }
+        var path = url.standardizedFileURL.path(percentEncoded: false)
+        while path.utf8.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    /// An `NSError` for the out-parameter: Cocoa's file-locking error, carrying ours.
+    static func bridge(_ error: any Error) -> NSError {
+        if let cocoa = error as? CocoaError { return cocoa as NSError }
+        return NSError(
+            domain: NSCocoaErrorDomain, code: CocoaError.fileLocking.rawValue,
+            userInfo: [NSLocalizedDescriptionKey: "\(error)", NSUnderlyingErrorKey: error as NSError])
+    }
+}

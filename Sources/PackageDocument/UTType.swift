@@ -1,0 +1,86 @@
+import Foundation
+
+/// A uniform type identifier: what kind of content a file or package holds.
+///
+/// A small stand-in for UniformTypeIdentifiers, which Linux lacks: an identifier, the
+/// identifiers it conforms to (transitively), and a preferred filename extension. There is
+/// no system registry and no Info.plist, so a custom type declares its parent in code
+/// (`conformingTo:`); a package type conforms to `.package`, a flat file to `.data`.
+/// Two types are equal when their identifiers are.
+public struct UTType: Hashable, Sendable, CustomStringConvertible {
+    /// The reverse-DNS identifier, such as "public.plain-text".
+    public let identifier: String
+    /// Every identifier this type conforms to, itself excluded, parents of parents included.
+    public let supertypeIdentifiers: Set<String>
+    /// The extension a file of this type usually has ("txt"), without the dot.
+    public let preferredFilenameExtension: String?
+    /// Whether this process declares the type (`exportedAs:`) rather than borrowing a type
+    /// another application owns (`importedAs:`) or using a built-in one.
+    public let isDeclared: Bool
+
+    init(
+        builtIn identifier: String, conformingTo parents: [UTType], filenameExtension: String? = nil,
+        isDeclared: Bool = false
+    ) {
+        self.identifier = identifier
+        var supertypes: Set<String> = []
+        for parent in parents { supertypes.formUnion(parent.supertypeIdentifiers.union([parent.identifier])) }
+        supertypeIdentifiers = supertypes
+        preferredFilenameExtension = filenameExtension
+        self.isDeclared = isDeclared
+    }
+
+    /// A type this application owns, such as "com.mycompany.notebook".
+    ///
+    /// On Apple platforms the conformance comes from the app's Info.plist when it declares
+    /// the type; here it comes from `parentType`: `.data` (the default) for a flat file,
+    /// `.package` for a directory shown as one document.
+    public init(exportedAs identifier: String, conformingTo parentType: UTType = .data, filenameExtension: String? = nil) {
+        self.init(
+            builtIn: identifier, conformingTo: [parentType], filenameExtension: filenameExtension, isDeclared: true)
+    }
+
+    /// A type another application owns, which this one reads or writes.
+    public init(importedAs identifier: String, conformingTo parentType: UTType = .data, filenameExtension: String? = nil) {
+        self.init(builtIn: identifier, conformingTo: [parentType], filenameExtension: filenameExtension)
+    }
+
+    /// The built-in type with `identifier`, or nil (there is no registry of other types).
+    public init?(_ identifier: String) {
+        guard let found = UTType.builtIns.first(where: { $0.identifier == identifier }) else { return nil }
+        self = found
+    }
+
+    /// The built-in type whose preferred extension is `filenameExtension` and which conforms
+    /// to `supertype`, or nil.
+    public init?(filenameExtension: String, conformingTo supertype: UTType = .data) {
+        let wanted = filenameExtension.lowercased()
+        let aliases = ["jpg": "jpeg", "text": "txt", "m4v": "mp4"]
+        let canonical = aliases[wanted] ?? wanted
+        guard
+            let found = UTType.builtIns.first(where: {
+                $0.preferredFilenameExtension == canonical && $0.conforms(to: supertype)
+            })
+        else { return nil }
+        self = found
+    }
+
+    /// Whether this type is `type` or descends from it.
+    public func conforms(to type: UTType) -> Bool {
+        type.identifier == identifier || supertypeIdentifiers.contains(type.identifier)
+    }
+
+    /// Whether this type is a strict descendant of `type`.
+    public func isSubtype(of type: UTType) -> Bool { supertypeIdentifiers.contains(type.identifier) }
+
+    /// Whether this type is an ancestor of `type`.
+    public func isSupertype(of type: UTType) -> Bool { type.isSubtype(of: self) }
+
+    /// Whether documents of this type are directories shown as one item.
+    public var isPackage: Bool { conforms(to: .package) }
+
+    public var description: String { identifier }
+
+    public static func == (lhs: UTType, rhs: UTType) -> Bool { lhs.identifier == rhs.identifier }
+    public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
+}

@@ -1,0 +1,49 @@
+import PackageCore
+
+/// `pkgtool manifest PKG`: record (or refresh) a package's manifest.
+enum ManifestCommand: Command {
+    static let spec = CommandSpec(
+        name: "manifest",
+        summary: "write or refresh a package's manifest (content hashes and stat cache)",
+        arguments: "[--rehash] [--json] PKG",
+        options: [
+            OptionSpec("rehash", help: "read every file even when the old manifest's stat data match"),
+            OptionSpec("json", help: "print the result as JSON"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+        ],
+        positionals: 1...1,
+        details: """
+            Scans PKG and writes PKG/.pkgtool/index atomically (Specs/manifest.md), removing
+            older delta files. Files whose stat data match a sound existing manifest are not
+            reread unless --rehash is given; a damaged manifest is replaced.
+            Prints the root hash and the number of entries.
+            """)
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let path = arguments.positionals[0]
+        guard try HashCommand.resolve(path).kind == .directory else {
+            throw FileSystemError(.open, path: path, reason: "not a package directory")
+        }
+        // Writing the manifest is a save of metadata: it takes the exclusive lock and
+        // recovers an interrupted save first.
+        let lock = try PackageLock.acquire(for: path, exclusive: true)
+        defer { lock.release() }
+        try PackageRecovery.recover(packagePath: path)
+        let scan = try PackageScan.scan(path, useManifest: !arguments.flag("rehash"), workers: workers)
+        if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
+        SnapshotLoading.reportSkipped(scan.result, root: path, console: console)
+        try PackageManifest.writeIndex(scan.snapshot, packagePath: path, durability: .full)
+        if arguments.flag("json") {
+            console.line(
+                JSON.object([
+                    ("path", .string(path)), ("root_hash", .string(scan.snapshot.rootHash.description)),
+                    ("entries", .int(scan.snapshot.entries.count)), ("files_read", .int(scan.result.filesHashed)),
+                ]).serialized(pretty: true))
+        } else {
+            console.line("\(scan.snapshot.rootHash)  \(path)  (\(scan.snapshot.entries.count) entries)")
+        }
+        return .success
+    }
+}

@@ -1,0 +1,143 @@
+import Glibc
+import PackageCore
+
+/// `pkgtool save SRC PKG`: make a package equal to a directory, writing only what changed.
+enum SaveCommand: Command {
+    static let spec = CommandSpec(
+        name: "save",
+        summary: "make a package's content equal to a directory's, writing only what changed",
+        arguments: "[--strategy full|atomic|journaled] [--fsync full|none] [--stats] [--json] [--progress] SRC PKG",
+        options: [
+            OptionSpec(
+                "strategy", .value(placeholder: "S"),
+                help: "full, atomic or journaled (default: \(SaveStrategy.default); Specs/save.md)"),
+            OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
+            OptionSpec("stats", help: "print what was written, linked and removed, and the time"),
+            OptionSpec("json", help: "print the statistics as JSON"),
+            OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
+            OptionSpec(
+                "trust-manifest",
+                help: "do not stat PKG to check it against its manifest (faster; misses edits made behind pkgtool's back)"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+        ],
+        positionals: 2...2,
+        details: """
+            PKG is created when absent. Unchanged means equal content hash and size at the same
+            path; files of the package are never modified in place. Source files whose stat
+            data match the last save from them are not reread. The save holds PKG's lock
+            (.PKG.pkgtool-lock beside it), first recovers any interrupted save, and records the
+            new state in PKG/.pkgtool. On any failure the previous package is left intact.
+              full       write everything into a staging directory, swap it in
+              atomic     stage hard links to unchanged files plus the changed files, swap in
+                         with one renameat2(RENAME_EXCHANGE): readers see old or new
+              journaled  write changed files inside PKG, commit a redo journal, apply it
+            """)
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let workers = try arguments.integer(
+            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let strategyName = try arguments.choice(
+            "strategy", among: SaveStrategy.allCases.map(\.rawValue), default: SaveStrategy.default.rawValue,
+            usageLine: spec.usageLine)
+        let durabilityName = try arguments.choice(
+            "fsync", among: Durability.allCases.map(\.rawValue), default: Durability.full.rawValue,
+            usageLine: spec.usageLine)
+        let strategy = SaveStrategy(rawValue: strategyName!)!
+        let showProgress = arguments.flag("progress") && console.errorIsTerminal
+        let progressConsole = console
+        let options = SaveOptions(
+            strategy: strategy, durability: Durability(rawValue: durabilityName!)!, workers: workers,
+            trustManifest: arguments.flag("trust-manifest"),
+            progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
+        let source = arguments.positionals[0]
+        let package = arguments.positionals[1]
+        let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+        if showProgress { console.clearProgress() }
+        for note in statistics.notes { console.warning(note) }
+        if arguments.flag("json") {
+            console.line(json(statistics, source: source, package: package).serialized(pretty: true))
+        } else if arguments.flag("stats") {
+            console.line(text(statistics))
+        }
+        return .success
+    }
+
+    static func text(_ s: SaveStatistics) -> String {
+        var lines = [
+            "strategy        \(s.strategy)\(s.unchanged ? " (nothing changed)" : "")",
+            "written         \(s.filesWritten) files, \(s.bytesWritten) bytes",
+            "linked          \(s.filesLinked) files",
+        ]
+        if s.filesCopiedForLinks > 0 {
+            lines.append("copied          \(s.filesCopiedForLinks) files, \(s.bytesCopiedForLinks) bytes (no hard links here)")
+        }
+        lines += [
+            "symlinks        \(s.symbolicLinksWritten) written",
+            "directories     \(s.directoriesCreated) created",
+            "removed         \(s.entriesRemoved) entries",
+            "permissions     \(s.permissionsChanged) changed",
+            "metadata        \(s.metadataBytesWritten) bytes\(s.manifestCompacted ? " (manifest compacted)" : "")\(s.manifestRebuilt ? " (manifest rebuilt)" : "")",
+            "source read     \(s.filesHashed) files, \(s.bytesHashed) bytes",
+            "root hash       \(s.rootHash) (\(s.entryCount) entries)",
+            "time            \(formatSeconds(s.seconds))",
+        ]
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ s: SaveStatistics, source: String, package: String) -> JSON {
+        .object([
+            ("source", .string(source)), ("package", .string(package)), ("strategy", .string(s.strategy.rawValue)),
+            ("unchanged", .bool(s.unchanged)), ("files_written", .int(s.filesWritten)),
+            ("bytes_written", .int(s.bytesWritten)), ("files_linked", .int(s.filesLinked)),
+            ("files_copied_for_links", .int(s.filesCopiedForLinks)),
+            ("bytes_copied_for_links", .int(s.bytesCopiedForLinks)),
+            ("symlinks_written", .int(s.symbolicLinksWritten)), ("directories_created", .int(s.directoriesCreated)),
+            ("entries_removed", .int(s.entriesRemoved)), ("permissions_changed", .int(s.permissionsChanged)),
+            ("metadata_bytes_written", .int(s.metadataBytesWritten)), ("files_hashed", .int(s.filesHashed)),
+            ("bytes_hashed", .int(s.bytesHashed)), ("manifest_rebuilt", .bool(s.manifestRebuilt)),
+            ("manifest_compacted", .bool(s.manifestCompacted)), ("recovered", .bool(s.recovered)),
+            ("root_hash", .string(s.rootHash.description)), ("entries", .int(s.entryCount)),
+            ("seconds", .double(s.seconds)), ("notes", .array(s.notes.map { .string($0) })),
+        ])
+    }
+
+    static func formatSeconds(_ seconds: Double) -> String {
+        let milliseconds = (seconds * 1000).rounded() / 1000
+        return "\(milliseconds) s"
+    }
+}
+
+/// Draws save progress as one terminal line, at most every 100 ms.
+final class ProgressLine: @unchecked Sendable {
+    // @unchecked: called only from the saving thread.
+    private let console: Console
+    private var lastDraw = Stopwatch()
+    private var drawn = false
+
+    init(console: Console) { self.console = console }
+
+    func report(_ progress: SaveProgress) {
+        let finished = progress.completedUnits == progress.totalUnits
+        guard !drawn || finished || lastDraw.seconds >= 0.1 else { return }
+        drawn = true
+        lastDraw = Stopwatch()
+        let percent = Int((progress.fractionCompleted * 100).rounded(.down))
+        console.progress(
+            "saving: \(percent)%  \(progress.completedFiles)/\(progress.totalFiles) files, "
+                + "\(progress.completedBytes >> 20)/\(progress.totalBytes >> 20) MiB")
+    }
+}
+
+/// Elapsed time, for rate-limiting progress lines.
+struct Stopwatch {
+    private let start = DispatchTimeNanoseconds.now
+    var seconds: Double { Double(DispatchTimeNanoseconds.now - start) / 1e9 }
+}
+
+enum DispatchTimeNanoseconds {
+    static var now: UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}

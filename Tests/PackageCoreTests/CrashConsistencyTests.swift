@@ -1,0 +1,255 @@
+import Glibc
+import PackageTestSupport
+import Testing
+@testable import PackageCore
+
+/// The oracle of Specs/save.md: whatever step a save stops at, after recovery the package
+/// is exactly the old or the new snapshot (by root hash), its manifest describes it, and
+/// nothing is left beside it; after a save that returned, only the new one.
+@Suite("Crash consistency", .serialized)
+struct CrashConsistencyTests {
+    struct Fixture {
+        let directory: TemporaryDirectory
+        let oldSource: String
+        let newSource: String
+        let oldHash: ContentHash
+        let newHash: ContentHash
+
+        init() throws {
+            directory = try TemporaryDirectory("crash")
+            oldSource = directory.url("old-src")
+            newSource = directory.url("new-src")
+            try makeDocument(oldSource, pages: 6, mediaSize: (2 << 20) + 100)
+            try makeDocument(newSource, pages: 6, mediaSize: (2 << 20) + 100)
+            try changeDocument(newSource)
+            oldHash = try Trees.contentHash(oldSource)
+            newHash = try Trees.contentHash(newSource)
+        }
+
+        /// A package holding the old snapshot, saved without faults, in a fresh directory.
+        func freshPackage(_ label: String, strategy: SaveStrategy) throws -> (TemporaryDirectory, String) {
+            let home = try TemporaryDirectory(label)
+            let package = home.url("doc.pkg")
+            _ = try PackageSaver.save(directory: oldSource, to: package, options: options(strategy))
+            return (home, package)
+        }
+
+        func options(_ strategy: SaveStrategy) -> SaveOptions {
+            SaveOptions(strategy: strategy, durability: .full, workers: 1)
+        }
+    }
+
+    /// Checks the oracle after recovery; returns a description of the violation, if any.
+    static func violation(_ fixture: Fixture, home: TemporaryDirectory, package: String, mustBeNew: Bool) throws -> String? {
+        let hash = try Trees.contentHash(package)
+        if mustBeNew ? hash != fixture.newHash : (hash != fixture.oldHash && hash != fixture.newHash) {
+            return "package is neither the old nor the new snapshot"
+        }
+        if let manifest = try PackageManifest.load(packagePath: package) {
+            let rescan = try PackageScan.scan(package, useManifest: false)
+            if manifest.snapshot.rootHash != hash || !TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty {
+                return "manifest does not describe the package"
+            }
+        }
+        let beside = try Trees.names(home.path)
+        if beside != [".doc.pkg.pkgtool-lock", "doc.pkg"] { return "leftovers beside the package: \(beside)" }
+        if try PackageRecovery.needsRecovery(packagePath: package) { return "recovery left work undone" }
+        return nil
+    }
+
+    static func recover(_ package: String) throws {
+        let lock = try PackageLock.acquire(for: package, exclusive: true)
+        defer { lock.release() }
+        try PackageRecovery.recover(packagePath: package)
+    }
+
+    @Test("a crash at every I/O step of a save, for each strategy", arguments: SaveStrategy.allCases)
+    func crashAtEveryStep(_ strategy: SaveStrategy) throws {
+        let fixture = try Fixture()
+        // Count the steps of one uninterrupted save.
+        let (countingHome, countingPackage) = try fixture.freshPackage("count", strategy: strategy)
+        let counter = CrashAfter(.max)
+        try IOFaultInjection.withInjector(counter) {
+            _ = try PackageSaver.save(directory: fixture.newSource, to: countingPackage, options: fixture.options(strategy))
+        }
+        #expect(try Self.violation(fixture, home: countingHome, package: countingPackage, mustBeNew: true) == nil)
+        let steps = counter.mutations
+        #expect(steps > 20)
+
+        var violations: [String] = []
+        var recoveryCrashes = 0
+        for limit in 0..<steps {
+            let (home, package) = try fixture.freshPackage("crash-\(limit)", strategy: strategy)
+            let crash = CrashAfter(limit)
+            let saved = (try? IOFaultInjection.withInjector(crash) {
+                try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+            }) != nil
+            if !crash.crashed { violations.append("step \(limit): the crash point was never reached") }
+            if saved {
+                // Past the commit point, a save reports success even if cleaning up failed:
+                // the package must then be the new snapshot.
+                try Self.recover(package)
+                if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
+                    violations.append("step \(limit), after a reported success: \(problem)")
+                }
+                continue
+            }
+            if strategy != .journaled {
+                // Readers that know nothing of pkgtool see the old or the new package even
+                // before recovery.
+                let hash = try Trees.contentHash(package)
+                if hash != fixture.oldHash && hash != fixture.newHash {
+                    violations.append("step \(limit): a reader sees a mix before recovery")
+                }
+            }
+            // A second crash during recovery, at every step of it, must still end well
+            // (for every third crash point of the journaled save, every seventh otherwise).
+            let recoveryCounter = CrashAfter(.max)
+            var recoverySteps = 0
+            if limit % (strategy == .journaled ? 3 : 7) == 0 {
+                // Measure recovery's steps on a copy of this state by replaying the crash.
+                let (twinHome, twinPackage) = try fixture.freshPackage("twin-\(limit)", strategy: strategy)
+                _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
+                    try PackageSaver.save(directory: fixture.newSource, to: twinPackage, options: fixture.options(strategy))
+                }
+                try IOFaultInjection.withInjector(recoveryCounter) { try Self.recover(twinPackage) }
+                recoverySteps = recoveryCounter.mutations
+                _ = twinHome
+                for recoveryLimit in 0..<recoverySteps {
+                    let (againHome, againPackage) = try fixture.freshPackage("again-\(limit)-\(recoveryLimit)", strategy: strategy)
+                    _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
+                        try PackageSaver.save(directory: fixture.newSource, to: againPackage, options: fixture.options(strategy))
+                    }
+                    _ = try? IOFaultInjection.withInjector(CrashAfter(recoveryLimit)) { try Self.recover(againPackage) }
+                    try Self.recover(againPackage)
+                    recoveryCrashes += 1
+                    if let problem = try Self.violation(fixture, home: againHome, package: againPackage, mustBeNew: false) {
+                        violations.append("step \(limit), recovery step \(recoveryLimit): \(problem)")
+                    }
+                }
+            }
+            try Self.recover(package)
+            if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: false) {
+                violations.append("step \(limit): \(problem)")
+            }
+            // The next save completes the job.
+            _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+            if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
+                violations.append("step \(limit), next save: \(problem)")
+            }
+        }
+        print("crash consistency (\(strategy)): \(steps) crash points in the save, \(recoveryCrashes) during recovery, \(violations.count) violations")
+        #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+
+    @Test("an error at each step (EIO, ENOSPC; once or from then on) leaves old or new, and the next save cleans up",
+          arguments: SaveStrategy.allCases)
+    func errorAtEveryStep(_ strategy: SaveStrategy) throws {
+        let fixture = try Fixture()
+        let (countingHome, countingPackage) = try fixture.freshPackage("err-count", strategy: strategy)
+        defer { withExtendedLifetime(countingHome) {} }
+        let counter = CrashAfter(.max)
+        try IOFaultInjection.withInjector(counter) {
+            _ = try PackageSaver.save(directory: fixture.newSource, to: countingPackage, options: fixture.options(strategy))
+        }
+        var violations: [String] = []
+        var tried = 0
+        for index in 1...counter.mutations {
+            for (error, persistent) in [(Errno.ioError, false), (Errno.noSpace, true)] {
+                let (home, package) = try fixture.freshPackage("err-\(index)", strategy: strategy)
+                let fault = FailNth(nil, index: index, error: error, persistent: persistent)
+                var thrown: (any Error)?
+                do {
+                    try IOFaultInjection.withInjector(fault) {
+                        _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+                    }
+                } catch {
+                    thrown = error
+                }
+                tried += 1
+                // Only cleanup after the commit (removing the previous tree) may fail without
+                // failing the save, and then the package must already be the new one.
+                let cleanup: Set<IOStep> = [.remove, .removeDirectory]
+                if fault.didFire && thrown == nil {
+                    if !cleanup.contains(fault.firedStep ?? .write) {
+                        violations.append("step \(index) \(error.name): a failed \(String(describing: fault.firedStep)) reported success")
+                    } else if try Trees.contentHash(package) != fixture.newHash {
+                        violations.append("step \(index): success reported but the package is not the new one")
+                    }
+                }
+                if let thrown, !(thrown is FileSystemError) && !(thrown is SaveRefusal) {
+                    violations.append("step \(index): unexpected error type \(thrown)")
+                }
+                if let thrown = thrown as? FileSystemError, thrown.errno != error {
+                    violations.append("step \(index): the error names \(String(describing: thrown.errno)), not \(error.name)")
+                }
+                // What the person sees right away: old, or (journaled, after commit) new once recovered.
+                // A single failed step always leaves the previous package; when every later
+                // step fails too, a failure right after the swap cannot be undone, and the
+                // package is then the new one (still never a mix).
+                let hash = try Trees.contentHash(package)
+                if strategy != .journaled && thrown != nil && hash != fixture.oldHash
+                    && (!persistent || hash != fixture.newHash)
+                {
+                    violations.append("step \(index) \(error.name): the previous package was not left intact")
+                }
+                _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+                if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
+                    violations.append("step \(index) \(error.name), next save: \(problem)")
+                }
+            }
+        }
+        print("error injection (\(strategy)): \(tried) faults, \(violations.count) violations")
+        #expect(violations.isEmpty, "\(violations.prefix(5))")
+    }
+
+    @Test("permission denied creating a file mid-save: one clear error, the old package intact")
+    func permissionDenied() throws {
+        let fixture = try Fixture()
+        for strategy in SaveStrategy.allCases {
+            let (home, package) = try fixture.freshPackage("eacces", strategy: strategy)
+            #expect {
+                try IOFaultInjection.withInjector(FailNth(.create, index: 2, error: .permissionDenied)) {
+                    _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+                }
+            } throws: { error in
+                let text = String(describing: error)
+                return text.hasPrefix("cannot create '\(package)/") && text.hasSuffix("Permission denied (EACCES from openat)")
+            }
+            #expect(try Trees.contentHash(package) == fixture.oldHash, "\(strategy)")
+            _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+            #expect(try Self.violation(fixture, home: home, package: package, mustBeNew: true) == nil, "\(strategy)")
+        }
+    }
+
+    @Test("a real full disk (a small tmpfs): a clear ENOSPC, the old package intact, no litter after the next save")
+    func realFullDisk() throws {
+        let mountPoint = try TemporaryDirectory("tmpfs")
+        guard getuid() == 0, mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=6m") == 0 else {
+            print("skipped: cannot mount a tmpfs here (\(Errno(rawValue: errno)))")
+            return
+        }
+        defer { umount2(mountPoint.path, 2) }
+        let source = try TemporaryDirectory("tmpfs-src")
+        try Files.makeDirectory(source.url("media"))
+        try Files.writeRandom(source.url("media/a.bin"), size: 2 << 20, seed: 1)
+        try Files.writeRandom(source.url("media/b.bin"), size: 2 << 20, seed: 2)
+        let package = mountPoint.url("doc.pkg")
+        _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: .full, durability: .full))
+        let before = try Trees.contentHash(package)
+        try Files.writeRandom(source.url("media/c.bin"), size: 3 << 20, seed: 3)
+        for strategy in SaveStrategy.allCases {
+            #expect {
+                _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: strategy))
+            } throws: { error in
+                (error as? FileSystemError)?.errno == .noSpace
+                    && String(describing: error).contains("No space left on device (ENOSPC")
+            }
+            #expect(try Trees.contentHash(package) == before, "\(strategy)")
+        }
+        try FileSystem.remove(source.url("media/c.bin"))
+        _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: .journaled))
+        #expect(try Trees.names(mountPoint.path) == [".doc.pkg.pkgtool-lock", "doc.pkg"])
+        #expect(try Trees.names(package + "/.pkgtool/tmp").isEmpty)
+    }
+}

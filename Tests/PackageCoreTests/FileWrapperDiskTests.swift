@@ -1,0 +1,207 @@
+import Foundation
+import Glibc
+import PackageTestSupport
+import Synchronization
+import Testing
+@testable import PackageCore
+
+/// Counts the I/O steps taken, by kind, so a test can assert what did not happen.
+final class StepCounter: IOFaultInjector {
+    private let counts = Mutex<[IOStep: Int]>([:])
+    func fault(before step: IOStep, path: String) -> InjectedFault? {
+        counts.withLock { $0[step, default: 0] += 1 }
+        return nil
+    }
+    func count(_ step: IOStep) -> Int { counts.withLock { $0[step, default: 0] } }
+}
+
+/// Makes a small package: metadata, pages, an executable, a link, an empty directory.
+func makeSamplePackage(at root: String) throws {
+    try Files.makeDirectory(root + "/pages")
+    try Files.makeDirectory(root + "/media/empty")
+    try Files.write(root + "/metadata.json", #"{"title":"t"}"#)
+    try Files.write(root + "/pages/1.txt", "one")
+    try Files.write(root + "/pages/2.txt", "two")
+    try Files.write(root + "/run.sh", "#!/bin/sh\n", permissions: 0o755)
+    try Files.symlink(root + "/latest", to: "pages/2.txt")
+}
+
+@Suite("FileWrapper on disk")
+struct FileWrapperDiskTests {
+    @Test("opening reads names and stat data, never a file's bytes")
+    func lazyOpen() throws {
+        let directory = try TemporaryDirectory("fw-open")
+        try makeSamplePackage(at: directory.path)
+        let counter = StepCounter()
+        let package = try IOFaultInjection.withInjector(counter) {
+            try FileWrapper(url: URL(fileURLWithPath: directory.path))
+        }
+        #expect(counter.count(.read) == 0)
+        #expect(package.isDirectory)
+        #expect(package.filename == AtomicFile.split(directory.path).name)
+        let children = try #require(package.fileWrappers)
+        #expect(Set(children.keys) == ["metadata.json", "pages", "media", "run.sh", "latest"])
+        #expect(children["pages"]?.fileWrappers?.keys.sorted() == ["1.txt", "2.txt"])
+        #expect(children["media"]?.fileWrappers?["empty"]?.fileWrappers == [:])
+        #expect(children["latest"]?.symbolicLinkDestination == "pages/2.txt")
+        #expect(children["run.sh"]?.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? Int == 0o755)
+        let page = try #require(children["pages"]?.fileWrappers?["1.txt"])
+        #expect(page.filename == "1.txt" && page.preferredFilename == "1.txt")
+        let date = try #require(page.fileAttributes[FileAttributeKey.modificationDate.rawValue] as? Date)
+        #expect(abs(date.timeIntervalSinceNow) < 60)
+
+        // Contents arrive on demand, and once.
+        let reads = try IOFaultInjection.withInjector(counter) { () throws -> Data in
+            _ = page.regularFileContents
+            return try page.readRegularFileContents()
+        }
+        #expect(reads == Data("one".utf8))
+        #expect(counter.count(.read) == 1)
+    }
+
+    @Test("a child removed behind the wrapper's back gives a clear error, not a crash")
+    func vanishedChild() throws {
+        let directory = try TemporaryDirectory("fw-vanish")
+        try makeSamplePackage(at: directory.path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: directory.path))
+        let page = try #require(package.fileWrappers?["pages"]?.fileWrappers?["1.txt"])
+        try FileSystem.remove(directory.path + "/pages/1.txt")
+
+        #expect(page.regularFileContents == nil)
+        do {
+            _ = try page.readRegularFileContents()
+            Issue.record("reading a removed page succeeded")
+        } catch let error as FileSystemError {
+            #expect(error.path == directory.path + "/pages/1.txt")
+            #expect(error.errno == .noSuchFileOrDirectory)
+            #expect(error.description.contains("removed or moved after the package was opened"))
+            #expect(error.description.contains("ENOENT"))
+        }
+        // Hashing the package reports the same file.
+        do {
+            _ = try package.contentHash
+            Issue.record("hashing a package with a removed page succeeded")
+        } catch let error as FileSystemError {
+            #expect(error.path == directory.path + "/pages/1.txt")
+        }
+    }
+
+    @Test("a child modified or replaced behind the wrapper's back is reported, never read as if unchanged")
+    func changedChild() throws {
+        let directory = try TemporaryDirectory("fw-change")
+        try makeSamplePackage(at: directory.path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: directory.path))
+        let pages = try #require(package.fileWrappers?["pages"]?.fileWrappers)
+        try Files.write(directory.path + "/pages/1.txt", "one, longer")
+        #expect(pages["1.txt"]?.regularFileContents == nil)
+        #expect(throws: FileSystemError.self) { try pages["1.txt"]?.readRegularFileContents() }
+        do {
+            _ = try pages["1.txt"]?.readRegularFileContents()
+        } catch let error as FileSystemError {
+            #expect(error.description.contains("changed after the package was opened"))
+        }
+        try FileSystem.remove(directory.path + "/pages/2.txt")
+        try Files.symlink(directory.path + "/pages/2.txt", to: "1.txt")
+        do {
+            _ = try pages["2.txt"]?.readRegularFileContents()
+            Issue.record("a page replaced by a link was read")
+        } catch let error as FileSystemError {
+            #expect(error.errno == .tooManySymbolicLinks)
+            #expect(error.description.contains("replaced by a symbolic link"))
+        }
+    }
+
+    @Test(".immediate reads every file at open, so later removals do not matter")
+    func immediate() throws {
+        let directory = try TemporaryDirectory("fw-immediate")
+        try makeSamplePackage(at: directory.path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: directory.path), options: [.immediate, .withoutMapping])
+        try FileSystem.removeTree(directory.path + "/pages")
+        #expect(package.fileWrappers?["pages"]?.fileWrappers?["2.txt"]?.regularFileContents == Data("two".utf8))
+    }
+
+    @Test("FIFOs inside a package are left out; a FIFO as the package is refused")
+    func specialFiles() throws {
+        let directory = try TemporaryDirectory("fw-fifo")
+        try makeSamplePackage(at: directory.path)
+        #expect(mkfifo(directory.path + "/pipe", 0o644) == 0)
+        let package = try FileWrapper(url: URL(fileURLWithPath: directory.path))
+        #expect(package.fileWrappers?["pipe"] == nil)
+        #expect(throws: FileSystemError.self) { try FileWrapper(url: URL(fileURLWithPath: directory.path + "/pipe")) }
+        #expect(throws: FileSystemError.self) { try FileWrapper(url: URL(fileURLWithPath: directory.path + "/none")) }
+    }
+
+    @Test("read(from:) replaces the tree and invalidates the hashes above")
+    func reread() throws {
+        let directory = try TemporaryDirectory("fw-reread")
+        try makeSamplePackage(at: directory.path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: directory.path))
+        let pages = try #require(package.fileWrappers?["pages"])
+        let before = try package.contentHash
+        try Files.write(directory.path + "/pages/3.txt", "three")
+        try pages.read(from: URL(fileURLWithPath: directory.path + "/pages"))
+        #expect(pages.fileWrappers?.keys.sorted() == ["1.txt", "2.txt", "3.txt"])
+        #expect(package.knownContentHash == nil)
+        let after = try package.contentHash
+        #expect(after != before)
+        #expect(after == (try TreeScanner().scan(directory.path).snapshot.rootHash))
+    }
+
+    @Test("matchesContents(of:) compares contents; needsToBeUpdated(from:) compares dates, modes and names")
+    func comparisons() throws {
+        let directory = try TemporaryDirectory("fw-compare")
+        try makeSamplePackage(at: directory.path)
+        let url = URL(fileURLWithPath: directory.path)
+        let package = try FileWrapper(url: url)
+        #expect(package.matchesContents(of: url))
+        #expect(!package.needsToBeUpdated(from: url))
+        #expect(!package.needsToBeUpdated(fromPath: directory.path))
+
+        // A touched file: same bytes (matches), newer date (needs updating). The wrapper
+        // knows its bytes because it hashed them; unread bytes of a changed file match nothing.
+        _ = try package.contentHash
+        try FileSystem.setModificationTime(directory.path + "/pages/1.txt", 1_000_000_000)
+        #expect(package.matchesContents(of: url))
+        #expect(!(try FileWrapper(url: url)).matchesContents(of: URL(fileURLWithPath: directory.path + "/x")))
+        #expect(package.needsToBeUpdated(from: url))
+        try package.read(from: url)
+        #expect(!package.needsToBeUpdated(from: url))
+
+        // Different bytes, same size.
+        try Files.write(directory.path + "/pages/1.txt", "ONE")
+        #expect(!package.matchesContents(of: url))
+        try package.read(from: url)
+        #expect(package.matchesContents(of: url))
+
+        // A new name on disk.
+        try Files.write(directory.path + "/extra", "")
+        #expect(!package.matchesContents(of: url))
+        #expect(package.needsToBeUpdated(from: url))
+
+        // A wrapper made in memory matches a tree with the same contents.
+        let memory = FileWrapper(directoryWithFileWrappers: [
+            "a.txt": FileWrapper(regularFileWithContents: Data("a".utf8))
+        ])
+        let other = try TemporaryDirectory("fw-compare-b")
+        try Files.write(other.path + "/a.txt", "a")
+        #expect(memory.matchesContents(of: URL(fileURLWithPath: other.path)))
+        #expect(memory.needsToBeUpdated(from: URL(fileURLWithPath: other.path)))
+    }
+}
+
+@Suite("FileWrapper and the manifest's hidden entry")
+struct FileWrapperReservedNameTests {
+    @Test("the package's metadata directory is not content: left out when reading, comparing and hashing")
+    func hiddenEntry() throws {
+        let directory = try TemporaryDirectory("fw-reserved")
+        try makeSamplePackage(at: directory.path)
+        try Files.makeDirectory(PackageLayout.metadataDirectory(of: directory.path))
+        try Files.write(PackageLayout.metadataDirectory(of: directory.path) + "/index", "x")
+        let url = URL(fileURLWithPath: directory.path)
+        let package = try FileWrapper(url: url)
+        #expect(package.fileWrappers?[PackageLayout.metadataDirectoryName] == nil)
+        #expect(package.matchesContents(of: url) && !package.needsToBeUpdated(from: url))
+        let scanned = try TreeScanner(excludedTopLevelNames: [PackageLayout.metadataDirectoryName]).scan(directory.path)
+        #expect(try package.snapshot() == scanned.snapshot)
+    }
+}

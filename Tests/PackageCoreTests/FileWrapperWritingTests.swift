@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+import PackageTestSupport
+import Testing
+@testable import PackageCore
+
+@Suite("FileWrapper writes")
+struct FileWrapperWritingTests {
+    func names(in path: String) throws -> [String] {
+        try DirectoryListing.names(in: FileDescriptor.openDirectory(path)).sorted()
+    }
+
+    @Test("a tree read from disk, written elsewhere, scans to the same hash; big files are copied, not loaded")
+    func copyTree() throws {
+        let source = try TemporaryDirectory("fw-write-src")
+        try makeHashingTree(at: source.path)
+        let target = try TemporaryDirectory("fw-write-dst")
+        let package = try FileWrapper(url: URL(fileURLWithPath: source.path))
+        let destination = target.path + "/Copy.pkg"
+        try package.write(to: URL(fileURLWithPath: destination), originalContentsURL: nil, durability: .none)
+        #expect(try TreeScanner().scan(destination).snapshot.rootHash == (try package.contentHash))
+        #expect(package.fileWrappers?["media"]?.fileWrappers?["movie.bin"]?.contents == nil)
+        // Modes and dates come along.
+        let script = try FileSystem.status(destination + "/run.sh")
+        #expect(script.permissions == 0o755)
+        let original = try FileSystem.status(source.path + "/pages/1.txt")
+        #expect(try FileSystem.status(destination + "/pages/1.txt").modificationTime == original.modificationTime)
+        #expect(try names(in: target.path) == ["Copy.pkg"])
+    }
+
+    @Test("writing over an existing package swaps it in whole and leaves nothing behind")
+    func replace() throws {
+        let target = try TemporaryDirectory("fw-replace")
+        let destination = target.path + "/Doc.pkg"
+        try Files.makeDirectory(destination)
+        try makeSamplePackage(at: destination)
+        try Files.write(destination + "/stale.txt", "old")
+        let fresh = FileWrapper(directoryWithFileWrappers: [
+            "metadata.json": FileWrapper(regularFileWithContents: Data("{}".utf8))
+        ])
+        try fresh.write(to: URL(fileURLWithPath: destination), options: .atomic, originalContentsURL: nil)
+        #expect(try names(in: destination) == ["metadata.json"])
+        #expect(try names(in: target.path) == ["Doc.pkg"])
+        #expect(try Files.read(destination + "/metadata.json") == Array("{}".utf8))
+    }
+
+    @Test("flat files and links are written too")
+    func flatFile() throws {
+        let target = try TemporaryDirectory("fw-flat")
+        let text = FileWrapper(regularFileWithContents: Data("hello".utf8))
+        try text.write(to: URL(fileURLWithPath: target.path + "/a.txt"), originalContentsURL: nil)
+        #expect(try Files.read(target.path + "/a.txt") == Array("hello".utf8))
+        try FileWrapper(regularFileWithContents: Data("again".utf8))
+            .write(to: URL(fileURLWithPath: target.path + "/a.txt"), originalContentsURL: nil)
+        #expect(try Files.read(target.path + "/a.txt") == Array("again".utf8))
+        let link = FileWrapper(symbolicLinkWithDestinationURL: URL(fileURLWithPath: "a.txt"))
+        try link.write(to: URL(fileURLWithPath: target.path + "/b"), originalContentsURL: nil)
+        #expect(try FileSystem.readSymbolicLink(target.path + "/b") == "a.txt")
+        #expect(try names(in: target.path) == ["a.txt", "b"])
+    }
+
+    @Test(".withNameUpdating names every node and points files at what was written")
+    func nameUpdating() throws {
+        let target = try TemporaryDirectory("fw-names")
+        let directory = FileWrapper(directoryWithFileWrappers: [:])
+        let first = FileWrapper(regularFileWithContents: Data("1".utf8))
+        first.preferredFilename = "page.txt"
+        let second = FileWrapper(regularFileWithContents: Data("2".utf8))
+        second.preferredFilename = "page.txt"
+        directory.addFileWrapper(first)
+        directory.addFileWrapper(second)
+        let destination = target.path + "/Named.pkg"
+        try directory.write(
+            to: URL(fileURLWithPath: destination), options: .withNameUpdating, originalContentsURL: nil,
+            durability: .none)
+        #expect(directory.filename == "Named.pkg")
+        #expect(first.filename == "page.txt" && second.filename == "2 - page.txt")
+        #expect(second.backingFile?.path == destination + "/2 - page.txt")
+        #expect(second.backingFile?.status.size == 1)
+        #expect(!directory.needsToBeUpdated(from: URL(fileURLWithPath: destination)))
+        #expect(directory.matchesContents(of: URL(fileURLWithPath: destination)))
+        // Without the option, names stay as they were.
+        let other = FileWrapper(regularFileWithContents: Data())
+        try other.write(to: URL(fileURLWithPath: target.path + "/x"), originalContentsURL: nil, durability: .none)
+        #expect(other.filename == nil)
+    }
+
+    @Test("a write that fails midway leaves the previous version and no temporary files")
+    func failedWrite() throws {
+        let target = try TemporaryDirectory("fw-fail")
+        let destination = target.path + "/Doc.pkg"
+        try Files.makeDirectory(destination)
+        try makeSamplePackage(at: destination)
+        let before = try TreeScanner().scan(destination).snapshot.rootHash
+        let replacement = FileWrapper(directoryWithFileWrappers: [
+            "a.txt": FileWrapper(regularFileWithContents: Data("a".utf8)),
+            "b.txt": FileWrapper(regularFileWithContents: Data("b".utf8)),
+        ])
+        for step in [IOStep.write, .sync, .exchange, .makeDirectory] {
+            let fault = FailingStep(step, pathFragment: "", fault: .error(.noSpace))
+            #expect(throws: FileSystemError.self, "\(step)") {
+                try IOFaultInjection.withInjector(fault) {
+                    try replacement.write(to: URL(fileURLWithPath: destination), originalContentsURL: nil)
+                }
+            }
+            #expect(try TreeScanner().scan(destination).snapshot.rootHash == before, "\(step)")
+            #expect(try names(in: target.path) == ["Doc.pkg"], "\(step)")
+        }
+    }
+
+    @Test("a file that vanished before the write is reported with its path, and nothing is written")
+    func vanishedDuringWrite() throws {
+        let source = try TemporaryDirectory("fw-vanish-src")
+        try makeSamplePackage(at: source.path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: source.path))
+        try FileSystem.remove(source.path + "/pages/2.txt")
+        let target = try TemporaryDirectory("fw-vanish-dst")
+        do {
+            try package.write(to: URL(fileURLWithPath: target.path + "/Out.pkg"), originalContentsURL: nil)
+            Issue.record("writing a package with a removed page succeeded")
+        } catch let error as FileSystemError {
+            #expect(error.path == source.path + "/pages/2.txt")
+            #expect(error.errno == .noSuchFileOrDirectory)
+        }
+        #expect(try names(in: target.path).isEmpty)
+    }
+}

@@ -1,0 +1,181 @@
+import Glibc
+import PackageTestSupport
+import Testing
+@testable import PackageCore
+
+/// A small document package: metadata, pages, a multi-chunk media file, a link, an empty folder.
+func makeDocument(_ root: String, pages: Int = 30, mediaSize: Int = 3 << 20, seed: UInt64 = 1) throws {
+    try Files.makeDirectory(root + "/pages")
+    try Files.makeDirectory(root + "/media")
+    try Files.makeDirectory(root + "/attic/empty")
+    try Files.write(root + "/metadata.json", #"{"title":"doc","pages":\#(pages)}"#)
+    for index in 0..<pages { try Files.write(root + "/pages/\(index).txt", "page \(index) " + String(repeating: "x", count: index)) }
+    try Files.writeRandom(root + "/media/clip.bin", size: mediaSize, seed: seed)
+    try Files.write(root + "/tool.sh", "#!/bin/sh\necho hi\n", permissions: 0o755)
+    try Files.symlink(root + "/cover", to: "pages/0.txt")
+}
+
+/// A change touching every kind of operation a save performs.
+func changeDocument(_ root: String) throws {
+    try Files.write(root + "/metadata.json", #"{"title":"doc, edited"}"#)
+    try Files.write(root + "/pages/3.txt", "page three, rewritten")
+    try FileSystem.remove(root + "/pages/4.txt")
+    try Files.write(root + "/pages/new.txt", "a new page")
+    try Files.makeDirectory(root + "/notes/deep")
+    try Files.write(root + "/notes/deep/n.txt", "note")
+    try FileSystem.removeTree(root + "/attic")
+    try Files.write(root + "/attic", "attic is a file now")
+    try FileSystem.remove(root + "/cover")
+    try Files.symlink(root + "/cover", to: "pages/1.txt")
+    try FileSystem.setPermissions(root + "/pages/5.txt", 0o600)
+    try FileSystem.setPermissions(root + "/tool.sh", 0o644)
+}
+
+@Suite("The save engine")
+struct SaveEngineTests {
+    @Test("every strategy makes the package equal to the source, and it verifies", arguments: SaveStrategy.allCases)
+    func strategiesConverge(_ strategy: SaveStrategy) throws {
+        let directory = try TemporaryDirectory("save-\(strategy)")
+        let source = directory.url("src")
+        let package = directory.url("doc.pkg")
+        try makeDocument(source)
+        let options = SaveOptions(strategy: strategy, durability: .none, workers: 2)
+        let first = try PackageSaver.save(directory: source, to: package, options: options)
+        #expect(first.filesWritten == 33)
+        #expect(try Trees.contentHash(package) == Trees.contentHash(source))
+        try changeDocument(source)
+        let second = try PackageSaver.save(directory: source, to: package, options: options)
+        #expect(try Trees.contentHash(package) == Trees.contentHash(source))
+        #expect(second.rootHash == (try Trees.contentHash(source)))
+        // Permission bits beyond the executable bit follow the source too.
+        #expect(try FileSystem.status(package + "/pages/5.txt").permissions == 0o600)
+        // The manifest describes what is on disk.
+        let manifest = try #require(try PackageManifest.load(packagePath: package))
+        #expect(manifest.snapshot.rootHash == (try Trees.contentHash(package)))
+        let rescan = try PackageScan.scan(package)
+        #expect(TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty)
+        // Nothing but the package and its lock file beside it; no temporaries inside.
+        #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", "doc.pkg", "src"])
+        if strategy == .journaled { #expect(try Trees.names(package + "/.pkgtool/tmp").isEmpty) }
+        // With nothing to do, a save writes no file. Entries touched moments ago may be
+        // reread once (racy timestamps, renamed files' new ctimes) and recorded afresh;
+        // after that a save reads nothing either.
+        let third = try PackageSaver.save(directory: source, to: package, options: options)
+        let regularFiles = try PackageScan.scan(source, useManifest: false).snapshot.entries.filter { $0.kind == .regular }.count
+        #expect(third.filesWritten == (strategy == .full ? regularFiles : 0))
+        if strategy != .full {
+            usleep(20_000)
+            _ = try PackageSaver.save(directory: source, to: package, options: options)
+            let fourth = try PackageSaver.save(directory: source, to: package, options: options)
+            #expect(fourth.unchanged && fourth.filesWritten == 0 && fourth.metadataBytesWritten == 0)
+            #expect(fourth.filesHashed == 0, "files are not reread when their stat data match")
+        }
+    }
+
+    @Test("incremental strategies write only the changed files plus a small manifest record")
+    func accounting() throws {
+        let directory = try TemporaryDirectory("save-accounting")
+        let source = directory.url("src")
+        try Files.makeDirectory(source + "/pages")
+        try Files.makeDirectory(source + "/media")
+        for folder in 0..<20 {
+            try Files.makeDirectory(source + "/pages/\(folder)")
+            for index in 0..<100 {
+                try Files.write(source + "/pages/\(folder)/\(index).json", #"{"page":\#(index),"folder":\#(folder)}"#)
+            }
+        }
+        for index in 0..<4 { try Files.writeRandom(source + "/media/\(index).bin", size: (index + 2) << 20, seed: UInt64(index)) }
+        for (round, strategy) in [SaveStrategy.journaled, .atomic].enumerated() {
+            let package = directory.url("\(strategy).pkg")
+            let options = SaveOptions(strategy: strategy, durability: .none, workers: 2)
+            _ = try PackageSaver.save(directory: source, to: package, options: options)
+            // Change 1 MiB inside one media file and one small JSON file.
+            let media = source + "/media/2.bin"
+            let file = try FileDescriptor.open(media, access: .readWrite)
+            var generator = SeededBytes(seed: 99 + UInt64(round))
+            try generator.bytes(1 << 20).withUnsafeBytes { try file.write($0, at: 1 << 20) }
+            try Files.write(source + "/pages/7/7.json", #"{"page":7,"edited":\#(round)}"#)
+            let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+            let changedBytes = Int64(4 << 20) + Int64(#"{"page":7,"edited":\#(round)}"#.utf8.count)
+            #expect(statistics.filesWritten == 2, "\(strategy)")
+            #expect(statistics.bytesWritten == changedBytes, "\(strategy)")
+            #expect(statistics.metadataBytesWritten < 64 << 10, "\(strategy): \(statistics.metadataBytesWritten)")
+            #expect(statistics.bytesWritten + statistics.metadataBytesWritten <= changedBytes + (64 << 10))
+            if strategy == .atomic { #expect(statistics.filesLinked == 2002) }
+            #expect(try Trees.contentHash(package) == Trees.contentHash(source))
+        }
+    }
+
+    @Test("a one-file save writes a manifest record whose size does not grow with the package")
+    func deltaIndependentOfSize() throws {
+        var metadataBytes: [Int64] = []
+        for folders in [5, 50] {
+            let directory = try TemporaryDirectory("save-scale")
+            let source = directory.url("src")
+            for folder in 0..<folders {
+                try Files.makeDirectory(source + "/d\(folder)")
+                for index in 0..<400 { try Files.write(source + "/d\(folder)/\(index)", "\(folder).\(index)") }
+            }
+            let package = directory.url("big.pkg")
+            let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2)
+            _ = try PackageSaver.save(directory: source, to: package, options: options)
+            try Files.write(source + "/d3/42", "edited!")
+            let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+            #expect(statistics.entryCount == folders * 401)
+            #expect(statistics.filesWritten == 1)
+            metadataBytes.append(statistics.metadataBytesWritten)
+            let manifest = try #require(try PackageManifest.load(packagePath: package))
+            #expect(manifest.snapshot.rootHash == statistics.rootHash)
+        }
+        #expect(metadataBytes[0] == metadataBytes[1], "2,005 and 20,050 entries: \(metadataBytes)")
+        #expect(metadataBytes[1] < 4 << 10)
+    }
+
+    @Test("progress counts files and 1 MiB chunks and ends at exactly 1.0")
+    func progress() throws {
+        let directory = try TemporaryDirectory("save-progress")
+        let source = directory.url("src")
+        try makeDocument(source, mediaSize: (5 << 20) + 7)
+        let reports = LockedList<SaveProgress>()
+        let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2) { reports.append($0) }
+        _ = try PackageSaver.save(directory: source, to: directory.url("p"), options: options)
+        let all = reports.items
+        let last = try #require(all.last)
+        #expect(last.fractionCompleted == 1.0)
+        #expect(last.totalBytes == last.completedBytes)
+        #expect(last.totalUnits == 33 + 6 + 1, "33 files, 6 MiB of chunks and the small files' bytes")
+        #expect(zip(all, all.dropFirst()).allSatisfy { $0.completedUnits <= $1.completedUnits })
+    }
+
+    @Test("bad input: a file as source, a file as package, overlapping paths")
+    func refusals() throws {
+        let directory = try TemporaryDirectory("save-bad")
+        try Files.write(directory.url("file"), "x")
+        try Files.makeDirectory(directory.url("src/inner"))
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("file"), to: directory.url("p")) }
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("src"), to: directory.url("file")) }
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("src"), to: directory.url("src/inner")) }
+        #expect(throws: FileSystemError.self) { try PackageSaver.save(directory: directory.url("missing"), to: directory.url("p")) }
+    }
+}
+
+/// A thread-safe list, for callbacks.
+final class LockedList<Element: Sendable>: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLockLike()
+    private var storage: [Element] = []
+    func append(_ element: Element) { lock.withLock { storage.append(element) } }
+    var items: [Element] { lock.withLock { storage } }
+}
+
+/// A pthread mutex (tests avoid Foundation's NSLock to stay on the toolchain's core modules).
+final class NSLockLike: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}
