@@ -16,7 +16,7 @@ enum SnapshotLoading {
             let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)
-        case .regular where ZipArchive.looksLikeArchive(path):
+        case .regular:
             // An archive's tree: our content hashes where the archive has them, the others
             // read and hashed (so that a zip from any tool compares exactly).
             let archive = try ZipArchive.open(path)

@@ -100,6 +100,7 @@ struct RepackTests {
         #expect(parsed?.count == (try ZipArchive.open(archive)).entries.count)
         let verified = pkgtool("verify", "--json", archive)
         #expect(verified.status == .success && verified.output.contains("\"ok\": true"))
+        #expect(pkgtool("verify", archive).output.hasPrefix("ok: \(archive): "))
 
         let missing = pkgtool("verify", directory.url("missing.zip"))
         #expect(missing.status == .trouble && missing.errors.count == 1)
@@ -127,5 +128,28 @@ struct PackEdgeCaseTests {
         let archive = try ZipArchive.open(output)
         #expect(archive.entry(at: "self.zip") == nil)
         #expect(archive.entry(at: "pipe") == nil)
+    }
+}
+
+@Suite("diff with archives")
+struct ZipDiffTests {
+    @Test("diff accepts zips on either side: ours by stored hashes, others by reading their data")
+    func diffArchives() throws {
+        let directory = try TemporaryDirectory("zip-diff")
+        let source = directory.url("src")
+        try makeSampleTree(source)
+        let ours = directory.url("ours.zip")
+        #expect(pkgtool("pack", source, ours).status == .success)
+        #expect(pkgtool("diff", source, ours).status == .success)
+        #expect(pkgtool("diff", ours, source).status == .success)
+        if which("zip") != nil {
+            let theirs = directory.url("theirs.zip")
+            _ = try runProgram("/bin/sh", ["-c", "cd '\(source)' && zip -qry '\(theirs)' ."])
+            #expect(pkgtool("diff", ours, theirs).status == .success)
+        }
+        try Files.write(source + "/metadata.json", "changed")
+        let changed = pkgtool("diff", ours, source)
+        #expect(changed.status == .failure)
+        #expect(changed.output.contains("metadata.json"))
     }
 }

@@ -29,7 +29,7 @@ enum ListCommand: Command {
             "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
         let long = arguments.flag("long")
         let path = arguments.positionals[0]
-        if ZipArchive.looksLikeArchive(path) {
+        if ZipCommandSupport.isArchivePath(path) {
             return try ZipList.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
         }
         let snapshot: TreeSnapshot

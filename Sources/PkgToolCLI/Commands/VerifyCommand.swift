@@ -37,7 +37,7 @@ enum VerifyCommand: Command {
         let workers = try arguments.integer(
             "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
         let path = arguments.positionals[0]
-        if ZipArchive.looksLikeArchive(path) {
+        if ZipCommandSupport.isArchivePath(path) {
             return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
         }
         guard try HashCommand.resolve(path).kind == .directory else {

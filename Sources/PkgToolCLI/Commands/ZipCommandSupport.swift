@@ -31,6 +31,13 @@ enum ZipCommandSupport {
         return limits
     }
 
+    /// Whether a command-line path names an archive rather than a package: a regular file
+    /// (following links, as command-line paths do). `ZipArchive.open` then says whether it
+    /// really is one ("not a ZIP archive", exit 1).
+    static func isArchivePath(_ path: String) -> Bool {
+        (try? FileSystem.status(path, followSymlinks: true).kind) == .regular
+    }
+
     /// Verifies one archive; prints a summary line (or a JSON record). The lead's
     /// directory-aware `verify` dispatches here when `ZipArchive.looksLikeArchive(path)`.
     static func verifyArchive(
