@@ -150,7 +150,8 @@ public struct ZipBenchmark {
             verdict("verify vs 7z t", verifySpeed, "≥ 1×", verifySpeed >= 1, figure: "verify_speed_vs_7z")
         }
 
-        // 5. Repack after one changed small file, against zip -u on its own archive.
+        // 5. Repack after one changed small file, against zip -u on its own archive. Each run
+        //    starts from a fresh copy of the archive, flushed to disk (untimed).
         log("repacking after one changed small file: pkgtool vs zip -u")
         let changed = document + "/pages/d7/s3/f7300.json"
         let original = try Data(contentsOf: URL(fileURLWithPath: changed))
@@ -168,7 +169,7 @@ public struct ZipBenchmark {
                     "pkgtool pack (repack, 1 small file changed)",
                     {
                         try original.write(to: URL(fileURLWithPath: changed))
-                        _ = try shell("cp '\(ours)' '\(repackOut)'")
+                        _ = try shell("cp '\(ours)' '\(repackOut)' && sync")
                         try touch()
                         return try Spawn.run(self.pkgtool, ["pack", document, repackOut])
                     }
@@ -177,7 +178,7 @@ public struct ZipBenchmark {
                     "zip -u (1 small file changed)",
                     {
                         try original.write(to: URL(fileURLWithPath: changed))
-                        _ = try shell("cp '\(theirs)' '\(zipUpdateOut)'")
+                        _ = try shell("cp '\(theirs)' '\(zipUpdateOut)' && sync")
                         try touch()
                         return try shell("cd '\(document)' && '\(zip)' -qru -6 '\(zipUpdateOut)' .")
                     }
