@@ -269,9 +269,17 @@ final class PackPipeline: Sendable {
                     header.contentHash = old.contentHash
                     header.localZip64 =
                         old.uncompressedSize >= Int64(ZipFormat.marker32) || old.compressedSize >= Int64(ZipFormat.marker32)
-                    try out.append(HeaderWriter.local(header).bytes, to: file)
-                    let at = try out.reserve(old.compressedSize, in: file)
-                    copies.append(RawCopy(source: old.dataOffset, destination: at, length: old.compressedSize))
+                    let local = HeaderWriter.local(header).bytes
+                    if try sameLocalHeader(local, as: old, in: base) {
+                        // Header and data as they are: one range, merged with its neighbours.
+                        let length = old.dataOffset - old.localHeaderOffset + old.compressedSize
+                        let at = try out.reserve(length, in: file)
+                        RawCopy.add(RawCopy(source: old.localHeaderOffset, destination: at, length: length), to: &copies)
+                    } else {
+                        try out.append(local, to: file)
+                        let at = try out.reserve(old.compressedSize, in: file)
+                        RawCopy.add(RawCopy(source: old.dataOffset, destination: at, length: old.compressedSize), to: &copies)
+                    }
                     report.reused += 1
                     if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
                 } else {
@@ -296,6 +304,15 @@ final class PackPipeline: Sendable {
             try RawCopy.run(copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
         }
         try file.seek(to: report.archiveBytes)
+    }
+
+    /// Whether the base's local header of `old` is byte for byte `local` (the same name,
+    /// time, flags and fields: an unchanged entry of an archive pkgtool wrote).
+    private func sameLocalHeader(_ local: [UInt8], as old: ZipEntry, in base: ZipArchive?) throws -> Bool {
+        guard let base, Int64(local.count) == old.dataOffset - old.localHeaderOffset else { return false }
+        var existing = [UInt8](repeating: 0, count: local.count)
+        let got = try existing.withUnsafeMutableBytes { try base.file.readFully(into: $0, at: old.localHeaderOffset) }
+        return got == local.count && existing == local
     }
 
     /// Writes one new file's local header and its chunks as the workers finish them, then
@@ -347,6 +364,17 @@ struct RawCopy: Sendable {
     let source: Int64
     let destination: Int64
     let length: Int64
+
+    /// Appends `copy`, merging it into the last range when both continue it.
+    static func add(_ copy: RawCopy, to copies: inout [RawCopy]) {
+        if let last = copies.last, last.source + last.length == copy.source,
+            last.destination + last.length == copy.destination
+        {
+            copies[copies.count - 1] = RawCopy(source: last.source, destination: last.destination, length: last.length + copy.length)
+        } else {
+            copies.append(copy)
+        }
+    }
 
     /// Copies every range on `workers` threads, in pieces of at most 8 MiB, in the kernel
     /// where possible: filling new pages of the page cache is CPU-bound here, so two

@@ -98,9 +98,6 @@ public enum ZipPacker {
             throw FileSystemError(.open, path: source, errno: .notDirectory, reason: "pack expects a directory")
         }
         var report = ZipPackReport()
-        let scan = try TreeScanner(workers: max(1, options.workers), hashContents: false).scan(source)
-        report.skipped = scan.skipped.map(\.path)
-
         // The base archive, for raw copies of unchanged entries.
         var base: ZipArchive?
         if let explicit = options.base {
@@ -108,6 +105,15 @@ public enum ZipPacker {
         } else if options.reuseExistingOutput, (try? FileSystem.statusIfExists(output)) != nil {
             do { base = try ZipArchive.open(output) } catch { report.baseIgnored = "\(error)" }
         }
+        // A package's `.pkgtool` directory is pkgtool's metadata, not content. With a base,
+        // its manifest's stat cache (when sound) vouches for the hashes of unchanged files,
+        // which then need not be read to be recognised.
+        let manifest = base == nil ? nil : (try? PackageManifest.load(packagePath: source)) ?? nil
+        let scan = try TreeScanner(
+            workers: max(1, options.workers), hashContents: false, knownHash: manifest?.hashLookup,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+        ).scan(source)
+        report.skipped = scan.skipped.map(\.path)
 
         var snapshotEntries = scan.snapshot.entries
         // An existing output inside the source is not packed into itself.
@@ -154,7 +160,8 @@ public enum ZipPacker {
     }
 
     /// The base entries that can be copied raw: same path, kind, size, and the file's hash
-    /// (read now, on all cores) equal to the one the base records.
+    /// equal to the one the base records. The hash comes from the package manifest's stat
+    /// cache when the scan found it there, else the file is read now, on all cores.
     static func findReusable(
         _ entries: [SnapshotEntry], base: ZipArchive?, root: Int32, source: String, options: ZipPackOptions
     ) throws -> [ZipEntry?] {
@@ -166,6 +173,11 @@ public enum ZipPacker {
                 old.uncompressedSize == entry.size
             else { continue }
             if options.first != nil && index == 0 && old.method != .stored { continue }
+            if entry.hash != .empty || entry.size == 0 {
+                // Known from the manifest's stat cache (or the empty file's hash).
+                if entry.hash == old.contentHash { result[index] = old }
+                continue
+            }
             candidates.append(index)
         }
         guard !candidates.isEmpty else { return result }

@@ -153,3 +153,24 @@ struct ZipDiffTests {
         #expect(changed.output.contains("metadata.json"))
     }
 }
+
+@Suite("Repack with a package manifest")
+struct ManifestRepackTests {
+    @Test("a sound manifest's stat cache spares reading unchanged files; .pkgtool is never archived")
+    func statCache() throws {
+        let directory = try TemporaryDirectory("zip-manifest")
+        let source = directory.url("src")
+        try makeSampleTree(source)
+        let output = directory.url("out.zip")
+        #expect(pkgtool("pack", source, output).status == .success)
+        #expect(pkgtool("manifest", source).status == .success)
+        try Files.write(source + "/pages/3.json", #"{"text": "edited"}"#)
+        // Reading an unchanged file would fail: the manifest must vouch for it instead.
+        let injector = FailingStep(.read, pathFragment: "pages/0.json", fault: .error(.ioError))
+        let report = try IOFaultInjection.withInjector(injector) { try ZipPacker.pack(source, to: output) }
+        #expect(report.reused == report.files - 1)
+        let archive = try ZipArchive.open(output)
+        #expect(!archive.entries.contains { $0.path.hasPrefix(".pkgtool") })
+        try archive.verify()
+    }
+}
