@@ -598,10 +598,10 @@ struct ArchiveParser {
 
     /// Refuses duplicates, entries beneath files or links.
     func checkPaths(_ entries: [ZipEntry]) throws {
-        var kinds: [String: FileKind] = [:]
+        var kinds: [PathKey: FileKind] = [:]
         kinds.reserveCapacity(entries.count)
         for entry in entries {
-            if kinds.updateValue(entry.kind, forKey: entry.path) != nil {
+            if kinds.updateValue(entry.kind, forKey: PathKey(entry.path)) != nil {
                 throw fail(.duplicate, entry.name, "the archive holds this path more than once")
             }
         }
@@ -609,7 +609,7 @@ struct ArchiveParser {
             var parent = Substring(entry.path)
             while let slash = parent.lastIndex(of: "/") {
                 parent = parent[..<slash]
-                guard let kind = kinds[String(parent)] else { continue }
+                guard let kind = kinds[PathKey(parent)] else { continue }
                 if kind == .symbolicLink {
                     throw fail(
                         .symlinkEscape, entry.name,

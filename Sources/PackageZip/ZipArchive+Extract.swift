@@ -76,16 +76,17 @@ extension ZipArchive {
         func shown(_ relative: String) -> String { displayRoot + "/" + relative }
 
         // Directories first, parents before children (explicit ones and the implied parents of entries).
-        var directories: [String: ZipEntry?] = [:]
+        var directories: [PathKey: (path: String, entry: ZipEntry?)] = [:]
         for entry in entries {
-            if entry.kind == .directory { directories[entry.path] = entry }
+            if entry.kind == .directory { directories[PathKey(entry.path)] = (entry.path, entry) }
             var parent = Substring(entry.path)
             while let slash = parent.lastIndex(of: "/") {
                 parent = parent[..<slash]
-                if directories[String(parent)] == nil { directories[String(parent)] = .some(nil) }
+                let key = PathKey(parent)
+                if directories[key] == nil { directories[key] = (String(parent), nil) }
             }
         }
-        let directoryPaths = directories.keys.sorted { PathOrder.pathLess($0, $1) }
+        let directoryPaths = directories.values.map(\.path).sorted { PathOrder.pathLess($0, $1) }
         for path in directoryPaths {
             do { try FileSystem.makeDirectory(path, relativeTo: rootDescriptor, permissions: 0o700) } catch {
                 throw FileSystemError(.makeDirectory, path: shown(path), errno: error.errno, reason: error.reason)
@@ -125,7 +126,7 @@ extension ZipArchive {
 
         // Directory modes and times last, deepest first (a read-only directory is finished).
         for path in directoryPaths.reversed() {
-            let entry = directories[path] ?? nil
+            let entry = directories[PathKey(path)]?.entry
             do {
                 try FileSystem.setPermissions(path, entry?.permissions ?? 0o755, relativeTo: rootDescriptor)
                 if let entry { try FileSystem.setModificationTime(path, entry.modificationTime, relativeTo: rootDescriptor) }

@@ -15,7 +15,7 @@ extension ZipArchive {
     public func snapshot(computingMissingHashes: Bool = false) throws -> TreeSnapshot {
         var result: [SnapshotEntry] = []
         result.reserveCapacity(entries.count)
-        var seen = Set<String>()
+        var seen = Set<PathKey>()
         let reader = EntryReader()
         for entry in entries {
             var hash = entry.contentHash
@@ -27,13 +27,13 @@ extension ZipArchive {
                 hash = hasher.digest()
             }
             result.append(entry.snapshotEntry(hash: hash))
-            seen.insert(entry.path)
+            seen.insert(PathKey(entry.path))
         }
         for entry in entries {
             var parent = Substring(entry.path)
             while let slash = parent.lastIndex(of: "/") {
                 parent = parent[..<slash]
-                if seen.insert(String(parent)).inserted {
+                if seen.insert(PathKey(parent)).inserted {
                     result.append(
                         SnapshotEntry(path: String(parent), kind: .directory, permissions: 0o755, size: 0, hash: .empty))
                 }

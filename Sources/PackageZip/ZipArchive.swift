@@ -34,7 +34,7 @@ public final class ZipArchive: @unchecked Sendable {
     public let isZip64: Bool
     public let limits: ZipLimits
     let file: FileDescriptor
-    private let indexByPath: [String: Int]
+    private let indexByPath: [PathKey: Int]
 
     private init(
         path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], comment: String,
@@ -48,14 +48,14 @@ public final class ZipArchive: @unchecked Sendable {
         self.centralDirectoryOffset = centralDirectoryOffset
         self.isZip64 = isZip64
         self.limits = limits
-        var index: [String: Int] = [:]
+        var index: [PathKey: Int] = [:]
         index.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() { index[entry.path] = position }
+        for (position, entry) in entries.enumerated() { index[PathKey(entry.path)] = position }
         self.indexByPath = index
     }
 
     /// The entry at `path` (no trailing slash for directories).
-    public func entry(at path: String) -> ZipEntry? { indexByPath[path].map { entries[$0] } }
+    public func entry(at path: String) -> ZipEntry? { indexByPath[PathKey(path)].map { entries[$0] } }
 
     /// Whether the file at `path` starts like a ZIP archive (a local header, or an empty
     /// archive's end record): a cheap test for commands that accept trees or archives.
@@ -98,7 +98,7 @@ public final class ZipArchive: @unchecked Sendable {
     ) throws {
         let links = entries.indices.filter { entries[$0].kind == .symbolicLink }
         guard !links.isEmpty else { return }
-        var targets: [String: String] = [:]
+        var targets: [PathKey: String] = [:]
         let reader = EntryReader()
         for index in links {
             let entry = entries[index]
@@ -116,7 +116,7 @@ public final class ZipArchive: @unchecked Sendable {
             guard let target = String(validating: bytes, as: UTF8.self) else {
                 throw ZipError(.malformed, archive: path, entry: entry.path, "the link target is not valid UTF-8")
             }
-            targets[entry.path] = target
+            targets[PathKey(entry.path)] = target
             entries[index].linkTarget = target
         }
         for index in links {
@@ -135,8 +135,8 @@ enum LinkResolution {
     /// Resolves the target as the kernel would in a tree holding only this archive's
     /// entries: ".." pops a component, and a component naming another link of the archive
     /// is replaced by that link's target (at most 40 times, as Linux allows).
-    static func escape(link: String, targets: [String: String]) -> String? {
-        guard let target = targets[link] else { return nil }
+    static func escape(link: String, targets: [PathKey: String]) -> String? {
+        guard let target = targets[PathKey(link)] else { return nil }
         if target.hasPrefix("/") { return "the link points to an absolute path ('\(target)')" }
         var stack = link.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         stack.removeLast()
@@ -150,7 +150,7 @@ enum LinkResolution {
                 continue
             }
             stack.append(component)
-            if let next = targets[stack.joined(separator: "/")] {
+            if let next = targets[PathKey(stack.joined(separator: "/"))] {
                 hops += 1
                 if hops > 40 { return "the link's target goes round in a loop of links ('\(target)')" }
                 if next.hasPrefix("/") { return "the link leads through a link to an absolute path ('\(next)')" }

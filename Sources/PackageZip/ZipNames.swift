@@ -67,3 +67,12 @@ enum ZipNames {
         0x25A0, 0x00A0,
     ]
 }
+
+/// A path as its UTF-8 bytes, for dictionaries and sets: Swift's `String` equality and
+/// hashing follow Unicode canonical equivalence, which would make "é" (precomposed) and
+/// "é" (e + combining accent), two distinct names on Linux, one key.
+struct PathKey: Hashable, Sendable {
+    let bytes: [UInt8]
+    init(_ path: String) { bytes = Array(path.utf8) }
+    init<S: StringProtocol>(_ path: S) { bytes = Array(path.utf8) }
+}

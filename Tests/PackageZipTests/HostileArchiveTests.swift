@@ -183,3 +183,21 @@ struct HostileArchiveTests {
         #expect(try listing(directory.url("full")) == ["keep"])
     }
 }
+
+@Suite("Names that differ only by Unicode normalisation")
+struct NormalisationTests {
+    @Test("precomposed and decomposed é are two names, as on Linux")
+    func distinctNames() throws {
+        let directory = try TemporaryDirectory("zip-nfd")
+        let composed = "caf\u{E9}.txt"
+        let decomposed = "cafe\u{301}.txt"
+        try CraftedZip([CraftedZip.Entry(composed, "one"), CraftedZip.Entry(decomposed, "two")]).write(to: directory.url("n.zip"))
+        let archive = try ZipArchive.open(directory.url("n.zip"))
+        #expect(archive.entries.count == 2)
+        try archive.extract(to: directory.url("out"))
+        #expect(try listing(directory.url("out")).count == 2)
+        // A real duplicate is still one.
+        try CraftedZip([CraftedZip.Entry(composed, "one"), CraftedZip.Entry(composed, "two")]).write(to: directory.url("d.zip"))
+        #expect(throws: ZipError.self) { _ = try ZipArchive.open(directory.url("d.zip")) }
+    }
+}
