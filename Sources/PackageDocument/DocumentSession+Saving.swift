@@ -141,6 +141,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
             }
         }
 
+        lastSaveStatistics = handoff.statistics
         guard operation != .export else { return }
         savedChangeCount = changeCountAtSnapshot
         lastWrittenSnapshot = kept

@@ -31,6 +31,9 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     public internal(set) var lastError: DocumentError?
     /// The progress of the running (or last) read or write, to observe from any task.
     public internal(set) var progress: ProgressManager?
+    /// What the last save or export through a `FileWrapperDocumentWriter` wrote, as the
+    /// save engine counted it (files and bytes written, linked, removed).
+    public internal(set) var lastSaveStatistics: SaveStatistics?
     /// fsync policy of writes: `.full` unless a test or benchmark says otherwise.
     public var durability: Durability = .full
 

@@ -4,9 +4,9 @@ import Foundation
 /// Coordinates access to a document's file with other threads and processes, in the shape
 /// of `NSFileCoordinator` (which Linux lacks).
 ///
-/// A coordinated read takes the document's lock shared, a coordinated write exclusive: the
-/// same advisory lock the host's saves take, so a read never sees a save half done and two
-/// processes saving one document take turns. An item inside a package (a page of a
+/// A coordinated read takes the document's `PackageLock` shared, a coordinated write
+/// exclusive: the lock the save engine takes, so a read never sees a save half done and
+/// two processes saving one document take turns. An item inside a package (a page of a
 /// notebook) is coordinated through its package's lock. Coordinations nest within a task
 /// (a write whose writer reads the same package does not wait for itself).
 ///
@@ -34,16 +34,10 @@ public final class FileCoordinator: Sendable {
 
     /// The document whose lock covers items inside it; nil to lock each item itself.
     let documentURL: URL?
-    let locking: any PackageLocking
 
     /// A coordinator for items of the document at `documentURL` (or for any item).
-    public convenience init(documentURL: URL? = nil) {
-        self.init(documentURL: documentURL, locking: SiblingLockFile())
-    }
-
-    init(documentURL: URL?, locking: any PackageLocking) {
+    public init(documentURL: URL? = nil) {
         self.documentURL = documentURL
-        self.locking = locking
     }
 
     // MARK: NSFileCoordinator's shape
@@ -106,12 +100,10 @@ public final class FileCoordinator: Sendable {
 
     private func withLock<T>(on url: URL, exclusive: Bool, _ body: () throws -> T) throws -> T {
         let path = try lockedPath(for: url)
-        if try HeldLocks.satisfies(path, exclusive: exclusive) { return try body() }
-        let held = try locking.lock(itemAt: path, exclusive: exclusive)
-        defer { held.release() }
-        var locks = HeldLocks.current
-        locks[path] = exclusive
-        return try HeldLocks.$current.withValue(locks) { try body() }
+        if try FileCoordinator.alreadyHeld(path, exclusive: exclusive) { return try body() }
+        guard let lock = try FileCoordinator.acquire(path, exclusive: exclusive) else { return try body() }
+        defer { lock.release() }
+        return try PackageLockScope.withLock(lock) { try body() }
     }
 
     /// Runs `body` on `input` holding the lock on `url`, off the caller's actor, waiting for
@@ -123,22 +115,53 @@ public final class FileCoordinator: Sendable {
         _ body: @Sendable (sending Input) async throws -> sending Output
     ) async throws -> sending Output {
         let path = try lockedPath(for: url)
-        if try HeldLocks.satisfies(path, exclusive: exclusive) { return try await body(input) }
-        let locking = self.locking
-        let held = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<HeldPackageLock, any Error>) in
+        if try FileCoordinator.alreadyHeld(path, exclusive: exclusive) { return try await body(input) }
+        let acquired = try await withCheckedThrowingContinuation {
+            (continuation: CheckedContinuation<PackageLock?, any Error>) in
             DispatchQueue.global().async {
-                do { continuation.resume(returning: try locking.lock(itemAt: path, exclusive: exclusive)) } catch {
+                do { continuation.resume(returning: try FileCoordinator.acquire(path, exclusive: exclusive)) } catch {
                     continuation.resume(throwing: error)
                 }
             }
         }
-        defer { held.release() }
-        var locks = HeldLocks.current
-        locks[path] = exclusive
+        guard let lock = acquired else { return try await body(input) }
+        defer { lock.release() }
         // `input` was handed over whole; the task-local scope's closure only forwards it.
         nonisolated(unsafe) let handedOver = input
-        return try await HeldLocks.$current.withValue(locks) { try await body(handedOver) }
+        return try await PackageLockScope.withLock(lock) { try await body(handedOver) }
+    }
+
+    /// Takes the lock for a coordinated access, as the save engine's readers do
+    /// (`PackageAccess`): a write takes it exclusive; a read first lets an interrupted save
+    /// be recovered (under the exclusive lock), then takes it shared — or not at all when
+    /// no save ever made a lock file beside the item, so reading never litters.
+    ///
+    /// - Complexity: blocks until granted; recovery, when needed, costs what the journal
+    ///   left to roll forward.
+    static func acquire(_ path: String, exclusive: Bool) throws -> PackageLock? {
+        if exclusive { return try PackageLock.acquire(for: path, exclusive: true) }
+        if try PackageRecovery.needsRecovery(packagePath: path) {
+            let writer = try PackageLock.acquire(for: path, exclusive: true)
+            defer { writer.release() }
+            _ = try PackageRecovery.recover(packagePath: path)
+        }
+        return try PackageLock.acquireSharedIfPresent(for: path)
+    }
+
+    /// Whether the current task already holds a lock on `path` good enough for the request.
+    /// - Throws: when it holds a shared lock and asks for an exclusive one (an upgrade would
+    ///   wait for itself).
+    static func alreadyHeld(_ path: String, exclusive: Bool) throws -> Bool {
+        if PackageLockScope.covers(path, exclusive: exclusive) { return true }
+        if exclusive && PackageLockScope.holdsSharedOnly(path) {
+            throw CocoaError(
+                .fileLocking,
+                userInfo: [
+                    NSFilePathErrorKey: path,
+                    NSLocalizedDescriptionKey: "cannot write '\(path)' inside a coordinated read of it",
+                ])
+        }
+        return false
     }
 
     static func path(of url: URL) throws -> String {

@@ -40,8 +40,8 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
     /// Builds the wrapper and writes it to `destination` (the final location: the write is
     /// atomic by itself, so the host gives this writer no temporary location).
     ///
-    /// - Complexity: the closure, then the write: with the incremental save engine, only
-    ///   the files whose content changed; before it, every file.
+    /// - Complexity: the closure, then the write: in place, through the incremental save
+    ///   engine (only the files whose content changed); elsewhere, every file.
     public nonisolated func write(
         content: sending Snapshot, to destination: URL, previous: sending Snapshot?, progress: consuming Subprogress
     ) async throws {
@@ -56,10 +56,11 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
         // An export is a copy: the wrapper must keep describing the document's own file.
         let options: FileWrapper.WritingOptions =
             configuration.operation == .export ? [.atomic] : [.atomic, .withNameUpdating]
-        try wrapper.write(
+        let statistics = try wrapper.write(
             to: destination, options: options, originalContentsURL: configuration.originalContentsURL,
             durability: configuration.durability)
         configuration.fileWrapperHandoff.produced = wrapper
+        configuration.fileWrapperHandoff.statistics = statistics
         manager.complete(count: 1)
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// Lives in the read and write configurations, which cross from the host (main actor) to
 /// the reader or writer (background); a lock guards the two slots.
 final class FileWrapperHandoff: Sendable {
-    private let slots = Mutex<(previous: FileWrapper?, produced: FileWrapper?)>((nil, nil))
+    private let slots = Mutex<(previous: FileWrapper?, produced: FileWrapper?, statistics: SaveStatistics?)>(
+        (nil, nil, nil))
 
     init(previous: FileWrapper? = nil) {
         slots.withLock { $0.previous = previous }
@@ -14,6 +15,12 @@ final class FileWrapperHandoff: Sendable {
 
     /// What the host had: the tree last read or written at the destination.
     var previous: FileWrapper? { slots.withLock { $0.previous } }
+
+    /// What the write did, as the save engine counted it.
+    var statistics: SaveStatistics? {
+        get { slots.withLock { $0.statistics } }
+        set { slots.withLock { $0.statistics = newValue } }
+    }
 
     /// What the reader read or the writer wrote; nil until it did.
     var produced: FileWrapper? {

@@ -1,3 +1,5 @@
+import PackageCore
+
 /// One option a command accepts: its spellings, whether it takes a value, and its help.
 public struct OptionSpec: Sendable {
     public enum Kind: Sendable {
@@ -21,6 +23,10 @@ public struct OptionSpec: Sendable {
         self.help = help
         self.repeatable = repeatable
     }
+
+    /// `-j, --jobs N`: the worker threads option every scanning command has.
+    public static let jobs = OptionSpec(
+        "jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)")
 
     var takesValue: Bool {
         if case .value = kind { return true }
@@ -107,6 +113,11 @@ public struct ParsedArguments: Sendable, Equatable {
                 usageLine: usageLine)
         }
         return number
+    }
+
+    /// `--jobs`: 1 to 1024, by default the cores this process may use.
+    public func workers(usageLine: String) throws(UsageError) -> Int {
+        try integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usageLine)
     }
 
     /// One of `choices`, or `defaultValue` when absent.

@@ -26,6 +26,13 @@ enum SnapshotLoading {
         }
     }
 
+    /// Refuses a command-line path that is not a directory (following a link given as the path).
+    static func requireDirectory(_ path: String) throws {
+        guard try HashCommand.resolve(path).kind == .directory else {
+            throw FileSystemError(.open, path: path, reason: "not a package directory")
+        }
+    }
+
     /// Warnings a scan produced: skipped special files, an untrustworthy manifest.
     static func report(_ scan: PackageScan, root: String, console: Console) {
         if let problem = scan.manifestProblem {

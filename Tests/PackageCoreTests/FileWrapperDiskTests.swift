@@ -6,15 +6,6 @@ import Testing
 @testable import PackageCore
 
 /// Counts the I/O steps taken, by kind, so a test can assert what did not happen.
-final class StepCounter: IOFaultInjector {
-    private let counts = Mutex<[IOStep: Int]>([:])
-    func fault(before step: IOStep, path: String) -> InjectedFault? {
-        counts.withLock { $0[step, default: 0] += 1 }
-        return nil
-    }
-    func count(_ step: IOStep) -> Int { counts.withLock { $0[step, default: 0] } }
-}
-
 /// Makes a small package: metadata, pages, an executable, a link, an empty directory.
 func makeSamplePackage(at root: String) throws {
     try Files.makeDirectory(root + "/pages")

@@ -125,3 +125,59 @@ struct FileWrapperWritingTests {
         #expect(try names(in: target.path).isEmpty)
     }
 }
+
+@Suite("FileWrapper writes through the save engine")
+struct FileWrapperIncrementalWriteTests {
+    func inode(_ path: String) throws -> UInt64 { try FileSystem.status(path).inode }
+
+    @Test("writing a package over itself writes only the changed file, and a second write nothing")
+    func incremental() throws {
+        let directory = try TemporaryDirectory("fw-incremental")
+        let path = directory.path + "/Doc.pkg"
+        try Files.makeDirectory(path)
+        try makeHashingTree(at: path)
+        let url = URL(fileURLWithPath: path)
+        let package = try FileWrapper(url: url)
+        let untouched = try inode(path + "/media/movie.bin")
+        let pages = try #require(package.fileWrappers?["pages"])
+        pages.removeFileWrapper(try #require(pages.fileWrappers?["1.txt"]))
+        pages.addRegularFile(withContents: Data("ONE, edited".utf8), preferredFilename: "1.txt")
+
+        let statistics = try package.write(
+            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, durability: .none)
+        #expect(statistics.filesWritten == 1)
+        #expect(statistics.bytesWritten == Int64("ONE, edited".utf8.count))
+        #expect(try Files.read(path + "/pages/1.txt") == Array("ONE, edited".utf8))
+        #expect(try inode(path + "/media/movie.bin") == untouched)
+        #expect(try TreeScanner(excludedTopLevelNames: [PackageLayout.metadataDirectoryName]).scan(path).snapshot.rootHash
+            == (try package.contentHash))
+
+        let again = try package.write(
+            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, durability: .none)
+        #expect(again.filesWritten == 0 && again.bytesWritten == 0)
+
+        // A file read from disk and renamed is taken from where it was, not from memory.
+        let media = try #require(package.fileWrappers?["media"])
+        try #require(media.fileWrappers?["movie.bin"]).preferredFilename = "film.bin"
+        let renamed = try package.write(
+            to: url, options: [.withNameUpdating], originalContentsURL: url, durability: .none)
+        #expect(renamed.filesWritten == 1)
+        #expect(try FileSystem.statusIfExists(path + "/media/movie.bin") == nil)
+        #expect(try FileSystem.status(path + "/media/film.bin").size == 3 << 20 | 12345)
+    }
+
+    @Test("writing elsewhere, or without original contents, is a full write")
+    func fullWhenNotInPlace() throws {
+        let directory = try TemporaryDirectory("fw-not-in-place")
+        let path = directory.path + "/Doc.pkg"
+        try Files.makeDirectory(path)
+        try makeSamplePackage(at: path)
+        let package = try FileWrapper(url: URL(fileURLWithPath: path))
+        let copy = try package.write(
+            to: URL(fileURLWithPath: directory.path + "/Copy.pkg"), originalContentsURL: URL(fileURLWithPath: path),
+            durability: .none)
+        #expect(copy.strategy == .full && copy.filesWritten == 4 && copy.symbolicLinksWritten == 1)
+        let over = try package.write(to: URL(fileURLWithPath: path), originalContentsURL: nil, durability: .none)
+        #expect(over.strategy == .full && over.filesWritten == 4)
+    }
+}

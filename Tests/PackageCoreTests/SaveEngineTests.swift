@@ -147,6 +147,26 @@ struct SaveEngineTests {
         #expect(zip(all, all.dropFirst()).allSatisfy { $0.completedUnits <= $1.completedUnits })
     }
 
+    @Test("a save reports through a Subprogress: the parent reaches 1.0 with bytes and files counted")
+    func subprogress() throws {
+        let directory = try TemporaryDirectory("save-subprogress")
+        let source = directory.url("src")
+        try makeDocument(source, mediaSize: (3 << 20) + 5)
+        let parent = ProgressManager(totalCount: 10)
+        let statistics = try PackageSaver.save(
+            directory: source, to: directory.url("p"), options: SaveOptions(durability: .none),
+            progress: parent.subprogress(assigningCount: 10))
+        #expect(statistics.filesWritten == 33)
+        #expect(parent.fractionCompleted == 1.0)
+        #expect(parent.isFinished)
+        // A save with nothing to do still completes its share.
+        let second = ProgressManager(totalCount: 2)
+        _ = try PackageSaver.save(
+            directory: source, to: directory.url("p"), options: SaveOptions(durability: .none),
+            progress: second.subprogress(assigningCount: 2))
+        #expect(second.fractionCompleted == 1.0)
+    }
+
     @Test("bad input: a file as source, a file as package, overlapping paths")
     func refusals() throws {
         let directory = try TemporaryDirectory("save-bad")

@@ -27,3 +27,25 @@ func visibleNames(in path: String) throws -> [String] {
 func fileURL(_ path: String) -> URL { URL(fileURLWithPath: path) }
 
 func text(at path: String) throws -> String { String(decoding: try Files.read(path), as: UTF8.self) }
+
+/// A product built beside the test bundle (`pkgdoc-demo`, `pkgtool`).
+func builtExecutable(_ name: String) -> String {
+    let runner = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    var directory = (runner as NSString).deletingLastPathComponent
+    for _ in 0..<4 {
+        let candidate = directory + "/" + name
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory = (directory as NSString).deletingLastPathComponent
+    }
+    return name
+}
+
+/// Starts `executable` without waiting for it.
+func startProgram(_ executable: String, _ arguments: [String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    return process
+}

@@ -163,4 +163,47 @@ struct NotebookDocumentTests {
         #expect(try decode(destination) == decode(path))
         #expect(session.configuration.fileURL?.path == path)
     }
+
+    @Test("editing one page of a 1,000-page notebook writes that page and the metadata only")
+    func thousandPages() async throws {
+        let directory = try TemporaryDirectory("nb-1000")
+        let (path, ids) = try await makeNotebook(in: directory, pageCount: 1000)
+        let session = try await open(path)
+        // The first save in place finds no manifest (the package was written whole by a
+        // save-as) and records one; later saves add small deltas to it.
+        session.updateChangeCount(.done)
+        try await session.save()
+        let first = try #require(session.lastSaveStatistics)
+        print("first save in place: \(first.filesWritten) files, \(first.metadataBytesWritten) bytes of manifest, rebuilt: \(first.manifestRebuilt)")
+        let inodes = try Dictionary(
+            uniqueKeysWithValues: visibleNames(in: path + "/pages").map { ($0, try FileSystem.status(path + "/pages/" + $0).inode) })
+
+        _ = try session.document.loadPage(ids[500])
+        session.document.edit(ids[500], text: "page 500, edited")
+        session.updateChangeCount(.done)
+        try await session.save()
+
+        let statistics = try #require(session.lastSaveStatistics)
+        let pageBytes = Int64("page 500, edited".utf8.count)
+        let metadataBytes = try FileSystem.status(path + "/metadata.json").size
+        print("1,000-page notebook, one page edited: \(statistics.filesWritten) files, \(statistics.bytesWritten) bytes written, "
+            + "\(statistics.metadataBytesWritten) bytes of manifest, strategy \(statistics.strategy)")
+        // The metadata is rewritten every save (JSONEncoder's key order varies, so its bytes
+        // usually differ); the page always is; nothing else.
+        #expect(statistics.filesWritten >= 1 && statistics.filesWritten <= 2)
+        #expect(statistics.bytesWritten == pageBytes || statistics.bytesWritten == pageBytes + metadataBytes)
+        #expect(statistics.entriesRemoved == 0 && statistics.filesLinked == 0)
+        #expect(statistics.metadataBytesWritten < 4096, "the manifest grows by a delta, not by the package's size")
+        #expect(try pageText(path, ids[500]) == "page 500, edited")
+        let changed = try visibleNames(in: path + "/pages").filter { try FileSystem.status(path + "/pages/" + $0).inode != inodes[$0] }
+        #expect(changed == ["\(ids[500].uuidString).txt"])
+
+        // Dropping a page removes its file and writes nothing else but the metadata.
+        session.document.removePage(ids[10])
+        try await session.save()
+        let drop = try #require(session.lastSaveStatistics)
+        #expect(drop.entriesRemoved == 1 && drop.filesWritten <= 1)
+        #expect(try FileSystem.statusIfExists(path + "/pages/\(ids[10].uuidString).txt") == nil)
+        #expect(try visibleNames(in: path + "/pages").count == 999)
+    }
 }

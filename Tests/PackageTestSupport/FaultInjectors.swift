@@ -68,6 +68,7 @@ public final class FailNth: IOFaultInjector {
     private let counter = Atomic<Int>(0)
     private let fired = Atomic<Bool>(false)
     private let firedKind = Atomic<Int>(-1)
+    private let firedPathStorage = Mutex<String?>(nil)
 
     /// `step` nil counts every mutating step.
     public init(_ step: IOStep?, index: Int, error: Errno, persistent: Bool = false) {
@@ -78,6 +79,9 @@ public final class FailNth: IOFaultInjector {
     }
 
     public var didFire: Bool { fired.load(ordering: .relaxed) }
+
+    /// The path of the step that failed first.
+    public var firedPath: String? { firedPathStorage.withLock { $0 } }
 
     /// The kind of step that failed first.
     public var firedStep: IOStep? {
@@ -90,10 +94,24 @@ public final class FailNth: IOFaultInjector {
         guard matches else { return nil }
         let count = counter.add(1, ordering: .relaxed).newValue
         if count == index || (persistent && count > index) {
-            if count == index { firedKind.store(IOStep.allCases.firstIndex(of: step)!, ordering: .relaxed) }
+            if count == index {
+                firedKind.store(IOStep.allCases.firstIndex(of: step)!, ordering: .relaxed)
+                firedPathStorage.withLock { $0 = path }
+            }
             fired.store(true, ordering: .relaxed)
             return .error(error)
         }
         return nil
     }
+}
+
+/// Counts the I/O steps of each kind, failing none.
+public final class StepCounter: IOFaultInjector {
+    private let counts = Mutex<[IOStep: Int]>([:])
+    public init() {}
+    public func fault(before step: IOStep, path: String) -> InjectedFault? {
+        counts.withLock { $0[step, default: 0] += 1 }
+        return nil
+    }
+    public func count(_ step: IOStep) -> Int { counts.withLock { $0[step, default: 0] } }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import PackageCore
 import PackageTestSupport
@@ -108,6 +109,35 @@ struct DiffCommandTests {
         let sinceManifest = pkgtool("diff", directory.url("old"))
         let sinceLines = sinceManifest.output.split(separator: "\n").map(String.init)
         #expect(sinceLines == diffCase.expected)
+    }
+
+    @Test("the same changes between two FileWrapper trees", arguments: cases)
+    func fileWrappers(_ diffCase: DiffCase) throws {
+        let directory = try TemporaryDirectory("diff-wrappers")
+        try makeBase(directory.url("old"))
+        try makeBase(directory.url("new"))
+        try diffCase.change(directory.url("new"))
+        let old = try FileWrapper(url: URL(fileURLWithPath: directory.url("old")))
+        let new = try FileWrapper(url: URL(fileURLWithPath: directory.url("new")))
+        #expect(try TreeDiff.changes(from: old, to: new).map(\.nameStatusLine) == diffCase.expected)
+    }
+
+    @Test("an edited copy of a tree in memory diffs against the original without reading unchanged files")
+    func inMemoryEdit() throws {
+        let directory = try TemporaryDirectory("diff-memory")
+        try makeBase(directory.url("doc"))
+        let original = try FileWrapper(url: URL(fileURLWithPath: directory.url("doc")))
+        _ = try original.contentHash
+        let edited = try FileWrapper(url: URL(fileURLWithPath: directory.url("doc")))
+        let pages = try #require(edited.fileWrapper(forKey: "pages"))
+        pages.removeFileWrapper(try #require(pages.fileWrapper(forKey: "1.txt")))
+        pages.addRegularFile(withContents: Data("page one, edited".utf8), preferredFilename: "1.txt")
+        let counter = StepCounter()
+        let changes = try IOFaultInjection.withInjector(counter) { try TreeDiff.changes(from: original, to: edited) }
+        #expect(changes.map(\.nameStatusLine) == ["M\tpages/1.txt"])
+        // The edited tree hashes what it must (files not hashed before were read when the
+        // original was); the original is not reread.
+        #expect(counter.count(.open) <= 12)
     }
 
     @Test("JSON and summary forms")

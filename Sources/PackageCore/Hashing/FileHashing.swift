@@ -1,12 +1,8 @@
 import Glibc
 
 extension ContentHash {
-    /// Hashes an open file from its current offset to its end in chunks of `buffer.count`.
-    ///
-    /// With `expectedSize` (from a `stat` just taken), reading stops once that many bytes
-    /// arrived, as git does, saving the end-of-file probe: one `read` for a small file
-    /// instead of two. A file that shrank meanwhile stops early; the size returned is
-    /// always the number of bytes hashed.
+    /// Hashes an open file from its current offset to its end in chunks of `buffer.count`
+    /// (stopping at `expectedSize` when given: see `FileDescriptor.forEachChunk`).
     ///
     /// - Returns: the hash and the number of bytes read.
     /// - Complexity: one `read` per chunk; memory is `buffer` alone.
@@ -15,19 +11,7 @@ extension ContentHash {
         hasher: borrowing ContentHasher = ContentHasher()
     ) throws(FileSystemError) -> (hash: ContentHash, size: Int64) {
         hasher.reset()
-        var total: Int64 = 0
-        while true {
-            var wanted = buffer.count
-            if let expectedSize {
-                if total >= expectedSize { break }
-                wanted = Int(min(Int64(buffer.count), expectedSize - total))
-            }
-            let count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]))
-            if count == 0 { break }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
-            total += Int64(count)
-            if count < wanted { break }
-        }
+        let total = try file.forEachChunk(using: buffer, expectedSize: expectedSize) { hasher.update($0) }
         return (hasher.digest(), total)
     }
 

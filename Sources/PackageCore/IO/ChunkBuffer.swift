@@ -20,17 +20,30 @@ public final class ChunkBuffer {
 
 extension FileDescriptor {
     /// Reads the file from its current offset to its end in chunks of `buffer.count`,
-    /// calling `body` with each chunk (valid only during the call).
+    /// calling `body` with each chunk (valid only during the call). Returns the bytes read.
     ///
+    /// With `expectedSize` (from a `stat` just taken), reading stops once that many bytes
+    /// arrived, as git does, saving the end-of-file probe: one `read` for a small file
+    /// instead of two. A file that shrank meanwhile stops early.
     /// - Complexity: one `read` per chunk; memory is the buffer alone.
+    @discardableResult
     public func forEachChunk(
-        using buffer: ChunkBuffer, _ body: (UnsafeRawBufferPointer) throws -> Void
-    ) throws {
+        using buffer: ChunkBuffer, expectedSize: Int64? = nil,
+        _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void
+    ) throws(FileSystemError) -> Int64 {
+        var total: Int64 = 0
         while true {
-            let count = try readFully(into: buffer.bytes)
-            if count == 0 { return }
+            var wanted = buffer.count
+            if let expectedSize {
+                if total >= expectedSize { break }
+                wanted = Int(min(Int64(buffer.count), expectedSize - total))
+            }
+            let count = try readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]))
+            if count == 0 { break }
             try body(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
-            if count < buffer.count { return }
+            total += Int64(count)
+            if count < wanted { break }
         }
+        return total
     }
 }

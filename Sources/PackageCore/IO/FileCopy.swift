@@ -34,21 +34,11 @@ public enum FileCopy {
             }
         }
         let hasher = ContentHasher()
-        var total: Int64 = 0
-        while true {
-            var wanted = buffer.count
-            if let expectedSize {
-                if total >= expectedSize { break }
-                wanted = Int(min(Int64(buffer.count), expectedSize - total))
-            }
-            let count = try source.readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]))
-            if count == 0 { break }
-            let chunk = UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count])
+        let total = try source.forEachChunk(using: buffer, expectedSize: expectedSize) {
+            (chunk) throws(FileSystemError) in
             if hashing { hasher.update(chunk) }
             try destination.write(chunk)
-            total += Int64(count)
-            chunkCompleted?(Int64(count))
-            if count < wanted { break }
+            chunkCompleted?(Int64(chunk.count))
         }
         return Outcome(bytes: total, hash: hashing ? hasher.digest() : nil, inKernel: false)
     }

@@ -3,13 +3,15 @@ extension PackageManifest {
     /// manifest` would leave it, with `recordedAt` set to `time`.
     public init(recording snapshot: TreeSnapshot, at time: Int64 = .max) {
         self.snapshot = snapshot
-        self.recordedAt = Array(repeating: time, count: snapshot.entries.count)
+        self.baseRecordedAt = time
+        self.deltaRecordedAt = [:]
         self.relinkWindows = []
         self.baseChecksum = ContentHash.of(ManifestFormat.encodeIndex(snapshot))
         self.lastDeltaChecksum = ContentHash(high: 0, low: 0)
         self.lastSequence = 0
         self.deltaRecordCount = 0
         self.staleDeltaFiles = []
+        self.entryCount = snapshot.entries.count
     }
 
     /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
@@ -47,10 +49,11 @@ extension PackageManifest {
     }
 
     /// Whether the deltas have grown enough that the next save should rewrite the base:
-    /// more than an eighth of the entries (at least 1,024 records), so that compaction's
-    /// O(n) write is amortised over many O(change) saves.
+    /// more than an eighth of the entries (at least 1,024 records), or 1,000 delta files
+    /// (each is a file to open when loading), so that compaction's O(n) write is amortised
+    /// over many O(change) saves.
     public var needsCompaction: Bool {
-        deltaRecordCount > max(1024, snapshot.entries.count / 8) || lastSequence >= 10_000
+        deltaRecordCount > max(1024, entryCount / 8) || lastSequence >= 1_000
     }
 
     /// Writes `snapshot` as the package's new base manifest and removes every delta file:

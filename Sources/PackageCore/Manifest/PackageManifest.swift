@@ -9,10 +9,12 @@ import Glibc
 public struct PackageManifest: Sendable {
     /// The recorded tree, with stat data on every entry.
     public internal(set) var snapshot: TreeSnapshot
-    /// Per entry: the modification time of the manifest file that recorded it. An entry
-    /// whose file's mtime is not older than this may have changed within the same
-    /// timestamp granule after it was recorded ("racy"): it is re-hashed.
-    var recordedAt: [Int64]
+    /// The modification time of the base file: when its entries were recorded. An entry
+    /// whose file's mtime is not older than the time it was recorded may have changed
+    /// within the same timestamp granule after it was recorded ("racy"): it is re-hashed.
+    var baseRecordedAt: Int64
+    /// The same, for entries a delta recorded later (by path: deltas are small).
+    var deltaRecordedAt: [String: Int64]
     /// Windows in which saves hard-linked unchanged files, moving their ctimes; a ctime
     /// inside one of them is the save's own doing, not an edit.
     var relinkWindows: [ClosedRange<Int64>]
@@ -26,9 +28,31 @@ public struct PackageManifest: Sendable {
     public internal(set) var deltaRecordCount: Int
     /// Delta files found on disk that belonged to an older base (left by an interrupted compaction).
     public internal(set) var staleDeltaFiles: [String]
+    /// The number of entries recorded (equal to `entries.count` unless this value holds only
+    /// the manifest's head, see `init(head:)`).
+    public internal(set) var entryCount: Int
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
+
+    /// Where the manifest's chain stands: what the next delta must name, and how big the
+    /// deltas have grown. Enough to append a delta without the entries.
+    public struct Head: Sendable, Equatable {
+        public var baseChecksum: ContentHash
+        public var lastDeltaChecksum: ContentHash
+        public var lastSequence: UInt64
+        public var deltaRecordCount: Int
+        public var entryCount: Int
+        public var rootHash: ContentHash
+    }
+
+    public var head: Head {
+        Head(
+            baseChecksum: baseChecksum, lastDeltaChecksum: lastDeltaChecksum, lastSequence: lastSequence,
+            deltaRecordCount: deltaRecordCount, entryCount: entryCount, rootHash: snapshot.rootHash)
+    }
+
+
 
     // MARK: Loading
 
@@ -50,16 +74,16 @@ public struct PackageManifest: Sendable {
         let indexPath = PackageLayout.joined(metadataPath, PackageLayout.indexFileName)
         guard let (indexBytes, indexTime) = try readWhole(PackageLayout.indexFileName, in: metadata, path: indexPath)
         else { return nil }
+        // Decoding checks the depth-first order and fills directories' descendant counts.
         let index = try indexBytes.withUnsafeBytes { bytes throws(ManifestError) in
             try ManifestFormat.decodeIndex(bytes, path: indexPath)
         }
-        try checkOrder(index.entries, path: indexPath)
         var manifest = PackageManifest(
-            snapshot: TreeSnapshot(entries: withDescendantCounts(index.entries), rootHash: index.rootHash),
-            recordedAt: Array(repeating: indexTime, count: index.entries.count),
+            snapshot: TreeSnapshot(entries: index.entries, rootHash: index.rootHash),
+            baseRecordedAt: indexTime, deltaRecordedAt: [:],
             relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
-            deltaRecordCount: 0, staleDeltaFiles: [])
+            deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count)
 
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
@@ -101,9 +125,17 @@ public struct PackageManifest: Sendable {
             guard status.kind == .regular else {
                 throw ManifestError(path: path, reason: .inconsistent("not a regular file"))
             }
-            var bytes = [UInt8](repeating: 0, count: Int(status.size))
-            let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
-            if count < bytes.count { bytes.removeSubrange(count...) }
+            // Uninitialised storage: no point zeroing megabytes the read overwrites.
+            var failure: FileSystemError?
+            let bytes = [UInt8](unsafeUninitializedCapacity: Int(status.size)) { buffer, count in
+                do throws(FileSystemError) {
+                    count = try file.readFully(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
+                } catch {
+                    failure = error
+                    count = 0
+                }
+            }
+            if let failure { throw failure }
             return (bytes, status.modificationTime)
         } catch let failure as FileSystemError {
             if failure.isNotFound && failure.operation == .open { return nil }
@@ -123,11 +155,8 @@ public struct PackageManifest: Sendable {
         throws(ManifestError)
     {
         let old = snapshot.entries
-        let oldTimes = recordedAt
         var merged: [SnapshotEntry] = []
-        var times: [Int64] = []
         merged.reserveCapacity(old.count + delta.upserts.count)
-        times.reserveCapacity(old.count + delta.upserts.count)
         let removals = delta.removals
         var removalIndex = 0
         var upsertIndex = 0
@@ -152,14 +181,11 @@ public struct PackageManifest: Sendable {
                 let upsert = delta.upserts[upsertIndex]
                 if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, upsert.path) { oldIndex += 1 }
                 merged.append(upsert)
-                times.append(time)
+                deltaRecordedAt[upsert.path] = time
                 upsertIndex += 1
             } else {
                 let entry = old[oldIndex]
-                if !removed(entry.path) {
-                    merged.append(entry)
-                    times.append(oldTimes[oldIndex])
-                }
+                if !removed(entry.path) { merged.append(entry) }
                 oldIndex += 1
             }
         }
@@ -169,12 +195,12 @@ public struct PackageManifest: Sendable {
             throw error
         }
         snapshot = TreeSnapshot(entries: Self.withDescendantCounts(merged), rootHash: delta.header.rootHash)
-        recordedAt = times
         if delta.header.relinkWindow.upperBound > 0 { relinkWindows.append(delta.header.relinkWindow) }
         baseChecksum = delta.header.baseChecksum
         lastDeltaChecksum = delta.checksum
         lastSequence = delta.header.sequence
         deltaRecordCount += delta.upserts.count + delta.removals.count
+        entryCount = merged.count
         guard UInt64(merged.count) == delta.header.entryCount else {
             throw ManifestError(
                 path: path,
@@ -210,6 +236,23 @@ public struct PackageManifest: Sendable {
 
     // MARK: The stat cache
 
+    /// Whether `changeTime` falls in one of the recorded relink windows (binary search:
+    /// windows are appended in time order and do not overlap).
+    func insideRelinkWindow(_ changeTime: Int64) -> Bool {
+        var low = 0
+        var high = relinkWindows.count
+        while low < high {
+            let middle = (low + high) / 2
+            if relinkWindows[middle].upperBound < changeTime { low = middle + 1 } else { high = middle }
+        }
+        return low < relinkWindows.count && relinkWindows[low].contains(changeTime)
+    }
+
+    /// When the record of `path` was written (the racy cutoff).
+    func recordedAt(_ path: String) -> Int64 {
+        deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[path] ?? baseRecordedAt
+    }
+
     /// The recorded hash of the regular file at `path`, when its current `status` proves it
     /// unchanged: same kind, size, mtime (ns), inode, and ctime (or a ctime a save's own
     /// hard-linking produced), and not racy. Nil means: read and hash the file.
@@ -217,13 +260,18 @@ public struct PackageManifest: Sendable {
     /// - Complexity: O(log n) path comparisons.
     public func cachedHash(for path: String, status: FileStatus) -> ContentHash? {
         guard let index = snapshot.index(of: path) else { return nil }
+        return cachedHash(at: index, status: status)
+    }
+
+    /// `cachedHash(for:status:)` for the entry at `index` (the caller found it).
+    func cachedHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, entry.size == status.size,
             entry.modificationTime == status.modificationTime, entry.inode == status.inode,
-            entry.modificationTime < recordedAt[index]
+            entry.modificationTime < recordedAt(entry.path)
         else { return nil }
         if entry.changeTime != status.changeTime {
-            guard relinkWindows.contains(where: { $0.contains(status.changeTime) }) else { return nil }
+            guard insideRelinkWindow(status.changeTime) else { return nil }
         }
         return entry.hash
     }
@@ -235,7 +283,7 @@ public struct PackageManifest: Sendable {
         guard let index = snapshot.index(of: path) else { return nil }
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, let stamp = entry.source, entry.size == status.size,
-            stamp == SourceStamp(status), stamp.modificationTime < recordedAt[index]
+            stamp == SourceStamp(status), stamp.modificationTime < recordedAt(entry.path)
         else { return nil }
         return entry.hash
     }
@@ -244,5 +292,22 @@ public struct PackageManifest: Sendable {
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
         return { path, status in manifest.cachedHash(for: path, status: status) }
+    }
+}
+
+extension PackageManifest {
+    /// A manifest that knows only its head: it can append deltas (`encodedDelta`) and tell
+    /// when to compact, but holds no entries. For saves that keep the tree in memory.
+    init(head: Head) {
+        self.snapshot = TreeSnapshot(entries: [], rootHash: head.rootHash)
+        self.baseRecordedAt = 0
+        self.deltaRecordedAt = [:]
+        self.relinkWindows = []
+        self.baseChecksum = head.baseChecksum
+        self.lastDeltaChecksum = head.lastDeltaChecksum
+        self.lastSequence = head.lastSequence
+        self.deltaRecordCount = head.deltaRecordCount
+        self.staleDeltaFiles = []
+        self.entryCount = head.entryCount
     }
 }

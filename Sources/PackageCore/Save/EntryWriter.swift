@@ -38,11 +38,17 @@ final class EntryWriter {
         var hash: ContentHash
         var size: Int64
         switch origin {
-        case .file(let path):
+        case .file(let path, let seen):
             let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
             let sourceStatus = try source.status()
             guard sourceStatus.kind == .regular else {
                 throw FileSystemError(.read, path: path, reason: "is a \(sourceStatus.kind), not a regular file")
+            }
+            if let seen,
+                seen.inode != sourceStatus.inode || seen.size != sourceStatus.size
+                    || seen.modificationTime != sourceStatus.modificationTime
+            {
+                throw SaveRefusal("'\(path)' changed while it was being saved; save again")
             }
             let hashing = expected == nil
             let outcome = try FileCopy.copy(

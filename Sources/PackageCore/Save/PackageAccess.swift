@@ -7,6 +7,8 @@ public enum PackageAccess {
     /// Directories that never saw a save have no lock file and get none: reading them
     /// never writes anything beside them.
     public static func reading<R>(_ packagePath: String, _ body: () throws -> R) throws -> R {
+        // A task already holding the lock (a coordinated access) reads under it.
+        if PackageLockScope.covers(packagePath, exclusive: false) { return try body() }
         if try PackageRecovery.needsRecovery(packagePath: packagePath) {
             let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
             defer { lock.release() }

@@ -26,45 +26,28 @@ public enum PackageSaver {
         guard sourceStatus.kind == .directory else {
             throw SaveRefusal("cannot save from '\(source)': it is a \(sourceStatus.kind), not a directory")
         }
-        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
-        }
+        try refuseNonDirectory(packagePath)
         try refuseOverlap(source: source, package: packagePath)
-
-        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
-        defer { lock.release() }
-        let recovery = try PackageRecovery.recover(packagePath: packagePath, durability: options.durability)
-        statistics.recovered = recovery.didAnything
-
-        let packageExists = try FileSystem.statusIfExists(packagePath) != nil
-        var manifest: PackageManifest?
-        if packageExists {
-            do {
-                manifest = try PackageManifest.load(packagePath: packagePath)
-            } catch let problem as ManifestError {
-                statistics.notes.append("\(problem); rebuilt it by hashing the package")
-            }
-            if manifest == nil { statistics.manifestRebuilt = true }
+        return try withExclusiveAccess(to: packagePath, durability: options.durability) { recovered in
+            statistics.recovered = recovered
+            return try saveLocked(
+                directory: source, sourcePermissions: sourceStatus.permissions, to: packagePath, options: options,
+                statistics: statistics, clock: clock)
         }
+    }
 
+    /// `save(directory:to:options:)` once the lock is held and recovery done.
+    private static func saveLocked(
+        directory source: String, sourcePermissions: UInt32, to packagePath: String, options: SaveOptions,
+        statistics: SaveStatistics, clock: Stopwatch
+    ) throws -> SaveStatistics {
+        var statistics = statistics
         // The package's current state.
-        var old = TreeSnapshot.empty
-        var recorded: PackageManifest?
-        if packageExists {
-            if options.trustManifest, let manifest {
-                old = manifest.snapshot
-            } else {
-                let scanner = TreeScanner(
-                    workers: options.workers, knownHash: manifest?.hashLookup,
-                    excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
-                let scan = try scanner.scan(packagePath)
-                old = scan.snapshot
-                recorded = manifest
-                if let manifest { old.adoptSourceStamps(from: manifest.snapshot) }
-                statistics.filesHashed += scan.filesHashed
-                statistics.bytesHashed += scan.bytesHashed
-            }
-        }
+        let current = try currentState(of: packagePath, options: options, statistics: &statistics)
+        let packageExists = current.exists
+        let manifest = current.manifest
+        let old = current.snapshot
+        let recorded = current.recorded
 
         // The new state: the source, with the manifest as its stat cache.
         var sourceLookup: TreeScanner.HashLookup?
@@ -87,19 +70,52 @@ public enum PackageSaver {
             newEntries[index].source = SourceStamp(
                 device: entry.device, inode: entry.inode, modificationTime: entry.modificationTime,
                 changeTime: entry.changeTime)
-            origins[index] = .file(path: PackageLayout.joined(source, entry.path))
+            origins[index] = .file(
+                path: PackageLayout.joined(source, entry.path),
+                seen: FileStatus(
+                    kind: .regular, permissions: entry.permissions, size: entry.size,
+                    modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
+                    device: entry.device))
         }
         let new = TreeSnapshot(entries: newEntries, rootHash: sourceScan.snapshot.rootHash)
         let plan = SavePlan(old: old, new: new, origins: origins, recorded: recorded)
 
         let context = SaveContext(
             packagePath: packagePath, plan: plan, manifest: manifest, options: options,
-            rootPermissions: sourceStatus.permissions)
+            rootPermissions: sourcePermissions)
         try context.execute(packageExists: packageExists, statistics: &statistics)
         statistics.rootHash = new.rootHash
         statistics.entryCount = new.entries.count
         statistics.seconds = clock.seconds
         return statistics
+    }
+
+    /// Runs `body` holding the package's exclusive lock — unless this task holds it already
+    /// (`PackageLockScope`, a coordinated save) — after recovering an interrupted save.
+    /// `body` learns whether recovery had anything to do.
+    static func withExclusiveAccess<R>(
+        to packagePath: String, durability: Durability, _ body: (_ recovered: Bool) throws -> R
+    ) throws -> R {
+        if PackageLockScope.holdsSharedOnly(packagePath) {
+            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        }
+        func recoverAndRun() throws -> R {
+            let exists = try FileSystem.statusIfExists(packagePath) != nil
+            var recovered = false
+            if exists { recovered = try PackageRecovery.recover(packagePath: packagePath, durability: durability).didAnything }
+            return try body(recovered)
+        }
+        if PackageLockScope.covers(packagePath, exclusive: true) { return try recoverAndRun() }
+        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
+        defer { lock.release() }
+        return try PackageLockScope.withLock(lock) { try recoverAndRun() }
+    }
+
+    /// Refuses a package path that holds something other than a directory.
+    static func refuseNonDirectory(_ packagePath: String) throws {
+        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
+            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
+        }
     }
 
     /// Refuses a source inside the package or a package inside the source: saving would

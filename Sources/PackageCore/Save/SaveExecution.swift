@@ -12,6 +12,17 @@ final class SaveContext {
     let writer: EntryWriter
     /// The package-side status of each new entry this save wrote (by index in `plan.new`).
     var writtenStatus: [Int: FileStatus] = [:]
+    /// Where the manifest's delta chain stands after this save's own record, so that a
+    /// follow-up delta can chain to it.
+    var chain: (base: ContentHash, last: ContentHash, sequence: UInt64)?
+    /// Unchanged files hard-linked into the new tree (atomic).
+    var linkedFiles = 0
+    /// The number of entries of the new tree, when the plan holds only part of it (a save
+    /// of an edited tree visits only what changed).
+    var entryCountOverride: Int?
+    var newEntryCount: Int { entryCountOverride ?? plan.new.entries.count }
+    /// Records written to manifest deltas by this save.
+    var deltaRecordsWritten = 0
 
     init(packagePath: String, plan: SavePlan, manifest: PackageManifest?, options: SaveOptions, rootPermissions: UInt32) {
         self.packagePath = packagePath
@@ -70,9 +81,10 @@ final class SaveContext {
         }
         let delta = manifest.encodedDelta(
             upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-            newEntryCount: plan.new.entries.count, relinkWindow: nil)
-        try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
-        if durable { try metadata.sync() }
+            newEntryCount: newEntryCount, relinkWindow: nil)
+        // Atomically: a crash must not leave a torn delta, which would discredit the manifest.
+        try AtomicFile.write(delta.bytes, to: PackageLayout.joined(metadataPath, delta.name), durability: options.durability)
+        withExtendedLifetime(metadata) {}
         statistics.metadataBytesWritten += Int64(delta.bytes.count)
     }
 
@@ -140,11 +152,13 @@ final class SaveContext {
         if let manifest, !manifest.needsCompaction {
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: plan.new.entries.count, relinkWindow: nil)
+                newEntryCount: newEntryCount, relinkWindow: nil)
             let name = nextTemporary()
             try writeMetadata(delta.bytes, named: name, in: temporary.rawValue)
             metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + delta.name))
             statistics.metadataBytesWritten += Int64(delta.bytes.count)
+            chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
             let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
             let name = nextTemporary()
@@ -155,6 +169,7 @@ final class SaveContext {
             }
             statistics.metadataBytesWritten += Int64(bytes.count)
             statistics.manifestCompacted = manifest != nil
+            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
         if durable { try temporary.sync() }
 
@@ -165,9 +180,21 @@ final class SaveContext {
             journalBytes, to: PackageLayout.joined(packagePath, metadataName + "/" + SaveJournal.fileName),
             durability: options.durability)
         statistics.metadataBytesWritten += Int64(journalBytes.count)
+        let applyStart = FileClock.lowerBound()
         statistics.entriesRemoved = try journal.apply(root: root, rootPath: packagePath, durability: options.durability)
+        let applyEnd = FileClock.upperBound()
         try FileSystem.remove(metadataName + "/" + SaveJournal.fileName, relativeTo: root.rawValue)
         if durable { try FileSystem.syncDirectory(metadataName, relativeTo: root.rawValue) }
+        // Renaming the new files into place moved their ctimes after the delta recorded
+        // them: record the window, so the stat cache keeps trusting them. (Best effort: if
+        // it fails, they are reread once.)
+        if !renames.isEmpty {
+            do {
+                try recordRelinkWindow(applyStart...applyEnd, statistics: &statistics)
+            } catch {
+                statistics.notes.append("could not record the new files' stat data (\(error)); they will be reread once")
+            }
+        }
     }
 
     // MARK: Full and atomic
@@ -215,8 +242,12 @@ final class SaveContext {
             throw error
         }
         // Saved. The old tree now sits under the staging name.
+        let removalStart = FileClock.lowerBound()
         do {
             try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue)
+            // Unlinking the old names moved the linked files' ctimes once more: record that
+            // window too, so the stat cache keeps trusting them.
+            if linkedFiles > 0 { try recordRelinkWindow(removalStart...FileClock.upperBound(), statistics: &statistics) }
         } catch {
             statistics.notes.append("the previous version could not be removed (\(error)); the next save removes it")
         }
@@ -296,16 +327,20 @@ final class SaveContext {
             }
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: plan.new.entries.count, relinkWindow: window)
+                newEntryCount: newEntryCount, relinkWindow: window)
             try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue)
             statistics.metadataBytesWritten += Int64(delta.bytes.count)
+            chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
             let bytes = PackageManifest.encodedIndex(
                 TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
             try writeMetadata(bytes, named: PackageLayout.indexFileName, in: metadata.rawValue)
             statistics.metadataBytesWritten += Int64(bytes.count)
             statistics.manifestCompacted = manifest != nil && !copyEverything
+            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
+        linkedFiles = linked
         if durable {
             try metadata.sync()
             // Children before parents: a directory's entry is flushed after its contents.
@@ -334,6 +369,25 @@ final class SaveContext {
         if durable { try parent.sync() }
         try FileSystem.rename(asideName, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
         statistics.notes.append("renameat2(RENAME_EXCHANGE) is not supported here: swapped in with two renames")
+    }
+
+    /// Appends an empty delta whose only content is a relink window.
+    private func recordRelinkWindow(_ window: ClosedRange<Int64>, statistics: inout SaveStatistics) throws {
+        guard let chain else { return }
+        let header = ManifestFormat.DeltaHeader(
+            sequence: chain.sequence + 1, baseChecksum: chain.base, previousChecksum: chain.last,
+            rootHash: plan.new.rootHash, relinkWindow: window, entryCount: UInt64(newEntryCount))
+        let bytes = ManifestFormat.encodeDelta(header: header, upserts: [], removals: [])
+        let path = PackageLayout.joined(
+            PackageLayout.metadataDirectory(of: packagePath), PackageManifest.deltaFileName(chain.sequence + 1))
+        try AtomicFile.write(bytes, to: path, durability: options.durability)
+        statistics.metadataBytesWritten += Int64(bytes.count)
+        self.chain = (chain.base, Self.trailingChecksum(bytes), chain.sequence + 1)
+    }
+
+    /// The checksum a manifest file ends with.
+    static func trailingChecksum(_ bytes: [UInt8]) -> ContentHash {
+        bytes.withUnsafeBytes { ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: $0[($0.count - 16)...])) }
     }
 
     // MARK: Shared pieces

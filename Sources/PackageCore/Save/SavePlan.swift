@@ -1,7 +1,9 @@
 /// Where the bytes of a file to be written come from.
 public enum ContentOrigin: Sendable {
-    /// A regular file on disk (in the source directory, or in the package itself).
-    case file(path: String)
+    /// A regular file on disk (in the source directory, or a file a tree was read from),
+    /// with the stat data seen when its hash was taken: if its inode, size or modification
+    /// time differ when it is copied, the save fails rather than store unseen bytes.
+    case file(path: String, seen: FileStatus?)
     /// Bytes in memory (a FileWrapper's contents).
     case bytes([UInt8])
 }

@@ -26,7 +26,7 @@ public struct SnapshotEntry: Sendable, Hashable {
     public init(
         path: String, kind: FileKind, permissions: UInt32, size: Int64, hash: ContentHash,
         modificationTime: Int64 = 0, changeTime: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0,
-        descendantCount: Int = 0, linkTarget: String? = nil
+        descendantCount: Int = 0, linkTarget: String? = nil, source: SourceStamp? = nil
     ) {
         self.path = path
         self.kind = kind
@@ -39,6 +39,7 @@ public struct SnapshotEntry: Sendable, Hashable {
         self.device = device
         self.descendantCount = descendantCount
         self.linkTarget = linkTarget
+        self.source = source
     }
 
     /// The last path component.

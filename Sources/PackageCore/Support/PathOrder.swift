@@ -32,26 +32,37 @@ public enum PathOrder {
         var left = lhs
         var right = rhs
         return left.withUTF8 { a in
-            right.withUTF8 { b in
-                let common = min(a.count, b.count)
-                if !slashIsLowest {
-                    let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
-                    if order != 0 { return order < 0 ? -1 : 1 }
-                } else {
-                    var index = 0
-                    while index < common {
-                        let x = a[index]
-                        let y = b[index]
-                        if x != y {
-                            if x == 0x2F { return -1 }
-                            if y == 0x2F { return 1 }
-                            return x < y ? -1 : 1
-                        }
-                        index += 1
-                    }
-                }
-                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-            }
+            right.withUTF8 { b in compare(UnsafeRawBufferPointer(a), UnsafeRawBufferPointer(b), slashIsLowest: slashIsLowest) }
         }
+    }
+
+    /// -1, 0 or 1 for two byte strings; eight bytes at a time up to the first difference.
+    @inlinable
+    public static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, slashIsLowest: Bool) -> Int {
+        let common = min(a.count, b.count)
+        var index = 0
+        while index + 8 <= common {
+            let x = a.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let y = b.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            if x != y {
+                index += (x ^ y).littleEndian.trailingZeroBitCount / 8
+                return order(a[index], b[index], slashIsLowest: slashIsLowest)
+            }
+            index += 8
+        }
+        while index < common {
+            if a[index] != b[index] { return order(a[index], b[index], slashIsLowest: slashIsLowest) }
+            index += 1
+        }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    @inlinable
+    static func order(_ x: UInt8, _ y: UInt8, slashIsLowest: Bool) -> Int {
+        if slashIsLowest {
+            if x == 0x2F { return -1 }
+            if y == 0x2F { return 1 }
+        }
+        return x < y ? -1 : 1
     }
 }

@@ -31,6 +31,7 @@ extension FileWrapper {
             if let date = newValue[FileAttributeKey.modificationDate.rawValue] as? Date {
                 let nanoseconds = FileWrapper.nanoseconds(from: date)
                 state.withLock { $0.modificationTime = nanoseconds }
+                markEdited()
             }
         }
     }
@@ -43,6 +44,7 @@ extension FileWrapper {
             return node.entryTag != before
         }
         if tagChanged { invalidateAncestorHashes() }
+        markEdited()
     }
 
     private static func attributeType(of kind: FileKind) -> FileAttributeType {

@@ -49,6 +49,7 @@ extension FileWrapper {
         }
         child.state.withLock { $0.parentLinks.append(ParentLink(self)) }
         invalidateContentHash()
+        markEdited()
         return key
     }
 
@@ -84,6 +85,7 @@ extension FileWrapper {
         guard removed else { return }
         child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
         invalidateContentHash()
+        markEdited()
     }
 
     /// The key under which this directory holds `child`, or nil.
@@ -144,13 +146,29 @@ extension FileWrapper {
             node.directoryEditedSinceRead = true
             return true
         }
-        if changed { invalidateContentHash() }
+        if changed {
+            invalidateContentHash()
+            markEdited()
+        }
     }
 
     /// Whether this wrapper is `other` or one of its ancestors.
     func isSelfOrAncestor(of other: FileWrapper) -> Bool {
         if other === self { return true }
         return other.parents.contains { isSelfOrAncestor(of: $0) }
+    }
+
+    /// Marks this node, and every directory above it, as edited since the last read or save
+    /// (stopping at an ancestor already marked: its own ancestors are marked too).
+    ///
+    /// - Complexity: O(depth) the first time, O(1) when already marked.
+    func markEdited() {
+        let already = state.withLock { node -> Bool in
+            defer { node.editedBelow = true }
+            return node.editedBelow
+        }
+        guard !already else { return }
+        for parent in parents { parent.markEdited() }
     }
 
     /// Forgets this node's hash and its ancestors'.

@@ -21,6 +21,7 @@ extension FileWrapper {
             node.preferredFilename = name
         }
         try fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: true, options: options)
+        if status.kind == .directory { adoptManifest(packagePath: path) }
     }
 
     /// Rereads this wrapper, and everything below it, from `url`, replacing what it held
@@ -59,6 +60,7 @@ extension FileWrapper {
             }
         }
         invalidateAncestorHashes()
+        markEdited()
     }
 
     /// A regular file's contents, read from disk the first time and kept in memory; nil

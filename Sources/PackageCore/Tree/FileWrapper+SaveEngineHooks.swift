@@ -9,8 +9,10 @@ import FoundationEssentials
 /// - `knownContentHash`: the cached hash, settable so the manifest loader can pre-fill the
 ///   hashes whose stat data still match; setting it invalidates the ancestors' hashes.
 /// - `forEachChunk`: a regular file's bytes in 1 MiB chunks, from memory or streamed from disk.
-/// - `snapshot()` (public, `FileWrapper+Snapshot.swift`): the tree as a `TreeSnapshot`.
-/// - `writeTree` (`FileWrapper+Writing.swift`): the one write path, for the engine to replace.
+/// - `snapshot()` (public, `FileWrapper+Snapshot.swift`): the tree as a `TreeSnapshot`;
+///   `snapshotWithNodes()` also gives each entry's wrapper.
+/// - `writeTree` (`FileWrapper+Writing.swift`): the one write path; in place it hands the
+///   snapshot to `PackageSaver.save(snapshot:origins:…)`, elsewhere it writes in full.
 /// - `PackageReservedNames`: top-level names of ours that a package read leaves out.
 extension FileWrapper {
     /// The file backing a regular-file wrapper: nil for other kinds, for files made in

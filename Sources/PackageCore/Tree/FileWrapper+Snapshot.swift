@@ -11,31 +11,39 @@ extension FileWrapper {
     /// - Complexity: hashes what `contentHash` has not hashed yet, then O(n log n) in the
     ///   number of entries (sorting each directory's names).
     public func snapshot() throws -> TreeSnapshot {
+        try snapshotWithNodes().snapshot
+    }
+
+    /// The snapshot, and the wrapper of each of its entries (same order): what the save
+    /// engine needs to find each changed file's bytes.
+    func snapshotWithNodes() throws -> (snapshot: TreeSnapshot, nodes: [FileWrapper]) {
         let (kind, path) = state.withLock { ($0.kind, $0.displayPath) }
         guard kind == .directory else {
             throw FileSystemError(.read, path: path, reason: "a snapshot needs a directory wrapper, this is a \(kind)")
         }
         let rootHash = try contentHash
         var entries: [SnapshotEntry] = []
-        appendEntries(prefix: "", into: &entries)
-        return TreeSnapshot(entries: entries, rootHash: rootHash)
+        var nodes: [FileWrapper] = []
+        appendEntries(prefix: "", into: &entries, nodes: &nodes)
+        return (TreeSnapshot(entries: entries, rootHash: rootHash), nodes)
     }
 
     /// Appends this directory's children, depth-first in byte order. Hashes must be cached.
-    private func appendEntries(prefix: String, into entries: inout [SnapshotEntry]) {
+    func appendEntries(prefix: String, into entries: inout [SnapshotEntry], nodes: inout [FileWrapper]) {
         for (name, child) in sortedChildren ?? [] {
             let path = prefix.isEmpty ? name.string : prefix + "/" + name.string
             let position = entries.count
             entries.append(child.snapshotEntry(path: path))
+            nodes.append(child)
             if entries[position].kind == .directory {
-                child.appendEntries(prefix: path, into: &entries)
+                child.appendEntries(prefix: path, into: &entries, nodes: &nodes)
                 entries[position].descendantCount = entries.count - position - 1
             }
         }
     }
 
     /// This node's entry, its descendant count left to the caller.
-    private func snapshotEntry(path: String) -> SnapshotEntry {
+    func snapshotEntry(path: String) -> SnapshotEntry {
         state.withLock { node in
             let size: Int64
             switch node.kind {

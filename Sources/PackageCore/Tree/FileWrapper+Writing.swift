@@ -4,38 +4,47 @@ import Glibc
 extension FileWrapper {
     /// Writes this wrapper (a directory recursively) to `url`, replacing what is there.
     ///
-    /// The new tree is built under a temporary name beside `url` and swapped in with one
-    /// `renameat2` (RENAME_EXCHANGE when `url` exists, RENAME_NOREPLACE otherwise), so the
-    /// write either completely succeeds or leaves `url` as it was; a failure removes the
-    /// temporary tree. Files, directories and the parent are fsynced before and after the
-    /// swap. Regular files not loaded into memory are copied from disk (`copy_file_range`),
-    /// never read into memory. Permissions and known modification dates are restored.
+    /// When `originalContentsURL` is `url` itself and a package is there, the write goes
+    /// through the incremental save engine (`PackageSaver`, its default strategy): only
+    /// files whose content changed are written, unchanged ones stay (Specs/save.md), and
+    /// the package's manifest is updated.
     ///
-    /// `originalContentsURL` names the previous revision; the incremental save engine uses
-    /// it to hard-link unchanged files. With `.withNameUpdating`, names and disk records are
-    /// updated after success (see `WritingOptions`).
-    /// - Complexity: every file written or copied in full, one fsync per file and directory.
+    /// Otherwise the whole tree is built under a temporary name beside `url` and swapped in
+    /// with one `renameat2` (RENAME_EXCHANGE when `url` exists, RENAME_NOREPLACE otherwise),
+    /// so the write either completely succeeds or leaves `url` as it was; a failure removes
+    /// the temporary tree. Files, directories and the parent are fsynced before and after
+    /// the swap. Regular files not loaded into memory are copied from disk
+    /// (`copy_file_range`), never read into memory. Permissions and known modification
+    /// dates are restored.
+    ///
+    /// With `.withNameUpdating`, names and disk records are updated after success (see
+    /// `WritingOptions`), which is what lets the next save reuse the files just written.
+    /// - Complexity: incremental: a stat per package entry plus the changed files; full:
+    ///   every file written or copied, one fsync per file and directory.
     public func write(to url: URL, options: WritingOptions = [], originalContentsURL: URL?) throws {
         try write(to: url, options: options, originalContentsURL: originalContentsURL, durability: .full)
     }
 
-    /// `write(to:options:originalContentsURL:)` with a durability policy: `.none` skips
-    /// every fsync (for benchmarks and tests that say so).
+    /// `write(to:options:originalContentsURL:)` with a durability policy (`.none` skips
+    /// every fsync, for benchmarks and tests that say so), returning what was written.
+    @discardableResult
     public func write(
         to url: URL, options: WritingOptions = [], originalContentsURL: URL?, durability: Durability
-    ) throws {
+    ) throws -> SaveStatistics {
         let path = try FileWrapper.filePath(of: url, for: .create)
         let originalPath = try originalContentsURL.map { url throws(FileSystemError) in
             try FileWrapper.filePath(of: url, for: .open)
         }
-        let written = try FileWrapper.writeTree(
-            self, to: path, originalContentsPath: originalPath, durability: durability)
-        if options.contains(.withNameUpdating) {
+        let nameUpdating = options.contains(.withNameUpdating)
+        let (written, statistics) = try FileWrapper.writeTree(
+            self, to: path, originalContentsPath: originalPath, durability: durability, collectWritten: nameUpdating)
+        if nameUpdating {
             adoptWrittenNames(rootName: AtomicFile.split(path).name, finalPath: path, written: written)
         }
+        return statistics
     }
 
-    // MARK: The write path (the save engine's seam)
+    // MARK: The write path
 
     /// One node written by `writeTree`: where, relative to the destination, and its stat.
     struct WrittenNode {
@@ -45,17 +54,57 @@ extension FileWrapper {
         var status: FileStatus
     }
 
-    /// The single function through which a wrapper tree reaches the disk: a full write
-    /// into a staging name beside `path`, then an atomic swap.
+    /// The single function through which a wrapper tree reaches the disk: incrementally
+    /// through the save engine when the destination is the package the original contents
+    /// came from, else a full write into a staging name beside `path` and an atomic swap.
     ///
-    /// The incremental save engine replaces this body: when `originalContentsPath` is the
-    /// destination's current content it diffs against it and writes only what changed.
-    /// Whatever it does, it returns every node written (or linked) with its final stat, so
-    /// that `.withNameUpdating` can point the wrappers at their new files.
-    /// - Complexity: every byte of every file; one fsync per node with `.full` durability.
+    /// Returns the nodes written (with their final stat, when `collectWritten`) for
+    /// `.withNameUpdating`, and the save's statistics.
     static func writeTree(
-        _ root: FileWrapper, to path: String, originalContentsPath: String?, durability: Durability
-    ) throws -> [WrittenNode] {
+        _ root: FileWrapper, to path: String, originalContentsPath: String?, durability: Durability,
+        collectWritten: Bool
+    ) throws -> (written: [WrittenNode], statistics: SaveStatistics) {
+        if root.isDirectory, let originalContentsPath,
+            PackageLockScope.key(originalContentsPath) == PackageLockScope.key(path),
+            try FileSystem.statusIfExists(path)?.kind == .directory
+        {
+            return try saveIncrementally(root, to: path, durability: durability, collectWritten: collectWritten)
+        }
+        let written = try writeFully(root, to: path, durability: durability)
+        var statistics = SaveStatistics(strategy: .full)
+        for item in written {
+            switch item.status.kind {
+            case .regular:
+                statistics.filesWritten += 1
+                statistics.bytesWritten += item.status.size
+            case .directory: statistics.directoriesCreated += 1
+            case .symbolicLink: statistics.symbolicLinksWritten += 1
+            default: break
+            }
+        }
+        statistics.entryCount = max(0, written.count - 1)
+        return (written, statistics)
+    }
+
+    /// Saves a directory wrapper over the package it describes with the save engine
+    /// (`PackageSaver.save(_:to:options:)`): only what changed is written.
+    static func saveIncrementally(
+        _ root: FileWrapper, to path: String, durability: Durability, collectWritten: Bool
+    ) throws -> (written: [WrittenNode], statistics: SaveStatistics) {
+        let (statistics, written) = try PackageSaver.saveTree(root, to: path, options: SaveOptions(durability: durability))
+        return (collectWritten ? written : [], statistics)
+    }
+
+    /// Every node of the tree with its path relative to this root, depth-first (the
+    /// snapshot's order), for the engine's full comparison.
+    func nodesWithPaths() throws -> (snapshot: TreeSnapshot, nodes: [FileWrapper]) {
+        try snapshotWithNodes()
+    }
+
+    /// The plain full write: the tree built under a staging name beside `path`, then swapped in.
+    ///
+    /// - Complexity: every byte of every file; one fsync per node with `.full` durability.
+    static func writeFully(_ root: FileWrapper, to path: String, durability: Durability) throws -> [WrittenNode] {
         let (parentPath, name) = AtomicFile.split(path)
         let parent = try FileDescriptor.openDirectory(parentPath)
         let stagingName = "." + name + AtomicFile.temporaryMarker + AtomicFile.randomSuffix()

@@ -58,6 +58,13 @@ public final class FileWrapper: Sendable {
         /// Set when a directory's children changed after it was read: its disk record no
         /// longer describes it.
         var directoryEditedSinceRead = false
+        /// Set on a node edited since it was read or last saved (children added, removed or
+        /// renamed, attributes changed, reread) and on every ancestor of one: a save visits
+        /// only these, so its cost follows the change, not the tree.
+        var editedBelow = false
+        /// On the root of a tree read from (or saved as) a package: the manifest's head, so
+        /// that the next save can append a delta without reloading every record.
+        var packageState: TreePackageState?
         /// A symbolic link's target text, exactly as `readlink` returns it.
         var linkTarget: String?
         /// Permission bits (`0o7777`); nil means the default, 0o644 for files and 0o755 for

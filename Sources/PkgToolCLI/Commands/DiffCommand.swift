@@ -10,7 +10,7 @@ enum DiffCommand: Command {
             OptionSpec("json", help: "print a JSON array of changes"),
             OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes"),
             OptionSpec("no-renames", help: "list moved content as a deletion and an addition"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ],
         positionals: 1...2,
         details: """
@@ -27,8 +27,7 @@ enum DiffCommand: Command {
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         if arguments.flag("json") && arguments.flag("stat") {
             throw UsageError("--json and --stat cannot be combined", usageLine: spec.usageLine)
         }
@@ -36,9 +35,7 @@ enum DiffCommand: Command {
         let new: TreeSnapshot
         if arguments.positionals.count == 1 {
             let path = arguments.positionals[0]
-            guard try HashCommand.resolve(path).kind == .directory else {
-                throw FileSystemError(.open, path: path, reason: "not a package directory")
-            }
+            try SnapshotLoading.requireDirectory(path)
             let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
             if let problem = scan.manifestProblem { throw problem }
             guard let manifest = scan.manifest else {

@@ -8,7 +8,7 @@ enum HashCommand: Command {
         arguments: "[--json] [--jobs N] PATH...",
         options: [
             OptionSpec("json", help: "print a JSON array instead of text lines"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ],
         positionals: 1...Int.max,
         details: """
@@ -22,8 +22,7 @@ enum HashCommand: Command {
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         let asJSON = arguments.flag("json")
         var status = ExitStatus.success
         var records: [JSON] = []

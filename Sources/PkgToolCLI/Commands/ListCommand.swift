@@ -10,7 +10,7 @@ enum ListCommand: Command {
         options: [
             OptionSpec("long", short: "l", help: "add the mode, the modification time and the content hash"),
             OptionSpec("json", help: "print a JSON array of entries"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
@@ -25,8 +25,7 @@ enum ListCommand: Command {
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         let long = arguments.flag("long")
         let path = arguments.positionals[0]
         if ZipCommandSupport.isArchivePath(path) {
@@ -37,9 +36,7 @@ enum ListCommand: Command {
             snapshot = try SnapshotLoading.load(path, workers: workers, console: console).snapshot
         } else {
             // Sizes alone need no hashing.
-            guard try HashCommand.resolve(path).kind == .directory else {
-                throw FileSystemError(.open, path: path, reason: "not a package directory")
-            }
+            try SnapshotLoading.requireDirectory(path)
             snapshot = try PackageAccess.reading(path) {
                 try TreeScanner(
                     workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]

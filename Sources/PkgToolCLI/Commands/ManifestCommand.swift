@@ -9,7 +9,7 @@ enum ManifestCommand: Command {
         options: [
             OptionSpec("rehash", help: "read every file even when the old manifest's stat data match"),
             OptionSpec("json", help: "print the result as JSON"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ],
         positionals: 1...1,
         details: """
@@ -20,12 +20,9 @@ enum ManifestCommand: Command {
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         let path = arguments.positionals[0]
-        guard try HashCommand.resolve(path).kind == .directory else {
-            throw FileSystemError(.open, path: path, reason: "not a package directory")
-        }
+        try SnapshotLoading.requireDirectory(path)
         // Writing the manifest is a save of metadata: it takes the exclusive lock and
         // recovers an interrupted save first.
         let lock = try PackageLock.acquire(for: path, exclusive: true)

@@ -18,7 +18,7 @@ enum SaveCommand: Command {
             OptionSpec(
                 "trust-manifest",
                 help: "do not stat PKG to check it against its manifest (faster; misses edits made behind pkgtool's back)"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ],
         positionals: 2...2,
         details: """
@@ -34,8 +34,7 @@ enum SaveCommand: Command {
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         let strategyName = try arguments.choice(
             "strategy", among: SaveStrategy.allCases.map(\.rawValue), default: SaveStrategy.default.rawValue,
             usageLine: spec.usageLine)

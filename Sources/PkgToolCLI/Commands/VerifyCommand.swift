@@ -11,7 +11,7 @@ enum VerifyCommand: Command {
         options: [
             OptionSpec("fast", help: "trust the manifest's stat cache: reread only files whose stat data changed"),
             OptionSpec("json", help: "print the result as JSON"),
-            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)"),
+            .jobs,
         ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
@@ -34,15 +34,12 @@ enum VerifyCommand: Command {
     }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.integer(
-            "jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: spec.usageLine)
+        let workers = try arguments.workers(usageLine: spec.usageLine)
         let path = arguments.positionals[0]
         if ZipCommandSupport.isArchivePath(path) {
             return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
         }
-        guard try HashCommand.resolve(path).kind == .directory else {
-            throw FileSystemError(.open, path: path, reason: "not a package directory")
-        }
+        try SnapshotLoading.requireDirectory(path)
         return try PackageAccess.reading(path) { try verify(path, arguments: arguments, workers: workers, console: console) }
     }
 

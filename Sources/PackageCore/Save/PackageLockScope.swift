@@ -1,0 +1,49 @@
+/// The package locks the current task holds, so that code running under a lock does not
+/// wait for it again.
+///
+/// OFD locks belong to open file descriptions, not to threads: a second `PackageLock.acquire`
+/// for a package the same task already locked (a document host coordinating a save, whose
+/// writer calls `FileWrapper.write`, which runs the save engine) would wait for itself
+/// forever. Whoever takes a lock and then runs code that may lock again records it here
+/// with `withLock(_:)`; whoever is about to lock asks `covers(_:exclusive:)` first.
+public enum PackageLockScope {
+    @TaskLocal static var held: [String: Bool] = [:]
+
+    /// Whether the current task holds the lock of the package at `packagePath`, exclusive
+    /// if `exclusive` is asked for (a shared lock does not cover a write).
+    public static func covers(_ packagePath: String, exclusive: Bool) -> Bool {
+        guard let mode = held[key(packagePath)] else { return false }
+        return mode || !exclusive
+    }
+
+    /// Whether the current task holds a shared lock only on the package at `packagePath`:
+    /// asking for the exclusive lock now would deadlock against itself.
+    public static func holdsSharedOnly(_ packagePath: String) -> Bool {
+        held[key(packagePath)] == false
+    }
+
+    /// Runs `body` with `lock` recorded as held by the current task (and its child tasks).
+    public static func withLock<R>(_ lock: PackageLock, _ body: () throws -> R) rethrows -> R {
+        var locks = held
+        locks[key(lock.packagePath)] = lock.exclusive
+        return try $held.withValue(locks, operation: body)
+    }
+
+    /// `withLock(_:_:)` for async work.
+    public static func withLock<R>(
+        _ lock: PackageLock, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
+    ) async rethrows -> R {
+        var locks = held
+        locks[key(lock.packagePath)] = lock.exclusive
+        return try await $held.withValue(locks, operation: body)
+    }
+
+    /// The path as a key: duplicate and trailing slashes and "." components removed, so
+    /// that "/tmp//a/" and "/tmp/a" are one package.
+    static func key(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        let components = path.split(separator: "/").filter { $0 != "." }
+        let joined = components.joined(separator: "/")
+        return absolute ? "/" + joined : joined
+    }
+}

@@ -1,0 +1,68 @@
+import Synchronization
+
+/// What a tree read from (or saved as) a package remembers of the package's manifest
+/// between saves: its head, and the identity of the manifest files, so that a later save
+/// can tell in a few `stat` calls whether anything else wrote the package meanwhile.
+public final class TreePackageState: Sendable {
+    /// The identity of the manifest's files at the time the head was taken.
+    struct Identity: Equatable, Sendable {
+        var index: FileStatus
+        var lastDelta: FileStatus?
+
+        /// The identity on disk now, for the given head; nil (by throwing) when the files
+        /// are not what the head says (a missing delta, a newer one).
+        static func current(packagePath: String, head: PackageManifest.Head) throws -> Identity? {
+            let metadata = PackageLayout.metadataDirectory(of: packagePath)
+            guard let index = try FileSystem.statusIfExists(PackageLayout.joined(metadata, PackageLayout.indexFileName))
+            else { return nil }
+            var lastDelta: FileStatus?
+            if head.lastSequence > 0 {
+                let name = PackageManifest.deltaFileName(head.lastSequence)
+                guard let status = try FileSystem.statusIfExists(PackageLayout.joined(metadata, name)) else { return nil }
+                lastDelta = status
+            }
+            let next = PackageManifest.deltaFileName(head.lastSequence + 1)
+            if try FileSystem.statusIfExists(PackageLayout.joined(metadata, next)) != nil { return nil }
+            return Identity(index: index, lastDelta: lastDelta)
+        }
+
+        /// Same files, unchanged: inode, size, modification time.
+        func matches(_ other: Identity) -> Bool {
+            func same(_ a: FileStatus?, _ b: FileStatus?) -> Bool {
+                guard let a, let b else { return a == nil && b == nil }
+                return a.inode == b.inode && a.size == b.size && a.modificationTime == b.modificationTime
+            }
+            return same(index, other.index) && same(lastDelta, other.lastDelta)
+        }
+    }
+
+    struct Values: Sendable {
+        var head: PackageManifest.Head
+        var identity: Identity
+    }
+
+    /// The package this state describes, as a lock-scope key.
+    let packageKey: String
+    let values: Mutex<Values>
+
+    init(packagePath: String, head: PackageManifest.Head, identity: Identity) {
+        packageKey = PackageLockScope.key(packagePath)
+        values = Mutex(Values(head: head, identity: identity))
+    }
+
+    /// The head, when the manifest on disk is still exactly the one it describes.
+    func currentHead(packagePath: String) -> PackageManifest.Head? {
+        guard PackageLockScope.key(packagePath) == packageKey else { return nil }
+        let (head, identity) = values.withLock { ($0.head, $0.identity) }
+        guard let now = try? Identity.current(packagePath: packagePath, head: head), now.matches(identity) else {
+            return nil
+        }
+        return head
+    }
+
+    /// Records the head after a save (and the manifest files it left).
+    func update(head: PackageManifest.Head, packagePath: String) {
+        guard let identity = try? Identity.current(packagePath: packagePath, head: head) else { return }
+        values.withLock { $0 = Values(head: head, identity: identity) }
+    }
+}
