@@ -5,11 +5,11 @@ import PackageCore
 /// `pkgbench`: the benchmark harness's command line.
 public enum BenchmarkCommand {
     static let usage = """
-        usage: pkgbench [--quick] [--suite hash] [--runs N] [--workdir DIR] [--pkgtool PATH]
+        usage: pkgbench [--quick] [--suite hash|manifest|zip] [--runs N] [--workdir DIR] [--pkgtool PATH]
 
         Measures pkgtool against the peer tools, side by side in one run, on generated data.
           --quick         the default run (a few runs of each job)
-          --suite NAME    which suite to run: hash, manifest
+          --suite NAME    which suite to run: hash (default), manifest, zip
           --runs N        measured runs per job after one warm-up (default 5, 3 with --quick)
           --workdir DIR   where generated data lives (default: .build/bench-work); must be on
                           the file system you want to measure
@@ -55,6 +55,11 @@ public enum BenchmarkCommand {
                 print(result.table.rendered, terminator: "")
             case "hash":
                 let result = try HashBenchmark(workDirectory: workDirectory, pkgtool: pkgtool, runs: runs).run { message in
+                    FileHandle.standardError.write(Data("pkgbench: \(message)\n".utf8))
+                }
+                print(result.table.rendered, terminator: "")
+            case "zip":
+                let result = try ZipBenchmark(workDirectory: workDirectory, pkgtool: pkgtool, runs: runs).run { message in
                     FileHandle.standardError.write(Data("pkgbench: \(message)\n".utf8))
                 }
                 print(result.table.rendered, terminator: "")
