@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
         .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
-        .target(name: "PackageDocument", dependencies: ["PackageCore"]),
+        .target(name: "PackageDocument", dependencies: ["PackageCore", "PackageZip"]),
         // The guide's samples, corrected as Specs/document.md says, compiled and tested.
         .target(
             name: "PackageDocumentExamples", dependencies: ["PackageDocument"], path: "Examples/DocumentSamples"),
