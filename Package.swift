@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // pkgtool: content-hashed package trees, incremental crash-safe saves and ZIP for Linux.
 
+import Foundation
 import PackageDescription
 
 /// C kernels are always optimised: a debug build of the hashing loop would make
@@ -11,6 +12,7 @@ let package = Package(
     name: "pkgtool",
     products: [
         .library(name: "PackageCore", targets: ["PackageCore"]),
+        .library(name: "PackageZip", targets: ["PackageZip"]),
         .library(name: "PackageDocument", targets: ["PackageDocument"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
@@ -37,9 +39,11 @@ let package = Package(
             name: "PackageCore",
             dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
         ),
-        .target(name: "PkgToolCLI", dependencies: ["PackageCore"]),
+        // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
+        .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
-        .target(name: "PackageDocument", dependencies: ["PackageCore"]),
+        .target(name: "PackageDocument", dependencies: ["PackageCore", "PackageZip"]),
         // The guide's samples, corrected as Specs/document.md says, compiled and tested.
         .target(
             name: "PackageDocumentExamples", dependencies: ["PackageDocument"], path: "Examples/DocumentSamples"),
@@ -60,7 +64,18 @@ let package = Package(
             dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport"]),
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
         .testTarget(
+            name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
+        .testTarget(
             name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
             path: "Tests/PackageBenchTests"),
     ]
 )
+
+// The libFuzzer target for the ZIP reader, only when Scripts/fuzz asks for it (it has no
+// `main`: libFuzzer supplies one under -sanitize=fuzzer).
+if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}

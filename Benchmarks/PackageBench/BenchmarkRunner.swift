@@ -117,7 +117,15 @@ public struct BenchmarkRunner {
                 }
                 record.checks += Self.manifestChecks(manifest.figures)
             case "zip":
-                record.notes.append("zip suite: not in this build (it arrives with the ZIP module)")
+                progress.log("zip suite: pack, repack, unpack and verify against zip, unzip, bsdtar and 7z (about 10 minutes)")
+                let zip = try ZipBenchmark(workDirectory: workDirectory + "/zip-data", pkgtool: pkgtool, runs: options.runs).run {
+                    progress.log($0)
+                }
+                for sample in zip.samples {
+                    let first = String(sample.name.split(separator: " ").first ?? "")
+                    record.measurements.append(JobMeasurement(suite: "zip", sample: sample, tool: first))
+                }
+                record.checks += Self.zipChecks(zip.figures)
             case "sweep-bytes":
                 let points = options.sweepSizes.map {
                     PackageShape.make(.document, bytes: $0, entries: options.entries, seed: options.seed)
@@ -240,6 +248,38 @@ public struct BenchmarkRunner {
                         shown: Format.ratio(value), want: "≤ 1.20×", met: value <= 1.2, source: "issue 3"))
             default:
                 break
+            }
+        }
+        return checks
+    }
+
+    /// Issue 5's targets from the zip suite's figures.
+    static func zipChecks(_ figures: [(String, JSONNumber)]) -> [Check] {
+        let targets: [String: (name: String, limit: Double, atLeast: Bool)] = [
+            "pack_speed_vs_zip6": ("1 GiB document: pack speed vs zip -r -6", 5, true),
+            "pack_speed_vs_zip6n": ("1 GiB document: pack speed vs zip -r -6 -n (media stored)", 1.2, true),
+            "size_vs_zip6": ("1 GiB document: archive size vs zip -6", 1.01, false),
+            "small_pack_speed_vs_zip6": ("100,000 small files: pack speed vs zip -r -6", 1.7, true),
+            "unpack_speed_vs_fastest": ("unpack speed vs the fastest of unzip, bsdtar, 7z", 1, true),
+            "verify_speed_vs_7z": ("verify speed vs 7z t", 1, true),
+            "repack_time_vs_zip_u": ("repack after one small file changed: time vs zip -u", 0.5, false),
+        ]
+        var checks: [Check] = []
+        for (name, number) in figures {
+            switch number {
+            case .double(let value):
+                guard let target = targets[name] else { continue }
+                checks.append(
+                    Check(
+                        suite: "zip", name: target.name, value: value, shown: Format.ratio(value),
+                        want: (target.atLeast ? "≥ " : "≤ ") + Format.ratio(target.limit),
+                        met: target.atLeast ? value >= target.limit : value <= target.limit, source: "issue 5"))
+            case .int(let value):
+                guard name == "huge_file_peak_rss_bytes" else { continue }
+                checks.append(
+                    Check(
+                        suite: "zip", name: "pack and unpack a 4 GiB file: peak RSS", value: Double(value),
+                        shown: Format.bytes(value), want: "≤ 64.0 MiB", met: value <= 64 << 20, source: "issue 5"))
             }
         }
         return checks

@@ -71,3 +71,24 @@ public enum FixtureWriter {
         }
     }
 }
+
+extension FixtureWriter {
+    /// The "document" package P1 of `design/baselines.md`: `smallFiles` small files (half
+    /// JSON-like text, half random) in nested folders under `pages/`, and `mediaCount`
+    /// random media files of 1–100 MiB under `media/` (`.mp4` and `.jpg`), about
+    /// `mediaBytes` in all. Same seed, same bytes.
+    public static func documentPackage(
+        _ root: String, smallFiles: Int = 20_000, mediaCount: Int = 40, mediaBytes: Int64 = 950 << 20, seed: UInt64
+    ) throws {
+        try smallFileTree(root + "/pages", count: smallFiles, seed: seed)
+        try FileSystem.makeDirectories(root + "/media")
+        var generator = SeededGenerator(seed: seed &+ 1)
+        let weights = (0..<mediaCount).map { _ in Double(1 + generator.next() % 100) }
+        let scale = Double(mediaBytes) / weights.reduce(0, +)
+        for (index, weight) in weights.enumerated() {
+            let size = min(max(Int64(weight * scale), 1 << 20), 100 << 20)
+            let name = "\(root)/media/clip-\(index < 10 ? "0" : "")\(index).\(index % 4 == 0 ? "jpg" : "mp4")"
+            try randomFile(name, size: size, seed: seed &+ 100 &+ UInt64(index))
+        }
+    }
+}

@@ -28,7 +28,17 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// Writes a copy of the document to `url` as `contentType`; the document stays where it
     /// is, with its changes still unsaved. An export that fails or is cancelled leaves
     /// nothing at `url`.
+    ///
+    /// Exporting a package document as `.zip` (a type it does not write itself) flattens
+    /// it: the package is written to a hidden directory beside `url`, packed into a ZIP
+    /// archive that replaces `url` atomically, and the directory removed.
     public func export(to url: URL, contentType: UTType) async throws {
+        if contentType.conforms(to: .zip), !Content.writableContentTypes.contains(where: { contentType.conforms(to: $0) }),
+            let packageType = Content.writableContentTypes.first(where: { $0.conforms(to: .package) })
+        {
+            try await exportArchive(to: url, packageType: packageType)
+            return
+        }
         try await write(to: url, contentType: contentType, operation: .export)
     }
 

@@ -29,6 +29,8 @@ public enum PkgTool {
         VerifyCommand.self,
         ManifestCommand.self,
         SaveCommand.self,
+        PackCommand.self,
+        UnpackCommand.self,
         BenchCommand.self,
     ]
 

@@ -1,7 +1,8 @@
 import PackageCore
+import PackageZip
 
 /// Turns a command-line path into a snapshot: a package directory (using its manifest's
-/// stat cache when it has a sound one) or, once supported, an archive.
+/// stat cache when it has a sound one) or a ZIP archive.
 enum SnapshotLoading {
     struct Loaded {
         var snapshot: TreeSnapshot
@@ -15,8 +16,13 @@ enum SnapshotLoading {
             let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)
+        case .regular:
+            // An archive's tree: our content hashes where the archive has them, the others
+            // read and hashed (so that a zip from any tool compares exactly).
+            let archive = try ZipArchive.open(path)
+            return Loaded(snapshot: try archive.snapshot(computingMissingHashes: true), description: path)
         default:
-            throw FileSystemError(.open, path: path, reason: "not a package directory")
+            throw FileSystemError(.open, path: path, reason: "not a package directory or ZIP archive")
         }
     }
 

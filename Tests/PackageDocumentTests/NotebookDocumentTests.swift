@@ -3,6 +3,7 @@ import PackageTestSupport
 import Testing
 @testable import PackageDocument
 @testable import PackageDocumentExamples
+import PackageZip
 
 @MainActor
 @Suite("The notebook package document")
@@ -161,6 +162,29 @@ struct NotebookDocumentTests {
             try JSONDecoder().decode(NotebookMetadata.self, from: Data(Files.read(root + "/metadata.json"))).pageOrder
         }
         #expect(try decode(destination) == decode(path))
+        #expect(session.configuration.fileURL?.path == path)
+    }
+
+    @Test("export as .zip flattens the package into an archive; a failed export leaves nothing")
+    func exportArchive() async throws {
+        let directory = try TemporaryDirectory("nb-zip")
+        let (path, ids) = try await makeNotebook(in: directory, pageCount: 5)
+        let session = try await open(path)
+        let archive = directory.path + "/Trip.zip"
+        let fault = FailingStep(.write, pathFragment: "", fault: .error(.noSpace))
+        await #expect(throws: DocumentError.self) {
+            try await IOFaultInjection.withInjector(fault) {
+                try await session.export(to: fileURL(archive), contentType: .zip)
+            }
+        }
+        #expect(try visibleNames(in: directory.path) == ["Trip.notebook"])
+        try await session.export(to: fileURL(archive), contentType: .zip)
+        #expect(try visibleNames(in: directory.path) == ["Trip.notebook", "Trip.zip"])
+        let entries = try ZipArchive.open(archive).entries.map(\.name)
+        #expect(entries.contains("metadata.json"))
+        #expect(entries.contains("pages/\(ids[2].uuidString).txt"))
+        #expect(!entries.contains { $0.hasPrefix(".pkgtool") })
+        try ZipArchive.open(archive).verify()
         #expect(session.configuration.fileURL?.path == path)
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The steps of the I/O layer at which a fault can be injected.
 public enum IOStep: String, Sendable, CaseIterable {
     case open, create, read, write, sync, stat, readDirectory, readLink
@@ -34,6 +36,10 @@ public protocol IOFaultInjector: Sendable {
 public enum IOFaultInjection {
     @TaskLocal public static var injector: (any IOFaultInjector)?
 
+    /// Whether any injector was ever installed in this process: until one is, every I/O
+    /// step skips the task-local lookup.
+    private static let everInstalled = Atomic<Bool>(false)
+
     /// Runs `body` with `injector` consulted before every I/O step it performs.
     ///
     /// Work handed to other threads outside structured concurrency (Dispatch) must
@@ -41,19 +47,21 @@ public enum IOFaultInjection {
     public static func withInjector<R>(
         _ injector: (any IOFaultInjector)?, _ body: () throws -> R
     ) rethrows -> R {
-        try $injector.withValue(injector, operation: body)
+        if injector != nil { everInstalled.store(true, ordering: .relaxed) }
+        return try $injector.withValue(injector, operation: body)
     }
 
     public static func withInjector<R>(
         _ injector: (any IOFaultInjector)?, isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
     ) async rethrows -> R {
-        try await $injector.withValue(injector, operation: body)
+        if injector != nil { everInstalled.store(true, ordering: .relaxed) }
+        return try await $injector.withValue(injector, operation: body)
     }
 
     @inline(__always)
     static func check(_ step: IOStep, _ path: String) -> InjectedFault? {
-        guard let injector else { return nil }
+        guard everInstalled.load(ordering: .relaxed), let injector else { return nil }
         return injector.fault(before: step, path: path)
     }
 }

@@ -77,3 +77,70 @@ public enum FileCopy {
         return Outcome(bytes: sourceOffset - start, hash: nil, inKernel: true)
     }
 }
+
+extension FileCopy {
+    /// Copies `length` bytes from `source` at `sourceOffset` to `destination` at
+    /// `destinationOffset`, leaving both descriptors' offsets alone, so that several threads
+    /// can fill disjoint ranges of one file at once. In the kernel (`copy_file_range`) where
+    /// possible, else through `buffer` with `pread` and `pwrite`.
+    ///
+    /// Takes raw descriptors (owned elsewhere, kept open by the caller for the call's
+    /// duration) and their paths for messages.
+    /// - Complexity: one `copy_file_range` per `buffer.count` bytes, or one `pread` and one
+    ///   `pwrite`; memory is `buffer` alone.
+    public static func copyRange(
+        from source: Int32, path sourcePath: String, at sourceOffset: Int64,
+        to destination: Int32, path destinationPath: String, at destinationOffset: Int64,
+        length: Int64, buffer: ChunkBuffer
+    ) throws(FileSystemError) {
+        var input = sourceOffset
+        var output = destinationOffset
+        let end = sourceOffset + length
+        var inKernel = true
+        while input < end {
+            let wanted = Int(min(Int64(buffer.count), end - input))
+            if inKernel {
+                do {
+                    let count = try Syscall.copyFileRange(source, &input, destination, &output, wanted, path: destinationPath)
+                    if count == 0 {
+                        throw FileSystemError(.copy, path: sourcePath, destination: destinationPath, reason: "the source ended early")
+                    }
+                    continue
+                } catch let error as Errno {
+                    let unsupported: Set<Errno> = [.crossDevice, .notSupported, .notImplemented, .invalidArgument]
+                    guard unsupported.contains(error) else {
+                        throw FileSystemError(.copy, path: sourcePath, destination: destinationPath, errno: error)
+                    }
+                    inKernel = false
+                } catch let error as FileSystemError {
+                    throw error
+                } catch {
+                    throw FileSystemError(.copy, path: sourcePath, destination: destinationPath, reason: "\(error)")
+                }
+            }
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted])
+            var filled = 0
+            while filled < wanted {
+                let count: Int
+                do {
+                    count = try Syscall.pread(
+                        source, UnsafeMutableRawBufferPointer(rebasing: chunk[filled...]), input + Int64(filled), path: sourcePath)
+                } catch { throw FileSystemError(.read, path: sourcePath, errno: error) }
+                if count == 0 {
+                    throw FileSystemError(.copy, path: sourcePath, destination: destinationPath, reason: "the source ended early")
+                }
+                filled += count
+            }
+            var written = 0
+            while written < wanted {
+                do {
+                    written += try Syscall.pwrite(
+                        destination, UnsafeRawBufferPointer(rebasing: chunk[written..<wanted]), output + Int64(written),
+                        path: destinationPath)
+                } catch { throw FileSystemError(.write, path: destinationPath, errno: error) }
+            }
+            input += Int64(wanted)
+            output += Int64(wanted)
+        }
+    }
+}

@@ -31,6 +31,8 @@ public struct PackageManifest: Sendable {
     /// The number of entries recorded (equal to `entries.count` unless this value holds only
     /// the manifest's head, see `init(head:)`).
     public internal(set) var entryCount: Int
+    /// While loading: the entry count the last delta read says the tree has.
+    var expectedEntryCount = 0
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
@@ -83,7 +85,8 @@ public struct PackageManifest: Sendable {
             baseRecordedAt: indexTime, deltaRecordedAt: [:],
             relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
-            deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count)
+            deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count,
+            expectedEntryCount: index.entries.count)
 
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
@@ -93,6 +96,8 @@ public struct PackageManifest: Sendable {
             deltas.append((sequence, name))
         }
         deltas.sort { $0.sequence < $1.sequence }
+        var fold = DeltaFold()
+        var lastDeltaPath = indexPath
         for (sequence, name) in deltas {
             let deltaPath = PackageLayout.joined(metadataPath, name)
             guard let (bytes, time) = try readWhole(name, in: metadata, path: deltaPath) else { continue }
@@ -110,8 +115,11 @@ public struct PackageManifest: Sendable {
                     path: deltaPath,
                     reason: .brokenDeltaChain("expected delta \(manifest.lastSequence + 1), found \(sequence)"))
             }
-            try manifest.apply(delta, recordedAt: time, path: deltaPath)
+            fold.add(delta, recordedAt: time)
+            manifest.adoptHeader(of: delta)
+            lastDeltaPath = deltaPath
         }
+        if !fold.isEmpty { try manifest.apply(fold, path: lastDeltaPath) }
         return manifest
     }
 
@@ -150,19 +158,27 @@ public struct PackageManifest: Sendable {
         }
     }
 
-    /// Merges one delta into the entries (both sorted): removals take whole subtrees.
-    private mutating func apply(_ delta: ManifestFormat.DecodedDelta, recordedAt time: Int64, path: String)
-        throws(ManifestError)
-    {
+    /// Takes the chain fields of a delta just validated.
+    private mutating func adoptHeader(of delta: ManifestFormat.DecodedDelta) {
+        if delta.header.relinkWindow.upperBound > 0 { relinkWindows.append(delta.header.relinkWindow) }
+        lastDeltaChecksum = delta.checksum
+        lastSequence = delta.header.sequence
+        deltaRecordCount += delta.upserts.count + delta.removals.count
+        snapshot.rootHash = delta.header.rootHash
+        expectedEntryCount = Int(delta.header.entryCount)
+    }
+
+    /// Merges the folded deltas into the base entries in one pass: O(n + k log k) for n
+    /// entries and k delta records, however many deltas there are.
+    private mutating func apply(_ fold: DeltaFold, path: String) throws(ManifestError) {
+        let overlay = fold.overlay.sorted { PathOrder.pathLess($0.key.string, $1.key.string) }
+        let removals = fold.removedRoots.sorted(by: PathOrder.pathLess)
         let old = snapshot.entries
         var merged: [SnapshotEntry] = []
-        merged.reserveCapacity(old.count + delta.upserts.count)
-        let removals = delta.removals
+        merged.reserveCapacity(old.count + overlay.count)
         var removalIndex = 0
-        var upsertIndex = 0
-        var oldIndex = 0
         func removed(_ entryPath: String) -> Bool {
-            // Removals are sorted; advance past those that sort before this path and are not its ancestors.
+            // Sorted roots: skip those before this path that are not its ancestors.
             while removalIndex < removals.count {
                 let removal = removals[removalIndex]
                 if PathOrder.sameBytes(removal, entryPath) || Self.isDescendant(entryPath, of: removal) { return true }
@@ -174,43 +190,42 @@ public struct PackageManifest: Sendable {
             }
             return false
         }
-        while oldIndex < old.count || upsertIndex < delta.upserts.count {
-            if upsertIndex < delta.upserts.count
-                && (oldIndex == old.count || !PathOrder.pathLess(old[oldIndex].path, delta.upserts[upsertIndex].path))
+        var overlayIndex = 0
+        var oldIndex = 0
+        while oldIndex < old.count || overlayIndex < overlay.count {
+            if overlayIndex < overlay.count
+                && (oldIndex == old.count || !PathOrder.pathLess(old[oldIndex].path, overlay[overlayIndex].key.string))
             {
-                let upsert = delta.upserts[upsertIndex]
-                if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, upsert.path) { oldIndex += 1 }
-                merged.append(upsert)
-                deltaRecordedAt[upsert.path] = time
-                upsertIndex += 1
+                let (key, record) = overlay[overlayIndex]
+                if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, key.string) { oldIndex += 1 }
+                if let entry = record.entry {
+                    merged.append(entry)
+                    deltaRecordedAt[entry.path] = record.time
+                }
+                overlayIndex += 1
             } else {
-                let entry = old[oldIndex]
-                if !removed(entry.path) { merged.append(entry) }
+                if !removed(old[oldIndex].path) { merged.append(old[oldIndex]) }
                 oldIndex += 1
             }
         }
-        do {
-            try Self.checkOrder(merged, path: path)
-        } catch {
-            throw error
-        }
-        snapshot = TreeSnapshot(entries: Self.withDescendantCounts(merged), rootHash: delta.header.rootHash)
-        if delta.header.relinkWindow.upperBound > 0 { relinkWindows.append(delta.header.relinkWindow) }
-        baseChecksum = delta.header.baseChecksum
-        lastDeltaChecksum = delta.checksum
-        lastSequence = delta.header.sequence
-        deltaRecordCount += delta.upserts.count + delta.removals.count
+        Self.fillDescendantCounts(&merged)
+        snapshot.entries = merged
         entryCount = merged.count
-        guard UInt64(merged.count) == delta.header.entryCount else {
+        guard merged.count == expectedEntryCount else {
             throw ManifestError(
-                path: path,
-                reason: .inconsistent("\(merged.count) entries after applying it, \(delta.header.entryCount) expected"))
+                path: path, reason: .inconsistent("\(merged.count) entries after applying it, \(expectedEntryCount) expected"))
         }
     }
 
     /// Fills every directory's descendant count from the paths (entries in depth-first order).
     static func withDescendantCounts(_ entries: [SnapshotEntry]) -> [SnapshotEntry] {
         var result = entries
+        fillDescendantCounts(&result)
+        return result
+    }
+
+    /// `withDescendantCounts` in place.
+    static func fillDescendantCounts(_ result: inout [SnapshotEntry]) {
         var open: [Int] = []
         for index in result.indices {
             while let top = open.last, !isDescendant(result[index].path, of: result[top].path) {
@@ -220,7 +235,6 @@ public struct PackageManifest: Sendable {
             if result[index].kind == .directory { open.append(index) }
         }
         for top in open { result[top].descendantCount = result.count - top - 1 }
-        return result
     }
 
     /// Whether `path` lies strictly inside the directory `ancestor` (by bytes).
@@ -281,6 +295,10 @@ public struct PackageManifest: Sendable {
     /// is not racy: the stat cache of `pkgtool save SRC PKG` for SRC.
     public func cachedSourceHash(for path: String, status: FileStatus) -> ContentHash? {
         guard let index = snapshot.index(of: path) else { return nil }
+        return cachedSourceHash(at: index, status: status)
+    }
+
+    func cachedSourceHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, let stamp = entry.source, entry.size == status.size,
             stamp == SourceStamp(status), stamp.modificationTime < recordedAt(entry.path)
@@ -288,10 +306,41 @@ public struct PackageManifest: Sendable {
         return entry.hash
     }
 
-    /// A scanner lookup backed by this manifest.
+    /// Entry indices by path, for scans that look up every file: a hash lookup instead of
+    /// a binary search of path comparisons. (Canonically equivalent names share a key;
+    /// the lookup checks the bytes and falls back to the search.)
+    ///
+    /// - Complexity: O(n) to build.
+    func makePathIndex() -> [String: Int] {
+        var index: [String: Int] = [:]
+        index.reserveCapacity(snapshot.entries.count)
+        for (position, entry) in snapshot.entries.enumerated() where entry.kind == .regular {
+            index[entry.path] = position
+        }
+        return index
+    }
+
+    private func index(_ path: String, in pathIndex: [String: Int]) -> Int? {
+        if let position = pathIndex[path], PathOrder.sameBytes(snapshot.entries[position].path, path) { return position }
+        return snapshot.index(of: path)
+    }
+
+    /// A scanner lookup of the package's stat cache.
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
-        return { path, status in manifest.cachedHash(for: path, status: status) }
+        let pathIndex = makePathIndex()
+        return { path, status in
+            manifest.index(path, in: pathIndex).flatMap { manifest.cachedHash(at: $0, status: status) }
+        }
+    }
+
+    /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC).
+    public var sourceHashLookup: TreeScanner.HashLookup {
+        let manifest = self
+        let pathIndex = makePathIndex()
+        return { path, status in
+            manifest.index(path, in: pathIndex).flatMap { manifest.cachedSourceHash(at: $0, status: status) }
+        }
     }
 }
 
@@ -309,5 +358,33 @@ extension PackageManifest {
         self.deltaRecordCount = head.deltaRecordCount
         self.staleDeltaFiles = []
         self.entryCount = head.entryCount
+    }
+}
+
+/// Deltas folded together before they touch the base: the last record of each path wins,
+/// and a removal drops the records folded so far beneath it.
+struct DeltaFold {
+    struct Record {
+        /// nil: removed.
+        var entry: SnapshotEntry?
+        var time: Int64
+    }
+
+    var overlay: [FileName: Record] = [:]
+    /// Subtrees removed from the base.
+    var removedRoots: [String] = []
+
+    var isEmpty: Bool { overlay.isEmpty && removedRoots.isEmpty }
+
+    mutating func add(_ delta: ManifestFormat.DecodedDelta, recordedAt time: Int64) {
+        for root in delta.removals {
+            for key in overlay.keys
+            where PathOrder.sameBytes(key.string, root) || PackageManifest.isDescendant(key.string, of: root) {
+                overlay[key] = Record(entry: nil, time: time)
+            }
+            overlay[FileName(root)] = Record(entry: nil, time: time)
+            removedRoots.append(root)
+        }
+        for entry in delta.upserts { overlay[FileName(entry.path)] = Record(entry: entry, time: time) }
     }
 }

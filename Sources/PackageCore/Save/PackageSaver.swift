@@ -9,8 +9,9 @@ public enum PackageSaver {
     ///
     /// Unchanged means equal content hash and size at the same path. Source files whose
     /// stat data match what the manifest recorded at the last save from them are not
-    /// reread. Unless `options.trustManifest`, the package's own stat data are checked
-    /// against its manifest first, so edits made behind pkgtool's back are not missed.
+    /// reread. The package's state comes from its manifest (kept exact by every save); with
+    /// `options.trustManifest` false, the package's own stat data are checked against it
+    /// first, so that edits made behind pkgtool's back are seen too.
     ///
     /// - Complexity: a stat of every source entry (and package entry, unless trusted), a
     ///   read of every source file whose stat changed, and writes in proportion to the
@@ -52,7 +53,7 @@ public enum PackageSaver {
         // The new state: the source, with the manifest as its stat cache.
         var sourceLookup: TreeScanner.HashLookup?
         if let cache = manifest {
-            sourceLookup = { path, status in cache.cachedSourceHash(for: path, status: status) }
+            sourceLookup = cache.sourceHashLookup
         }
         let scanner = TreeScanner(
             workers: options.workers, knownHash: sourceLookup,

@@ -22,16 +22,17 @@ public struct SaveOptions: Sendable {
     public var durability: Durability
     /// Threads for scanning and hashing.
     public var workers: Int
-    /// Trust the package's manifest for its current state instead of checking the
-    /// package's stat data first (for callers that own the package, like a document
-    /// session holding the lock; `pkgtool save` checks by default).
+    /// Trust the package's manifest for its current state (the default): pkgtool's own
+    /// saves keep it exact, under the lock and through crashes. False stats every package
+    /// entry first and rehashes what the manifest no longer vouches for, so that edits
+    /// made to the package behind pkgtool's back are seen (`pkgtool save --check-package`).
     public var trustManifest: Bool
     /// Called with coarse progress (files and 1 MiB chunks), from the saving thread.
     public var progress: (@Sendable (SaveProgress) -> Void)?
 
     public init(
         strategy: SaveStrategy = .default, durability: Durability = .full, workers: Int = ProcessInfoCores.active,
-        trustManifest: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil
+        trustManifest: Bool = true, progress: (@Sendable (SaveProgress) -> Void)? = nil
     ) {
         self.strategy = strategy
         self.durability = durability

@@ -126,7 +126,7 @@ final class ScanContext: Sendable {
             }
             listed.append((entry.name, status))
         }
-        listed.sort { PathOrder.nameLess($0.name, $1.name) }
+        listed = PathOrder.sortedByName(listed) { $0.name }
         node.prepare(count: listed.count)
         entryCount.add(listed.count, ordering: .relaxed)
 

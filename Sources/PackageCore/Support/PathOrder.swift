@@ -65,4 +65,31 @@ public enum PathOrder {
         }
         return x < y ? -1 : 1
     }
+
+    /// `items` sorted by the byte order of their names. Compares the first eight bytes as
+    /// one integer first, so most comparisons never touch the strings.
+    ///
+    /// - Complexity: O(n log n) integer comparisons, plus full comparisons of names that
+    ///   share their first eight bytes.
+    public static func sortedByName<T>(_ items: [T], name: (T) -> String) -> [T] {
+        guard items.count > 1 else { return items }
+        let names = items.map(name)
+        var keys: [(prefix: UInt64, index: Int)] = []
+        keys.reserveCapacity(items.count)
+        for (index, item) in names.enumerated() {
+            var prefix: UInt64 = 0
+            var count = 0
+            for byte in item.utf8 {
+                if count == 8 { break }
+                prefix = prefix << 8 | UInt64(byte)
+                count += 1
+            }
+            keys.append((prefix << (8 * UInt64(8 - count)), index))
+        }
+        keys.sort { a, b in
+            if a.prefix != b.prefix { return a.prefix < b.prefix }
+            return nameLess(names[a.index], names[b.index])
+        }
+        return keys.map { items[$0.index] }
+    }
 }

@@ -1,28 +1,36 @@
 import PackageCore
+import PackageZip
 
 /// `pkgtool ls PATH`: the entries of a package, with sizes (and hashes with `--long`).
 enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "ls",
-        summary: "list the entries of a package with their sizes",
-        arguments: "[--long] [--json] PATH",
+        summary: "list the entries of a package or a ZIP archive with their sizes",
+        arguments: "[--long] [--json] PATH|ZIP",
         options: [
             OptionSpec("long", short: "l", help: "add the mode, the modification time and the content hash"),
             OptionSpec("json", help: "print a JSON array of entries"),
             .jobs,
-        ],
+        ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
             One line per entry in depth-first path order: its kind (d directory, f file,
             x executable file, l symbolic link), its size in bytes (files and links), and its
             path; a directory's path ends with "/", a link's is followed by " -> target".
             --long adds the permission bits, the modification time (UTC) and the hash.
+
+            A ZIP archive is listed in archive order from its central directory (checked as
+            'verify' checks it, no data inflated); --long also shows each entry's compressed
+            size, method and CRC-32, and 32 dashes for an entry without pkgtool's content hash.
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         let long = arguments.flag("long")
         let path = arguments.positionals[0]
+        if ZipCommandSupport.isArchivePath(path) {
+            return try ZipList.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+        }
         let snapshot: TreeSnapshot
         if long || arguments.flag("json") {
             snapshot = try SnapshotLoading.load(path, workers: workers, console: console).snapshot

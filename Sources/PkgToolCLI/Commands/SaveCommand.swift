@@ -16,8 +16,8 @@ enum SaveCommand: Command {
             OptionSpec("json", help: "print the statistics as JSON"),
             OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
             OptionSpec(
-                "trust-manifest",
-                help: "do not stat PKG to check it against its manifest (faster; misses edits made behind pkgtool's back)"),
+                "check-package",
+                help: "stat every entry of PKG against its manifest first, to see edits made behind pkgtool's back"),
             .jobs,
         ],
         positionals: 2...2,
@@ -46,7 +46,7 @@ enum SaveCommand: Command {
         let progressConsole = console
         let options = SaveOptions(
             strategy: strategy, durability: Durability(rawValue: durabilityName!)!, workers: workers,
-            trustManifest: arguments.flag("trust-manifest"),
+            trustManifest: !arguments.flag("check-package"),
             progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]

@@ -1,16 +1,18 @@
 import PackageCore
+import PackageZip
 
-/// `pkgtool verify PKG`: rehash a package and check it against its manifest.
+/// `pkgtool verify PKG`: rehash a package and check it against its manifest; `pkgtool
+/// verify ZIP`: check an archive's structure, CRCs and content hashes (`ZipVerify`).
 enum VerifyCommand: Command {
     static let spec = CommandSpec(
         name: "verify",
-        summary: "check a package against its manifest (missing, extra and changed entries)",
-        arguments: "[--fast] [--json] PKG",
+        summary: "check a package against its manifest, or a ZIP archive's structure and every CRC",
+        arguments: "[--fast] [--json] [--jobs N] [--max-entries N] [--max-size BYTES] [--max-ratio R] PKG|ZIP",
         options: [
             OptionSpec("fast", help: "trust the manifest's stat cache: reread only files whose stat data changed"),
             OptionSpec("json", help: "print the result as JSON"),
             .jobs,
-        ],
+        ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
         details: """
             Reads every file of PKG (like git fsck), hashes it, and compares the tree with the
@@ -19,6 +21,11 @@ enum VerifyCommand: Command {
             then a summary. Exit status: 0 the package matches, 1 it does not, or the manifest
             is absent, damaged or of a future version (rebuild it with 'pkgtool manifest PKG'),
             2 trouble reading the package.
+
+            A ZIP archive (a regular file) is checked instead: its structure as 'unpack' checks
+            it (Specs/zip.md), every entry's inflated size, CRC-32 and pkgtool's XXH3-128 content
+            hash when present. Prints 'ok: ZIP: N entries (B bytes), …' and exits 0, or exits 1
+            with one line naming the entry and the fault. The --max-* options apply to archives.
             """)
 
     struct Problem {
@@ -29,6 +36,9 @@ enum VerifyCommand: Command {
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         let path = arguments.positionals[0]
+        if ZipCommandSupport.isArchivePath(path) {
+            return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+        }
         try SnapshotLoading.requireDirectory(path)
         return try PackageAccess.reading(path) { try verify(path, arguments: arguments, workers: workers, console: console) }
     }

@@ -1,0 +1,696 @@
+import PackageCore
+
+/// What the structural pass over an archive found.
+struct ParsedArchive {
+    var entries: [ZipEntry]
+    var comment: String
+    var centralDirectoryOffset: Int64
+    var isZip64: Bool
+}
+
+/// The structural checks of `ZipArchive.open`: end records, central directory, local
+/// headers, data descriptors, names, overlaps and limits. Every read is bounds-checked
+/// against the file's size before it is made; every count is checked before memory is
+/// reserved for it.
+struct ArchiveParser {
+    let path: String
+    let size: Int64
+    let limits: ZipLimits
+
+    init(path: String, size: Int64, limits: ZipLimits) {
+        self.path = path
+        self.size = size
+        self.limits = limits
+    }
+
+    func fail(_ kind: ZipError.Kind, _ entry: String? = nil, _ reason: String) -> ZipError {
+        ZipError(kind, archive: path, entry: entry, reason)
+    }
+
+    /// Reads `count` bytes at `offset`, refusing a read past the end of the file.
+    func read(_ file: borrowing FileDescriptor, at offset: Int64, count: Int, what: String, entry: String? = nil)
+        throws -> [UInt8]
+    {
+        guard offset >= 0, count >= 0, offset <= size, Int64(count) <= size - offset else {
+            throw fail(.truncated, entry, "the \(what) runs past the end of the file")
+        }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: offset) }
+        guard got == count else { throw fail(.truncated, entry, "the file ended while reading the \(what)") }
+        return bytes
+    }
+
+    // MARK: End records
+
+    struct EndRecord {
+        var position: Int64
+        var disk: UInt32
+        var centralDisk: UInt32
+        var entriesOnDisk: UInt64
+        var totalEntries: UInt64
+        var centralSize: UInt64
+        var centralOffset: UInt64
+        var comment: [UInt8]
+        var zip64RecordOffset: Int64?
+    }
+
+    mutating func parse(_ file: borrowing FileDescriptor) throws -> ParsedArchive {
+        let end = try findEnd(file)
+        let centralEnd = end.zip64RecordOffset ?? end.position
+        guard end.disk == 0, end.centralDisk == 0, end.entriesOnDisk == end.totalEntries else {
+            throw fail(.unsupported, nil, "split (multi-disk) archives are not supported")
+        }
+        guard end.centralOffset <= UInt64(size), end.centralSize <= UInt64(size) else {
+            throw fail(.inconsistent, nil, "the central directory's offset or size points past the end of the file")
+        }
+        let centralOffset = Int64(end.centralOffset)
+        let centralSize = Int64(end.centralSize)
+        guard centralOffset + centralSize == centralEnd else {
+            let shift = centralEnd - centralOffset - centralSize
+            if shift > 0, shift <= centralOffset + shift,
+                let moved = try? read(file, at: centralOffset + shift, count: 4, what: "central directory"),
+                moved.withUnsafeBytes({ $0.le32(0) }) == ZipFormat.centralHeaderSignature
+            {
+                throw fail(
+                    .junk, nil,
+                    "\(shift) bytes of other data precede the archive (self-extractors and prefixed archives are not accepted)")
+            }
+            if centralOffset + centralSize < centralEnd {
+                throw fail(
+                    .inconsistent, nil,
+                    "\(centralEnd - centralOffset - centralSize) bytes lie between the central directory and the end record")
+            }
+            throw fail(.inconsistent, nil, "the central directory overlaps the end record (its offset or size is wrong)")
+        }
+        guard end.totalEntries <= UInt64(limits.maximumEntries) else {
+            throw fail(.limit, nil, "\(end.totalEntries) entries, over the limit of \(limits.maximumEntries)")
+        }
+        guard end.totalEntries * UInt64(ZipFormat.centralHeaderSize) <= end.centralSize else {
+            throw fail(
+                .inconsistent, nil,
+                "the end record declares \(end.totalEntries) entries, more than a central directory of \(centralSize) bytes holds")
+        }
+        let central = try read(file, at: centralOffset, count: Int(centralSize), what: "central directory")
+        var entries = try central.withUnsafeBytes {
+            try parseCentral($0, declared: Int(end.totalEntries), wrappedCount: end.zip64RecordOffset == nil)
+        }
+        guard entries.count <= limits.maximumEntries else {
+            throw fail(.limit, nil, "\(entries.count) entries, over the limit of \(limits.maximumEntries)")
+        }
+        try checkLocalHeaders(file, &entries, centralOffset: centralOffset)
+        if entries.contains(where: { $0.path.isEmpty }) {
+            entries.removeAll { $0.path.isEmpty }
+            for index in entries.indices { entries[index].index = index }
+        }
+        try checkPaths(entries)
+        try checkTotals(entries)
+        return ParsedArchive(
+            entries: entries, comment: String(decoding: end.comment, as: UTF8.self),
+            centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil)
+    }
+
+    /// Finds the end record: the one whose comment reaches exactly the end of the file.
+    /// When several do (an archive hidden in the comment of another), the earliest is the
+    /// real one: the others lie inside its comment.
+    func findEnd(_ file: borrowing FileDescriptor) throws -> EndRecord {
+        guard size >= Int64(ZipFormat.endRecordSize) else {
+            throw fail(.notAnArchive, nil, "not a ZIP archive (\(size) bytes, too short for an end record)")
+        }
+        let tailLength = Int(min(size, Int64(ZipFormat.maximumEndSearch + ZipFormat.zip64LocatorSize)))
+        let tailStart = size - Int64(tailLength)
+        let tail = try read(file, at: tailStart, count: tailLength, what: "end of the archive")
+        var found: Int?
+        var sawSignature = false
+        tail.withUnsafeBytes { bytes in
+            var position = tailLength - ZipFormat.endRecordSize
+            while position >= 0 {
+                if bytes[position] == 0x50, bytes.le32(position) == ZipFormat.endSignature {
+                    sawSignature = true
+                    if position + ZipFormat.endRecordSize + Int(bytes.le16(position + 20)) == tailLength {
+                        found = position
+                    }
+                }
+                position -= 1
+            }
+        }
+        guard let position = found else {
+            if sawSignature {
+                throw fail(
+                    .junk, nil,
+                    "no end record whose comment reaches the end of the file (trailing data after the archive, or a wrong comment length)")
+            }
+            throw fail(.notAnArchive, nil, "not a ZIP archive (no end-of-central-directory record)")
+        }
+        var record = tail.withUnsafeBytes { bytes in
+            EndRecord(
+                position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
+                centralDisk: UInt32(bytes.le16(position + 6)), entriesOnDisk: UInt64(bytes.le16(position + 8)),
+                totalEntries: UInt64(bytes.le16(position + 10)), centralSize: UInt64(bytes.le32(position + 12)),
+                centralOffset: UInt64(bytes.le32(position + 16)),
+                comment: Array(bytes[(position + ZipFormat.endRecordSize)...]), zip64RecordOffset: nil)
+        }
+        // A ZIP64 locator sits right before the end record when the archive needed one.
+        let locatorPosition = position - ZipFormat.zip64LocatorSize
+        let hasLocator =
+            locatorPosition >= 0
+            && tail.withUnsafeBytes { $0.le32(locatorPosition) == ZipFormat.zip64LocatorSignature }
+        let needsZip64 =
+            record.disk == 0xFFFF || record.centralDisk == 0xFFFF || record.entriesOnDisk == 0xFFFF
+            || record.totalEntries == 0xFFFF || record.centralSize == 0xFFFF_FFFF || record.centralOffset == 0xFFFF_FFFF
+        if hasLocator {
+            try readZip64End(file, locator: tail, at: locatorPosition, record: &record)
+        } else if needsZip64
+            && (record.totalEntries == 0xFFFF && record.centralSize != 0xFFFF_FFFF && record.centralOffset != 0xFFFF_FFFF)
+        {
+            // Exactly 65,535 entries without ZIP64 is legal: the count is real.
+        } else if needsZip64 {
+            throw fail(.inconsistent, nil, "the end record's fields are ZIP64 markers, but there is no ZIP64 locator")
+        }
+        return record
+    }
+
+    func readZip64End(_ file: borrowing FileDescriptor, locator tail: [UInt8], at position: Int, record: inout EndRecord)
+        throws
+    {
+        let (locatorDisk, recordOffset, diskCount) = tail.withUnsafeBytes { bytes in
+            (bytes.le32(position + 4), bytes.le64(position + 8), bytes.le32(position + 16))
+        }
+        guard locatorDisk == 0, diskCount <= 1 else {
+            throw fail(.unsupported, nil, "split (multi-disk) archives are not supported")
+        }
+        let locatorOffset = record.position - Int64(ZipFormat.zip64LocatorSize)
+        guard recordOffset <= UInt64(locatorOffset), UInt64(locatorOffset) - recordOffset >= UInt64(ZipFormat.zip64EndRecordSize)
+        else { throw fail(.inconsistent, nil, "the ZIP64 locator points to an impossible end-record offset") }
+        let offset = Int64(recordOffset)
+        let bytes = try read(file, at: offset, count: ZipFormat.zip64EndRecordSize, what: "ZIP64 end record")
+        try bytes.withUnsafeBytes { raw in
+            guard raw.le32(0) == ZipFormat.zip64EndSignature else {
+                throw fail(.malformed, nil, "the ZIP64 end record has a bad signature")
+            }
+            let recordSize = raw.le64(4)
+            guard recordSize >= 44, recordSize <= UInt64(locatorOffset - offset), offset + 12 + Int64(recordSize) == locatorOffset
+            else {
+                throw fail(.inconsistent, nil, "the ZIP64 end record's size does not reach the locator")
+            }
+            let disk = raw.le32(16)
+            let centralDisk = raw.le32(20)
+            let onDisk = raw.le64(24)
+            let total = raw.le64(32)
+            let centralSize = raw.le64(40)
+            let centralOffset = raw.le64(48)
+            func agree(_ short: UInt64, _ marker: UInt64, _ long: UInt64, _ what: String) throws {
+                if short != marker && short != long {
+                    throw fail(.inconsistent, nil, "the end record and the ZIP64 end record disagree on the \(what)")
+                }
+            }
+            try agree(UInt64(record.disk), 0xFFFF, UInt64(disk), "disk number")
+            try agree(UInt64(record.centralDisk), 0xFFFF, UInt64(centralDisk), "central directory's disk")
+            try agree(record.entriesOnDisk, 0xFFFF, onDisk, "entry count on this disk")
+            try agree(record.totalEntries, 0xFFFF, total, "entry count")
+            try agree(record.centralSize, 0xFFFF_FFFF, centralSize, "central directory's size")
+            try agree(record.centralOffset, 0xFFFF_FFFF, centralOffset, "central directory's offset")
+            record.disk = disk
+            record.centralDisk = centralDisk
+            record.entriesOnDisk = onDisk
+            record.totalEntries = total
+            record.centralSize = centralSize
+            record.centralOffset = centralOffset
+            record.zip64RecordOffset = offset
+        }
+    }
+
+    // MARK: Central directory
+
+    /// Parses the central directory's records. Without ZIP64 end records, more than 65,535
+    /// entries are accepted when the 16-bit count is the true count modulo 65,536 (old
+    /// writers wrap it; libzip and Info-ZIP read such archives).
+    func parseCentral(_ bytes: UnsafeRawBufferPointer, declared: Int, wrappedCount: Bool) throws -> [ZipEntry] {
+        var entries: [ZipEntry] = []
+        entries.reserveCapacity(declared)
+        var offset = 0
+        while offset < bytes.count {
+            guard entries.count < declared || wrappedCount else {
+                throw fail(
+                    .inconsistent, nil,
+                    "the central directory holds more entries than the \(declared) the end record declares")
+            }
+            guard bytes.count - offset >= ZipFormat.centralHeaderSize else {
+                throw fail(.truncated, nil, "central directory record \(entries.count + 1) is cut short")
+            }
+            guard bytes.le32(offset) == ZipFormat.centralHeaderSignature else {
+                throw fail(.malformed, nil, "central directory record \(entries.count + 1) has a bad signature")
+            }
+            let nameLength = Int(bytes.le16(offset + 28))
+            let extraLength = Int(bytes.le16(offset + 30))
+            let commentLength = Int(bytes.le16(offset + 32))
+            let recordLength = ZipFormat.centralHeaderSize + nameLength + extraLength + commentLength
+            guard bytes.count - offset >= recordLength else {
+                throw fail(.truncated, nil, "central directory record \(entries.count + 1) runs past the directory's end")
+            }
+            let record = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + recordLength)])
+            entries.append(try parseCentralRecord(record, nameLength: nameLength, extraLength: extraLength, index: entries.count))
+            offset += recordLength
+        }
+        guard entries.count == declared || (wrappedCount && entries.count > 0xFFFF && entries.count % 0x10000 == declared)
+        else {
+            throw fail(
+                .inconsistent, nil,
+                "the end record declares \(declared) entries, the central directory holds \(entries.count)")
+        }
+        return entries
+    }
+
+    func parseCentralRecord(_ record: UnsafeRawBufferPointer, nameLength: Int, extraLength: Int, index: Int) throws
+        -> ZipEntry
+    {
+        let versionMadeBy = record.le16(4)
+        let flags = record.le16(8)
+        let methodValue = record.le16(10)
+        let dosTime = record.le16(12)
+        let dosDate = record.le16(14)
+        let crc = record.le32(16)
+        var compressed = UInt64(record.le32(20))
+        var uncompressed = UInt64(record.le32(24))
+        var disk = UInt32(record.le16(34))
+        let external = record.le32(38)
+        var localOffset = UInt64(record.le32(42))
+        let nameBytes = UnsafeRawBufferPointer(rebasing: record[46..<(46 + nameLength)])
+        let extra = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength)..<(46 + nameLength + extraLength)])
+        let comment = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength + extraLength)...])
+
+        // The name first, so that every later message can say which entry.
+        var rawName = ZipNames.decode(nameBytes, utf8Flag: flags & ZipFormat.flagUTF8 != 0)
+        let shownName = rawName ?? String(decoding: nameBytes, as: UTF8.self)
+        guard let records = ExtraField.records(extra) else {
+            throw fail(.malformed, shownName, "the central extra field is malformed (a record runs past its end)")
+        }
+        var seen = Set<UInt16>()
+        var modificationSeconds: Int64?
+        var contentHash: ContentHash?
+        for item in records {
+            let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
+            if ZipFormat.singleExtraIDs.contains(item.id) {
+                guard seen.insert(item.id).inserted else {
+                    throw fail(.malformed, shownName, "the central extra field holds record 0x\(hex16(item.id)) twice")
+                }
+            }
+            switch item.id {
+            case ZipFormat.zip64ExtraID:
+                var cursor = 0
+                func next64() throws -> UInt64 {
+                    guard cursor + 8 <= data.count else {
+                        throw fail(.malformed, shownName, "the ZIP64 extra field is too short for the values it must hold")
+                    }
+                    defer { cursor += 8 }
+                    return data.le64(cursor)
+                }
+                if uncompressed == 0xFFFF_FFFF { uncompressed = try next64() }
+                if compressed == 0xFFFF_FFFF { compressed = try next64() }
+                if localOffset == 0xFFFF_FFFF { localOffset = try next64() }
+                if disk == 0xFFFF {
+                    guard cursor + 4 <= data.count else {
+                        throw fail(.malformed, shownName, "the ZIP64 extra field is too short for the values it must hold")
+                    }
+                    disk = data.le32(cursor)
+                }
+            case ZipFormat.extendedTimestampID:
+                if data.count >= 5, data[0] & 1 != 0 { modificationSeconds = Int64(data.le32(1)) }
+            case ZipFormat.unicodePathID:
+                // Info-ZIP's Unicode path: version 1, CRC-32 of the header's name, UTF-8 name.
+                guard data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, nameBytes),
+                    let unicode = String(validating: data[5...], as: UTF8.self)
+                else { throw fail(.inconsistent, shownName, "the Unicode path field (0x7075) does not match the name") }
+                rawName = unicode
+            case ZipFormat.unicodeCommentID:
+                guard data.count >= 5, data[0] == 1, data.le32(1) == CRC32.update(0, comment) else {
+                    throw fail(.inconsistent, shownName, "the Unicode comment field (0x6375) does not match the comment")
+                }
+            case ZipFormat.contentHashID:
+                contentHash = try parseContentHash(data, entry: shownName)
+            default: break
+            }
+        }
+        guard var name = rawName else {
+            throw fail(.malformed, shownName, "the name is marked UTF-8 (bit 11) but is not valid UTF-8")
+        }
+        // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
+        // as without the prefix; the root entry itself is checked like any other, then dropped.
+        while name.hasPrefix("./") { name.removeFirst(2) }
+        let isRoot = name.isEmpty && !shownName.isEmpty
+        if isRoot { name = "./" }
+        if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
+            throw fail(problem.contains("long") ? .limit : .unsafeName, name, problem)
+        }
+        guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
+        if flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || methodValue == 99 {
+            throw fail(.encrypted, name, "the entry is encrypted; encrypted archives are not supported")
+        }
+        if flags & ZipFormat.flagMaskedHeaders != 0 {
+            throw fail(.encrypted, name, "the central directory is encrypted (masked headers); not supported")
+        }
+        let method = ZipMethod(rawValue: methodValue)
+        if case .other = method {
+            throw fail(.unsupportedMethod, name, "compression method \(method) is not supported (only stored and deflated)")
+        }
+        guard compressed <= UInt64(size), localOffset < UInt64(size) else {
+            throw fail(.inconsistent, name, "the entry's offset or compressed size points past the end of the file")
+        }
+        guard uncompressed <= UInt64(Int64.max) else {
+            throw fail(.limit, name, "the declared size is impossibly large")
+        }
+        if method == .stored && compressed != uncompressed {
+            throw fail(
+                .inconsistent, name, "a stored entry with different sizes (\(compressed) stored, \(uncompressed) declared)")
+        }
+
+        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19).
+        let host = versionMadeBy >> 8
+        let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
+        var kind: FileKind = .regular
+        var permissions: UInt32 = 0o644
+        if name.hasSuffix("/") {
+            kind = .directory
+        } else if unixMode != 0 {
+            switch unixMode & 0o170000 {
+            case 0o120000: kind = .symbolicLink
+            case 0o040000: kind = .directory
+            default:
+                // Regular files, and the odd FIFO mode Info-ZIP records for data read from a pipe
+                // (`zip - -`): the data is extracted as a regular file; no device is ever created.
+                kind = .regular
+            }
+        } else if external & 0x10 != 0 && (host == 0 || host == 10 || host == 11 || host == 14) {
+            kind = .directory
+        }
+        if kind == .directory { permissions = 0o755 }
+        if unixMode & 0o777 != 0 { permissions = unixMode & 0o777 }
+        if isRoot && kind != .directory { throw fail(.unsafeName, shownName, "the name '.' is not a directory") }
+        if kind == .directory && uncompressed != 0 {
+            throw fail(.inconsistent, name, "a directory entry with \(uncompressed) bytes of data")
+        }
+        let seconds = modificationSeconds ?? DOSTime.decode(time: dosTime, date: dosDate)
+        var path = isRoot ? "" : name
+        if path.hasSuffix("/") { path.removeLast() }
+        return ZipEntry(
+            path: path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
+            crc32: crc, compressedSize: Int64(compressed), uncompressedSize: Int64(uncompressed),
+            contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
+            dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
+            dosTime: dosTime, dosDate: dosDate, flags: flags, pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
+    }
+
+    func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
+        guard data.count == 18, data[0] == ZipFormat.contentHashVersion,
+            data[1] == ZipFormat.contentHashAlgorithmXXH3_128
+        else {
+            throw fail(.malformed, entry, "pkgtool's content-hash field (0x6870) is malformed")
+        }
+        return ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: data[2..<18]))
+    }
+
+    // MARK: Local headers
+
+    /// Reads every local header in file order, checks it against the central record, finds
+    /// where the data and any data descriptor end, and refuses overlaps and junk.
+    func checkLocalHeaders(_ file: borrowing FileDescriptor, _ entries: inout [ZipEntry], centralOffset: Int64) throws {
+        let order = entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
+        let window = ReadWindow(size: size)
+        var previousEnd: Int64 = 0
+        var previousName: String?
+        for index in order {
+            var entry = entries[index]
+            let name = entry.name
+            if let previousName, entry.localHeaderOffset < previousEnd {
+                throw fail(
+                    .overlap, name,
+                    "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
+            }
+            if previousName != nil, entry.localHeaderOffset > previousEnd {
+                throw fail(
+                    .inconsistent, name,
+                    "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
+            }
+            if previousName == nil && entry.localHeaderOffset != 0 {
+                throw fail(
+                    .junk, nil,
+                    "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
+            }
+            try checkLocalHeader(file, &entry, window: window, centralOffset: centralOffset)
+            previousEnd = entry.endOffset
+            previousName = name
+            entries[index] = entry
+        }
+        if let previousName {
+            guard previousEnd <= centralOffset else {
+                throw fail(.overlap, previousName, "its data runs into the central directory")
+            }
+            guard previousEnd == centralOffset else {
+                throw fail(
+                    .inconsistent, nil,
+                    "\(centralOffset - previousEnd) bytes of unexplained data lie between the last entry and the central directory")
+            }
+        } else if centralOffset != 0 {
+            throw fail(.junk, nil, "\(centralOffset) bytes of other data precede the (empty) central directory")
+        }
+    }
+
+    func checkLocalHeader(
+        _ file: borrowing FileDescriptor, _ entry: inout ZipEntry, window: ReadWindow, centralOffset: Int64
+    ) throws {
+        let name = entry.name
+        let offset = entry.localHeaderOffset
+        let fixed = try window.bytes(file, at: offset, count: ZipFormat.localHeaderSize, parser: self, what: "local header", entry: name)
+        guard fixed.le32(0) == ZipFormat.localHeaderSignature else {
+            throw fail(.malformed, name, "no local header where the central directory says (bad signature)")
+        }
+        let flags = fixed.le16(6)
+        let methodValue = fixed.le16(8)
+        let dosTime = fixed.le16(10)
+        let dosDate = fixed.le16(12)
+        let crc = fixed.le32(14)
+        var compressed = UInt64(fixed.le32(18))
+        var uncompressed = UInt64(fixed.le32(22))
+        let nameLength = Int(fixed.le16(26))
+        let extraLength = Int(fixed.le16(28))
+        let compared: UInt16 = ZipFormat.flagEncrypted | ZipFormat.flagDataDescriptor | ZipFormat.flagUTF8
+        guard flags & compared == entry.flags & compared else {
+            throw fail(.inconsistent, name, "the local and central headers disagree on the flags")
+        }
+        guard methodValue == entry.method.rawValue else {
+            throw fail(.inconsistent, name, "the local and central headers disagree on the compression method")
+        }
+        guard dosTime == entry.dosTime, dosDate == entry.dosDate else {
+            throw fail(.inconsistent, name, "the local and central headers disagree on the modification date")
+        }
+        let variable = try window.bytes(
+            file, at: offset + Int64(ZipFormat.localHeaderSize), count: nameLength + extraLength, parser: self,
+            what: "local header", entry: name)
+        let localName = UnsafeRawBufferPointer(rebasing: variable[0..<nameLength])
+        let centralNameMatches: Bool = {
+            // Compare raw bytes with the central name when it was UTF-8; a CP437 or
+            // Unicode-path name is compared after decoding the same way.
+            guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
+            while decoded.hasPrefix("./") { decoded.removeFirst(2) }
+            return decoded == (entry.path.isEmpty ? "" : name)
+        }()
+        let extra = UnsafeRawBufferPointer(rebasing: variable[nameLength..<(nameLength + extraLength)])
+        guard let records = ExtraField.records(extra) else {
+            throw fail(.malformed, name, "the local extra field is malformed (a record runs past its end)")
+        }
+        var seen = Set<UInt16>()
+        var localHash: ContentHash?
+        var hasZip64 = false
+        var unicodeName: String?
+        for item in records {
+            let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
+            if ZipFormat.singleExtraIDs.contains(item.id) {
+                guard seen.insert(item.id).inserted else {
+                    throw fail(.malformed, name, "the local extra field holds record 0x\(hex16(item.id)) twice")
+                }
+            }
+            switch item.id {
+            case ZipFormat.zip64ExtraID:
+                hasZip64 = true
+                // In a local header the ZIP64 field holds both sizes when either is marked.
+                if uncompressed == 0xFFFF_FFFF || compressed == 0xFFFF_FFFF {
+                    guard data.count >= 16 else {
+                        throw fail(.malformed, name, "the local ZIP64 extra field is too short for both sizes")
+                    }
+                    uncompressed = data.le64(0)
+                    compressed = data.le64(8)
+                }
+            case ZipFormat.unicodePathID:
+                if data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, localName),
+                    let unicode = String(validating: data[5...], as: UTF8.self)
+                {
+                    unicodeName = unicode
+                }
+            case ZipFormat.contentHashID:
+                localHash = try parseContentHash(data, entry: name)
+            default: break
+            }
+        }
+        let localPaired = seen.intersection(ZipFormat.pairedExtraIDs)
+        guard localPaired == entry.pairedExtras else {
+            let differing = localPaired.symmetricDifference(entry.pairedExtras).sorted().map { "0x" + hex16($0) }
+            throw fail(
+                .inconsistent, name,
+                "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
+        }
+        guard centralNameMatches || unicodeName.map({ $0.hasPrefix("./") ? String($0.dropFirst(2)) : $0 }) == name else {
+            throw fail(.inconsistent, name, "the local header names a different file")
+        }
+        if let localHash, let centralHash = entry.contentHash, localHash != centralHash {
+            throw fail(.inconsistent, name, "the local and central headers disagree on the content hash")
+        }
+        if !entry.hasDataDescriptor {
+            guard crc == entry.crc32 else {
+                throw fail(.inconsistent, name, "the local and central headers disagree on the CRC-32")
+            }
+            guard compressed == UInt64(entry.compressedSize), uncompressed == UInt64(entry.uncompressedSize) else {
+                throw fail(.inconsistent, name, "the local and central headers disagree on the sizes")
+            }
+        } else {
+            // Streamed: the local fields are zero, or (some writers) already the real values.
+            guard crc == 0 || crc == entry.crc32,
+                compressed == 0 || compressed == UInt64(entry.compressedSize),
+                uncompressed == 0 || uncompressed == UInt64(entry.uncompressedSize)
+            else {
+                throw fail(.inconsistent, name, "the local and central headers disagree on the CRC-32 or sizes")
+            }
+        }
+        entry.dataOffset = offset + Int64(ZipFormat.localHeaderSize + nameLength + extraLength)
+        guard entry.dataOffset <= centralOffset, entry.compressedSize <= centralOffset - entry.dataOffset else {
+            throw fail(.overlap, name, "its data runs into the central directory (compressed size too large)")
+        }
+        var end = entry.dataOffset + entry.compressedSize
+        if entry.hasDataDescriptor {
+            end += try checkDescriptor(
+                file, entry, at: end, wide: hasZip64 || entry.compressedSize >= 0xFFFF_FFFF || entry.uncompressedSize >= 0xFFFF_FFFF,
+                window: window, centralOffset: centralOffset)
+        }
+        entry.endOffset = end
+    }
+
+    /// Checks the data descriptor at `offset` against the central record; returns its length.
+    func checkDescriptor(
+        _ file: borrowing FileDescriptor, _ entry: ZipEntry, at offset: Int64, wide: Bool, window: ReadWindow,
+        centralOffset: Int64
+    ) throws -> Int64 {
+        let available = Int(min(Int64(24), centralOffset - offset))
+        let bytes = try window.bytes(file, at: offset, count: available, parser: self, what: "data descriptor", entry: entry.name)
+        let sizeWidth = wide ? 8 : 4
+        func matches(at start: Int) -> Bool {
+            guard start + 4 + 2 * sizeWidth <= bytes.count else { return false }
+            guard bytes.le32(start) == entry.crc32 else { return false }
+            let compressed = wide ? bytes.le64(start + 4) : UInt64(bytes.le32(start + 4))
+            let uncompressed = wide ? bytes.le64(start + 4 + sizeWidth) : UInt64(bytes.le32(start + 4 + sizeWidth))
+            return compressed == UInt64(entry.compressedSize) && uncompressed == UInt64(entry.uncompressedSize)
+        }
+        if bytes.count >= 4, bytes.le32(0) == ZipFormat.dataDescriptorSignature, matches(at: 4) {
+            return Int64(4 + 4 + 2 * sizeWidth)
+        }
+        if matches(at: 0) { return Int64(4 + 2 * sizeWidth) }
+        throw fail(.inconsistent, entry.name, "the data descriptor does not match the central directory's CRC-32 and sizes")
+    }
+
+    // MARK: Paths and totals
+
+    /// Refuses duplicates, entries beneath files or links.
+    func checkPaths(_ entries: [ZipEntry]) throws {
+        var kinds: [PathKey: FileKind] = [:]
+        kinds.reserveCapacity(entries.count)
+        for entry in entries {
+            if kinds.updateValue(entry.kind, forKey: PathKey(entry.path)) != nil {
+                throw fail(.duplicate, entry.name, "the archive holds this path more than once")
+            }
+        }
+        for entry in entries {
+            var parent = Substring(entry.path)
+            while let slash = parent.lastIndex(of: "/") {
+                parent = parent[..<slash]
+                guard let kind = kinds[PathKey(parent)] else { continue }
+                if kind == .symbolicLink {
+                    throw fail(
+                        .symlinkEscape, entry.name,
+                        "the entry lies beneath the symbolic link '\(parent)' (extracting it would write through the link)")
+                }
+                if kind != .directory {
+                    throw fail(.duplicate, entry.name, "the entry lies beneath '\(parent)', which is a file")
+                }
+            }
+        }
+    }
+
+    func checkTotals(_ entries: [ZipEntry]) throws {
+        var total: Int64 = 0
+        var compressedTotal: Int64 = 0
+        for entry in entries {
+            guard entry.uncompressedSize <= limits.maximumEntrySize else {
+                throw fail(
+                    .limit, entry.name,
+                    "declares \(entry.uncompressedSize) bytes, over the per-entry limit of \(limits.maximumEntrySize)")
+            }
+            total += entry.uncompressedSize
+            compressedTotal += entry.compressedSize
+            guard total <= limits.maximumTotalSize else {
+                throw fail(.limit, nil, "the entries declare more than the limit of \(limits.maximumTotalSize) bytes in all")
+            }
+        }
+        if total > limits.ratioThreshold {
+            let ratio = Double(total) / Double(max(compressedTotal, 1))
+            guard ratio <= limits.maximumRatio else {
+                throw fail(
+                    .limit, nil,
+                    "the entries expand \(Int(ratio)):1, over the limit of \(Int(limits.maximumRatio)):1 (a zip bomb?)")
+            }
+        }
+    }
+}
+
+/// Serves small reads from a 256 KiB window of the file, so that reading thousands of
+/// local headers in file order costs a few large reads instead of one small read each.
+/// A returned buffer is valid until the next call.
+final class ReadWindow {
+    let size: Int64
+    private var start: Int64 = 0
+    private var filled = 0
+    private let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: ReadWindow.length, alignment: 16)
+    /// Larger than any single request (a header's name and extra are at most 128 KiB).
+    static let length = 256 * 1024
+
+    init(size: Int64) { self.size = size }
+
+    deinit { storage.deallocate() }
+
+    func bytes(
+        _ file: borrowing FileDescriptor, at offset: Int64, count: Int, parser: ArchiveParser, what: String, entry: String
+    ) throws -> UnsafeRawBufferPointer {
+        guard offset >= 0, count >= 0, count <= Self.length, offset <= size, Int64(count) <= size - offset else {
+            throw parser.fail(.truncated, entry, "the \(what) runs past the end of the file")
+        }
+        if !(offset >= start && offset + Int64(count) <= start + Int64(filled)) {
+            let length = Int(min(Int64(Self.length), size - offset))
+            let got = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: storage[..<length]), at: offset)
+            start = offset
+            filled = got
+            guard got >= count else { throw parser.fail(.truncated, entry, "the file ended while reading the \(what)") }
+        }
+        let from = Int(offset - start)
+        return UnsafeRawBufferPointer(rebasing: storage[from..<(from + count)])
+    }
+}
+
+func hex16(_ value: UInt16) -> String { String(value, radix: 16).leftPadded(to: 4) }
+
+enum FileKindName {
+    static func of(_ mode: UInt32) -> String {
+        switch mode & 0o170000 {
+        case 0o010000: return "FIFO"
+        case 0o140000: return "socket"
+        case 0o020000: return "character device"
+        case 0o060000: return "block device"
+        default: return "file of unknown type (mode \(String(mode, radix: 8)))"
+        }
+    }
+}

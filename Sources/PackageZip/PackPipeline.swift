@@ -1,0 +1,415 @@
+import Dispatch
+import Glibc
+import PackageCore
+import Synchronization
+
+/// One piece of work: up to 1 MiB of one file, read, checksummed and (maybe) deflated.
+struct ChunkJob: Sendable {
+    let entry: Int
+    let offset: Int64
+    let length: Int
+    let isLast: Bool
+}
+
+/// A buffer pair a worker fills and the writer drains.
+///
+/// Written by exactly one worker between its claim of a job and `ready.signal()`, read by
+/// the writer after `ready.wait()`, and reused only after the writer's `free.signal()`: the
+/// semaphores order every access, hence `@unchecked Sendable`.
+final class ChunkSlot: @unchecked Sendable {
+    /// 32 KiB of dictionary room, then the chunk.
+    let input = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: ZipPacker.dictionarySize + ZipPacker.chunkSize, alignment: 4096)
+    let output = UnsafeMutableRawBufferPointer.allocate(byteCount: Deflater.bound(ZipPacker.chunkSize), alignment: 4096)
+    var dataStart = 0
+    var dataCount = 0
+    var outputCount = 0
+    var crc: UInt32 = 0
+    var method: ZipMethod = .stored
+    var failure: (any Error)?
+    let ready = DispatchSemaphore(value: 0)
+
+    deinit {
+        input.deallocate()
+        output.deallocate()
+    }
+
+    var data: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: input[dataStart..<(dataStart + dataCount)]) }
+    /// What goes into the archive: the deflated bytes, or the data itself when stored.
+    var payload: UnsafeRawBufferPointer {
+        method == .deflated ? UnsafeRawBufferPointer(rebasing: output[..<outputCount]) : data
+    }
+}
+
+/// Per-worker state: the deflate streams and sample buffers, reused for every chunk.
+final class PackWorker {
+    var deflater: Deflater
+    var trialDeflater = Deflater(level: 1)
+    let sample = UnsafeMutableRawBufferPointer.allocate(byteCount: 3 * Compressibility.window, alignment: 16)
+    let scratch = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: Deflater.bound(3 * Compressibility.window), alignment: 16)
+
+    init(level: Int) { deflater = Deflater(level: max(level, 1)) }
+
+    deinit {
+        sample.deallocate()
+        scratch.deallocate()
+    }
+}
+
+/// Parallel compression with in-order writing: workers claim chunk jobs in order and fill
+/// a ring of slots; the writer drains the slots in the same order.
+final class PackPipeline: Sendable {
+    let entries: [PackEntry]
+    let jobs: [ChunkJob]
+    /// Index of each entry's first job (entries without jobs: the next entry's).
+    let firstJob: [Int]
+    let slots: [ChunkSlot]
+    let root: Int32
+    let source: String
+    let level: Int
+    let workerCount: Int
+    private let free: DispatchSemaphore
+    private let nextJob = Atomic<Int>(0)
+    private let cancelled = Atomic<Bool>(false)
+
+    init(entries: [PackEntry], root: Int32, source: String, level: Int, workers: Int) {
+        self.entries = entries
+        var jobs: [ChunkJob] = []
+        var firstJob: [Int] = []
+        firstJob.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            firstJob.append(jobs.count)
+            guard entry.needsCompression else { continue }
+            let count = entry.chunkCount
+            for chunk in 0..<count {
+                let offset = Int64(chunk) * Int64(ZipPacker.chunkSize)
+                jobs.append(
+                    ChunkJob(
+                        entry: index, offset: offset, length: Int(min(Int64(ZipPacker.chunkSize), entry.size - offset)),
+                        isLast: chunk == count - 1))
+            }
+        }
+        self.jobs = jobs
+        self.firstJob = firstJob
+        self.root = root
+        self.source = source
+        self.level = level
+        self.workerCount = workers
+        let slotCount = min(2 * workers + 2, max(jobs.count, 1))
+        self.slots = (0..<slotCount).map { _ in ChunkSlot() }
+        self.free = DispatchSemaphore(value: slotCount)
+    }
+
+    func displayPath(_ relative: String) -> String { source.hasSuffix("/") ? source + relative : source + "/" + relative }
+
+    // MARK: Workers
+
+    private func workerLoop() {
+        let worker = PackWorker(level: level)
+        while true {
+            free.wait()
+            if cancelled.load(ordering: .acquiring) { return }
+            let index = nextJob.add(1, ordering: .relaxed).oldValue
+            if index >= jobs.count {
+                free.signal()
+                return
+            }
+            let slot = slots[index % slots.count]
+            slot.failure = nil
+            do { try process(jobs[index], into: slot, worker: worker) } catch { slot.failure = error }
+            slot.ready.signal()
+        }
+    }
+
+    private func process(_ job: ChunkJob, into slot: ChunkSlot, worker: PackWorker) throws {
+        let entry = entries[job.entry]
+        let shown = displayPath(entry.path)
+        let file = try FileDescriptor.openWithoutSymlinks(
+            entry.path, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: shown)
+        var method: ZipMethod
+        if let forced = entry.forcedMethod {
+            method = forced
+        } else if job.offset == 0 && job.isLast {
+            method = .deflated  // one chunk: decided below from the data itself
+        } else {
+            method = try entry.decision.withLock { decided in
+                if let decided { return decided }
+                let chosen = try decide(entry, file: file, worker: worker)
+                decided = chosen
+                return chosen
+            }
+        }
+        // Read the chunk, and the 32 KiB before it as the dictionary of a continued stream.
+        let dictionary = method == .deflated ? Int(min(Int64(ZipPacker.dictionarySize), job.offset)) : 0
+        slot.dataStart = ZipPacker.dictionarySize - dictionary
+        let wanted = dictionary + job.length
+        let region = UnsafeMutableRawBufferPointer(rebasing: slot.input[slot.dataStart..<(slot.dataStart + wanted)])
+        let got = try file.readFully(into: region, at: job.offset - Int64(dictionary))
+        guard got == wanted else {
+            throw FileSystemError(.read, path: shown, reason: "the file shrank while it was being packed")
+        }
+        slot.dataStart = ZipPacker.dictionarySize
+        slot.dataCount = job.length
+        let data = slot.data
+        slot.crc = CRC32.update(0, data)
+        if method == .deflated && job.offset == 0 && job.isLast && entry.forcedMethod == nil {
+            // A whole small file: sample it, and store it anyway if deflate does not shrink it.
+            if !worthDeflating(data, worker: worker) { method = .stored }
+        }
+        if method == .deflated {
+            let primed = UnsafeRawBufferPointer(rebasing: slot.input[(slot.dataStart - dictionary)..<slot.dataStart])
+            guard
+                let produced = worker.deflater.compress(
+                    data, dictionary: dictionary > 0 ? primed : nil, final: job.isLast, into: slot.output)
+            else { throw FileSystemError(.read, path: shown, reason: "zlib could not deflate this chunk") }
+            slot.outputCount = produced
+            if job.offset == 0 && job.isLast && produced >= data.count && entry.forcedMethod == nil {
+                method = .stored
+            }
+        }
+        slot.method = method
+    }
+
+    /// Deflate or store for a file of several chunks, from three 16 KiB windows.
+    private func decide(_ entry: PackEntry, file: borrowing FileDescriptor, worker: PackWorker) throws -> ZipMethod {
+        let window = Compressibility.window
+        let positions = [Int64(0), entry.size / 2 - Int64(window / 2), entry.size - Int64(window)]
+        var filled = 0
+        for position in positions {
+            let target = UnsafeMutableRawBufferPointer(rebasing: worker.sample[filled..<(filled + window)])
+            filled += try file.readFully(into: target, at: max(0, position))
+        }
+        return worthDeflating(UnsafeRawBufferPointer(rebasing: worker.sample[..<filled]), worker: worker)
+            ? .deflated : .stored
+    }
+
+    /// Whether a sample looks compressible: histogram first, a level-1 trial when unclear.
+    private func worthDeflating(_ data: UnsafeRawBufferPointer, worker: PackWorker) -> Bool {
+        var sample = data
+        if data.count > 3 * Compressibility.window {
+            // Three windows of a whole small file (up to 1 MiB), gathered into the sample buffer.
+            let window = Compressibility.window
+            for (slot, start) in [0, data.count / 2 - window / 2, data.count - window].enumerated() {
+                UnsafeMutableRawBufferPointer(rebasing: worker.sample[(slot * window)..<((slot + 1) * window)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: data[start..<(start + window)]))
+            }
+            sample = UnsafeRawBufferPointer(worker.sample)
+        }
+        switch Compressibility.quickVerdict(sample) {
+        case .deflate: return true
+        case .store: return false
+        case .trial: return Compressibility.trial(sample, deflater: &worker.trialDeflater, scratch: worker.scratch)
+        }
+    }
+
+    // MARK: Writer
+
+    /// Starts the workers, writes every entry in order to `file`, and stops the workers,
+    /// also when writing fails.
+    func run(
+        writingTo file: borrowing FileDescriptor, base: ZipArchive?, report: inout ZipPackReport,
+        progress: (@Sendable (Int64) -> Void)?
+    ) throws {
+        let group = DispatchGroup()
+        let injector = IOFaultInjection.injector
+        let workers = jobs.isEmpty ? 0 : min(workerCount, jobs.count)
+        for _ in 0..<workers {
+            DispatchQueue.global().async(group: group) {
+                IOFaultInjection.withInjector(injector) { self.workerLoop() }
+            }
+        }
+        do {
+            try write(to: file, base: base, report: &report, progress: progress)
+        } catch {
+            cancelled.store(true, ordering: .releasing)
+            for _ in 0..<(slots.count + workers) { free.signal() }
+            group.wait()
+            throw error
+        }
+        group.wait()
+    }
+
+    private func write(
+        to file: borrowing FileDescriptor, base: ZipArchive?, report: inout ZipPackReport,
+        progress: (@Sendable (Int64) -> Void)?
+    ) throws {
+        let out = OutputBuffer()
+        // Unchanged entries' bytes: ranges of the output left for parallel kernel copies.
+        var copies: [RawCopy] = []
+        var central = RecordBuilder(capacity: entries.count * 96 + 64)
+        let hasher = ContentHasher()
+        for (index, entry) in entries.enumerated() {
+            var header = EntryHeader(
+                name: entry.name, kind: entry.kind, permissions: entry.permissions,
+                modificationTime: entry.modificationTime, method: .stored, uncompressedSize: 0, localZip64: false)
+            header.localHeaderOffset = out.position
+            header.bareLocalHeader = entry.isFirst
+            switch entry.kind {
+            case .directory:
+                try out.append(HeaderWriter.local(header).bytes, to: file)
+                report.directories += 1
+            case .symbolicLink:
+                let target = Array((entry.linkTarget ?? "").utf8)
+                header.uncompressedSize = Int64(target.count)
+                header.compressedSize = header.uncompressedSize
+                header.crc32 = CRC32.of(target)
+                header.contentHash = ContentHash.of(target)
+                try out.append(HeaderWriter.local(header).bytes, to: file)
+                try out.append(target, to: file)
+                report.links += 1
+                report.stored += 1
+                report.inputBytes += header.uncompressedSize
+            default:
+                if let old = entry.reuse, base != nil {
+                    header.method = old.method
+                    header.crc32 = old.crc32
+                    header.compressedSize = old.compressedSize
+                    header.uncompressedSize = old.uncompressedSize
+                    header.contentHash = old.contentHash
+                    header.localZip64 =
+                        old.uncompressedSize >= Int64(ZipFormat.marker32) || old.compressedSize >= Int64(ZipFormat.marker32)
+                    let local = HeaderWriter.local(header).bytes
+                    if try sameLocalHeader(local, as: old, in: base) {
+                        // Header and data as they are: one range, merged with its neighbours.
+                        let length = old.dataOffset - old.localHeaderOffset + old.compressedSize
+                        let at = try out.reserve(length, in: file)
+                        RawCopy.add(RawCopy(source: old.localHeaderOffset, destination: at, length: length), to: &copies)
+                    } else {
+                        try out.append(local, to: file)
+                        let at = try out.reserve(old.compressedSize, in: file)
+                        RawCopy.add(RawCopy(source: old.dataOffset, destination: at, length: old.compressedSize), to: &copies)
+                    }
+                    report.reused += 1
+                    if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
+                } else {
+                    try writeFile(index, entry, header: &header, out: out, file: file, hasher: hasher)
+                    if header.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
+                }
+                report.files += 1
+                report.inputBytes += header.uncompressedSize
+                progress?(header.uncompressedSize)
+            }
+            HeaderWriter.central(header, into: &central)
+            report.entries += 1
+        }
+        let centralOffset = out.position
+        try out.append(central.bytes, to: file)
+        try out.append(
+            HeaderWriter.end(entryCount: entries.count, centralOffset: centralOffset, centralSize: Int64(central.bytes.count)),
+            to: file)
+        try out.flush(to: file)
+        report.archiveBytes = out.position
+        if let base, !copies.isEmpty {
+            try RawCopy.run(copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
+        }
+        try file.seek(to: report.archiveBytes)
+    }
+
+    /// Whether the base's local header of `old` is byte for byte `local` (the same name,
+    /// time, flags and fields: an unchanged entry of an archive pkgtool wrote).
+    private func sameLocalHeader(_ local: [UInt8], as old: ZipEntry, in base: ZipArchive?) throws -> Bool {
+        guard let base, Int64(local.count) == old.dataOffset - old.localHeaderOffset else { return false }
+        var existing = [UInt8](repeating: 0, count: local.count)
+        let got = try existing.withUnsafeMutableBytes { try base.file.readFully(into: $0, at: old.localHeaderOffset) }
+        return got == local.count && existing == local
+    }
+
+    /// Writes one new file's local header and its chunks as the workers finish them, then
+    /// patches the header's CRC, sizes and hash.
+    private func writeFile(
+        _ index: Int, _ entry: PackEntry, header: inout EntryHeader, out: OutputBuffer,
+        file: borrowing FileDescriptor, hasher: borrowing ContentHasher
+    ) throws {
+        hasher.reset()
+        var crc: UInt32 = 0
+        var compressed: Int64 = 0
+        var localOffset = Int64(0)
+        var layout = HeaderWriter.LocalLayout(length: 0)
+        var localBytes: [UInt8] = []
+        let first = firstJob[index]
+        for jobIndex in first..<(first + entry.chunkCount) {
+            let slot = slots[jobIndex % slots.count]
+            slot.ready.wait()
+            if let failure = slot.failure { throw failure }
+            if jobIndex == first {
+                header.method = slot.method
+                header.uncompressedSize = entry.size
+                header.localZip64 =
+                    entry.size >= Int64(ZipFormat.marker32)
+                    || (slot.method == .deflated && Int64(Deflater.bound(Int(entry.size))) >= Int64(ZipFormat.marker32))
+                (localBytes, layout) = HeaderWriter.local(header)
+                localOffset = out.position
+                try out.append(localBytes, to: file)
+            }
+            let job = jobs[jobIndex]
+            hasher.update(slot.data)
+            crc = jobIndex == first ? slot.crc : CRC32.combine(crc, slot.crc, secondLength: Int64(job.length))
+            let payload = slot.payload
+            compressed += Int64(payload.count)
+            try out.append(payload, to: file)
+            free.signal()
+        }
+        header.crc32 = crc
+        header.compressedSize = compressed
+        header.contentHash = hasher.digest()
+        HeaderWriter.patch(&localBytes, at: 0, layout: layout, header: header)
+        try out.overwrite(localBytes, at: localOffset, to: file)
+    }
+}
+
+
+/// A range of the base archive copied unchanged into the new one.
+struct RawCopy: Sendable {
+    let source: Int64
+    let destination: Int64
+    let length: Int64
+
+    /// Appends `copy`, merging it into the last range when both continue it.
+    static func add(_ copy: RawCopy, to copies: inout [RawCopy]) {
+        if let last = copies.last, last.source + last.length == copy.source,
+            last.destination + last.length == copy.destination
+        {
+            copies[copies.count - 1] = RawCopy(source: last.source, destination: last.destination, length: last.length + copy.length)
+        } else {
+            copies.append(copy)
+        }
+    }
+
+    /// Copies every range on `workers` threads, in pieces of at most 8 MiB, in the kernel
+    /// where possible: filling new pages of the page cache is CPU-bound here, so two
+    /// threads copy about twice as fast as one.
+    static func run(
+        _ copies: [RawCopy], from source: Int32, path sourcePath: String, to destination: Int32, path destinationPath: String,
+        workers: Int
+    ) throws {
+        let piece: Int64 = 8 << 20
+        var jobs: [[RawCopy]] = []
+        var batch: [RawCopy] = []
+        var batchBytes: Int64 = 0
+        for copy in copies {
+            var done: Int64 = 0
+            while done < copy.length {
+                let length = min(piece - batchBytes, copy.length - done)
+                batch.append(RawCopy(source: copy.source + done, destination: copy.destination + done, length: length))
+                batchBytes += length
+                done += length
+                if batchBytes >= piece {
+                    jobs.append(batch)
+                    batch = []
+                    batchBytes = 0
+                }
+            }
+        }
+        if !batch.isEmpty { jobs.append(batch) }
+        try WorkQueue<[RawCopy]>.run(
+            initial: jobs, workers: workers, makeContext: { ChunkBuffer() },
+            process: { pieces, buffer, _ in
+                for copy in pieces {
+                    try FileCopy.copyRange(
+                        from: source, path: sourcePath, at: copy.source, to: destination, path: destinationPath,
+                        at: copy.destination, length: copy.length, buffer: buffer)
+                }
+            })
+    }
+}

@@ -1,0 +1,163 @@
+import Glibc
+import PackageCore
+
+/// A ZIP archive opened for reading, its structure checked.
+///
+/// `open` reads the end record, the central directory and every local header, and refuses
+/// (`ZipError`, one line naming the entry) anything corrupt, inconsistent or hostile before
+/// a byte of data is inflated: see Specs/zip.md, "What we accept and refuse". The data is
+/// checked when read (`verify`, `extract`, `withContents`): sizes, CRC-32 and our content
+/// hash. Reading is thread-safe (positioned reads only), so verification and extraction
+/// run on all cores.
+///
+/// ```swift
+/// let archive = try ZipArchive.open("doc.zip")
+/// for entry in archive.entries { print(entry.path, entry.uncompressedSize) }
+/// try archive.verify()
+/// try archive.extract(to: "doc")
+/// ```
+public final class ZipArchive: @unchecked Sendable {
+    // @unchecked: every stored property is immutable after `open`, and the descriptor is
+    // only used with positioned reads (pread), which share no offset between threads.
+
+    /// The path the archive was opened with.
+    public let path: String
+    /// Entries in central-directory order.
+    public let entries: [ZipEntry]
+    /// The archive's size in bytes.
+    public let fileSize: Int64
+    /// The archive comment (raw bytes decoded as UTF-8, repaired).
+    public let comment: String
+    /// Where the central directory starts: every entry ends at or before it.
+    public let centralDirectoryOffset: Int64
+    /// Whether the archive used ZIP64 end records.
+    public let isZip64: Bool
+    public let limits: ZipLimits
+    let file: FileDescriptor
+    private let indexByPath: [PathKey: Int]
+
+    private init(
+        path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], comment: String,
+        centralDirectoryOffset: Int64, isZip64: Bool, limits: ZipLimits
+    ) {
+        self.path = path
+        self.file = file
+        self.fileSize = fileSize
+        self.entries = entries
+        self.comment = comment
+        self.centralDirectoryOffset = centralDirectoryOffset
+        self.isZip64 = isZip64
+        self.limits = limits
+        var index: [PathKey: Int] = [:]
+        index.reserveCapacity(entries.count)
+        for (position, entry) in entries.enumerated() { index[PathKey(entry.path)] = position }
+        self.indexByPath = index
+    }
+
+    /// The entry at `path` (no trailing slash for directories).
+    public func entry(at path: String) -> ZipEntry? { indexByPath[PathKey(path)].map { entries[$0] } }
+
+    /// Whether the file at `path` starts like a ZIP archive (a local header, or an empty
+    /// archive's end record): a cheap test for commands that accept trees or archives.
+    ///
+    /// - Complexity: one `open` and one 4-byte read.
+    public static func looksLikeArchive(_ path: String) -> Bool {
+        guard let file = try? FileDescriptor.open(path, options: .nonBlocking),
+            let status = try? file.status(), status.kind == .regular
+        else { return false }
+        var signature: UInt32 = 0
+        let count = (try? withUnsafeMutableBytes(of: &signature) { try file.readFully(into: $0, at: 0) }) ?? 0
+        let value = UInt32(littleEndian: signature)
+        return count == 4 && (value == ZipFormat.localHeaderSignature || value == ZipFormat.endSignature)
+    }
+
+    /// Opens and checks the archive at `path`.
+    ///
+    /// - Throws: `ZipError` when the archive is refused; `FileSystemError` when it cannot be read.
+    /// - Complexity: reads the last 64 KiB, the central directory, every local header (in
+    ///   256 KiB windows, in file order) and the targets of symbolic links; memory is about
+    ///   the central directory's size.
+    public static func open(_ path: String, limits: ZipLimits = .default) throws -> ZipArchive {
+        let file = try FileDescriptor.open(path, options: .nonBlocking)
+        let status = try file.status()
+        guard status.kind == .regular else {
+            throw FileSystemError(.open, path: path, reason: "is a \(status.kind), not a ZIP archive")
+        }
+        var parser = ArchiveParser(path: path, size: status.size, limits: limits)
+        let parsed = try parser.parse(file)
+        var entries = parsed.entries
+        try readLinkTargets(&entries, file: file, path: path, limits: limits)
+        return ZipArchive(
+            path: path, file: file, fileSize: status.size, entries: entries, comment: parsed.comment,
+            centralDirectoryOffset: parsed.centralDirectoryOffset, isZip64: parsed.isZip64, limits: limits)
+    }
+
+    /// Reads every link's target, checks it, and refuses links that would lead outside.
+    private static func readLinkTargets(
+        _ entries: inout [ZipEntry], file: borrowing FileDescriptor, path: String, limits: ZipLimits
+    ) throws {
+        let links = entries.indices.filter { entries[$0].kind == .symbolicLink }
+        guard !links.isEmpty else { return }
+        var targets: [PathKey: String] = [:]
+        let reader = EntryReader()
+        for index in links {
+            let entry = entries[index]
+            guard entry.uncompressedSize <= Int64(limits.maximumLinkTargetLength) else {
+                throw ZipError(
+                    .limit, archive: path, entry: entry.path,
+                    "the link target is \(entry.uncompressedSize) bytes, over the limit of \(limits.maximumLinkTargetLength)")
+            }
+            var bytes: [UInt8] = []
+            try reader.read(entry, file: file, archivePath: path) { bytes.append(contentsOf: $0) }
+            guard !bytes.isEmpty else { throw ZipError(.malformed, archive: path, entry: entry.path, "the link target is empty") }
+            guard !bytes.contains(0) else {
+                throw ZipError(.malformed, archive: path, entry: entry.path, "the link target contains a NUL byte")
+            }
+            guard let target = String(validating: bytes, as: UTF8.self) else {
+                throw ZipError(.malformed, archive: path, entry: entry.path, "the link target is not valid UTF-8")
+            }
+            targets[PathKey(entry.path)] = target
+            entries[index].linkTarget = target
+        }
+        for index in links {
+            let entry = entries[index]
+            if let problem = LinkResolution.escape(link: entry.path, targets: targets) {
+                throw ZipError(.symlinkEscape, archive: path, entry: entry.path, problem)
+            }
+        }
+    }
+}
+
+/// Lexical and link-following resolution of symbolic-link targets within the archive.
+enum LinkResolution {
+    /// Why following `link` would leave the extraction root, or nil when it stays inside.
+    ///
+    /// Resolves the target as the kernel would in a tree holding only this archive's
+    /// entries: ".." pops a component, and a component naming another link of the archive
+    /// is replaced by that link's target (at most 40 times, as Linux allows).
+    static func escape(link: String, targets: [PathKey: String]) -> String? {
+        guard let target = targets[PathKey(link)] else { return nil }
+        if target.hasPrefix("/") { return "the link points to an absolute path ('\(target)')" }
+        var stack = link.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        stack.removeLast()
+        var pending = Array(target.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
+        var hops = 0
+        while let component = pending.popLast() {
+            if component == "." { continue }
+            if component == ".." {
+                if stack.isEmpty { return "the link leads outside the destination ('\(target)')" }
+                stack.removeLast()
+                continue
+            }
+            stack.append(component)
+            if let next = targets[PathKey(stack.joined(separator: "/"))] {
+                hops += 1
+                if hops > 40 { return "the link's target goes round in a loop of links ('\(target)')" }
+                if next.hasPrefix("/") { return "the link leads through a link to an absolute path ('\(next)')" }
+                stack.removeLast()
+                pending += next.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed()
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,53 @@
+import PackageCore
+
+/// One entry of an opened archive, as its central directory describes it after every
+/// check of `ZipArchive.open` passed.
+public struct ZipEntry: Sendable, Equatable {
+    /// The relative path, "/"-separated, without a directory's trailing slash.
+    public var path: String
+    public var kind: FileKind
+    /// Permission bits (`0o777`): from the Unix mode when the archive was made on Unix,
+    /// otherwise 0o644 for files and links, 0o755 for directories. Set-id and sticky bits
+    /// are dropped.
+    public var permissions: UInt32
+    /// Modification time, nanoseconds since the epoch (whole seconds: from the extended
+    /// timestamp field 0x5455 when present, else from the DOS fields, read as UTC).
+    public var modificationTime: Int64
+    public var method: ZipMethod
+    public var crc32: UInt32
+    public var compressedSize: Int64
+    /// The declared size; inflation is checked against it and never goes past it.
+    public var uncompressedSize: Int64
+    /// Our XXH3-128 content hash, when the archive carries it (field 0x6870; pkgtool writes
+    /// it for files and links).
+    public var contentHash: ContentHash?
+    /// A symbolic link's target (read and checked at open).
+    public var linkTarget: String?
+    /// Where the local header starts, and where the entry's data starts.
+    public var localHeaderOffset: Int64
+    public var dataOffset: Int64
+    /// Whether a data descriptor follows the data (general-purpose bit 3).
+    public var hasDataDescriptor: Bool
+    /// Index in the central directory.
+    public var index: Int
+    /// Where the entry (data and descriptor) ends in the file.
+    var endOffset: Int64
+    /// The DOS (time, date) pair, kept for repack and the local-header check.
+    var dosTime: UInt16
+    var dosDate: UInt16
+    var flags: UInt16
+    /// Which of the fields that must be in both headers the central header has.
+    var pairedExtras: Set<UInt16> = []
+
+    /// The name as stored in the archive: the path, with "/" after a directory's.
+    public var name: String { kind == .directory ? path + "/" : path }
+
+    /// The entry as a snapshot entry (a directory's hash is filled in by `TreeSnapshot.assemble`).
+    /// Without our hash field the hash is `ContentHash.empty` unless `hash` is given.
+    public func snapshotEntry(hash: ContentHash? = nil) -> SnapshotEntry {
+        SnapshotEntry(
+            path: path, kind: kind, permissions: permissions,
+            size: kind == .directory ? 0 : uncompressedSize, hash: hash ?? contentHash ?? .empty,
+            modificationTime: modificationTime, linkTarget: linkTarget)
+    }
+}

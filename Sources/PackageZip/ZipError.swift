@@ -1,0 +1,84 @@
+import PackageCore
+
+/// An archive refused: corrupt, inconsistent, hostile or beyond a limit. One line naming the
+/// archive, the entry when there is one, and the reason; the CLI exits 1 on it.
+///
+/// Trouble reading or writing files (permission denied, disk full) is a `FileSystemError`
+/// instead (exit 2).
+public struct ZipError: InputRejectedError, Sendable, Equatable {
+    /// What kind of fault, for callers and tests that act on it.
+    public enum Kind: String, Sendable, Equatable {
+        /// Not a ZIP archive at all (no end-of-central-directory record).
+        case notAnArchive
+        /// A record ends past the end of the file, or the file ends inside a stream.
+        case truncated
+        /// A record or field is malformed (bad signature, impossible length, bad extra field).
+        case malformed
+        /// Two records that must agree do not (local vs central header, counts, offsets).
+        case inconsistent
+        /// Bytes before the first entry or after the end record.
+        case junk
+        /// A name that would leave the destination or is not a plain relative path.
+        case unsafeName
+        /// A symbolic link that leads out of the destination, or an entry beneath a link.
+        case symlinkEscape
+        /// Two entries whose data overlap (a non-recursive zip bomb).
+        case overlap
+        /// The same path twice (or as a file and a directory).
+        case duplicate
+        /// Data that inflates to a size other than the declared one, or a bad stream.
+        case badData
+        /// A CRC-32 that does not match the data.
+        case crcMismatch
+        /// Our XXH3-128 content hash does not match the data.
+        case hashMismatch
+        /// Encrypted entries: not supported.
+        case encrypted
+        /// A compression method other than store and deflate: not supported.
+        case unsupportedMethod
+        /// Split (multi-disk) archives, device files and other features not supported.
+        case unsupported
+        /// Past a configured limit (entries, total size, entry size, ratio, name length).
+        case limit
+    }
+
+    public var kind: Kind
+    /// The archive's path as given.
+    public var archive: String
+    /// The entry's name, when the fault belongs to one.
+    public var entry: String?
+    /// The reason, as a phrase ("CRC-32 is 1a2b3c4d, the header says 00000000").
+    public var reason: String
+
+    public init(_ kind: Kind, archive: String, entry: String? = nil, _ reason: String) {
+        self.kind = kind
+        self.archive = archive
+        self.entry = entry
+        self.reason = reason
+    }
+
+    public var description: String {
+        var text = "refused '\(archive)'"
+        if let entry { text += ": entry '\(Self.printable(entry))'" }
+        return text + ": " + reason
+    }
+
+    /// A name with control characters escaped, so that a message stays one honest line.
+    static func printable(_ name: String) -> String {
+        var result = ""
+        for scalar in name.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                result += "\\x" + String(scalar.value, radix: 16, uppercase: false).leftPadded(to: 2)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}

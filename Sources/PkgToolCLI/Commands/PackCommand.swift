@@ -1,0 +1,89 @@
+import Glibc
+import PackageCore
+import PackageZip
+import Synchronization
+
+/// `pkgtool pack SRC OUT.zip`: a directory tree as a ZIP archive, on all cores, reusing the
+/// compressed bytes of unchanged entries of an existing OUT.zip (or `--base`).
+enum PackCommand: Command {
+    static let spec = CommandSpec(
+        name: "pack",
+        summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
+        arguments: "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] SRC OUT.zip",
+        options: [
+            OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
+            OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
+            OptionSpec(
+                "base", .value(placeholder: "OLD.zip"),
+                help: "copy unchanged entries' compressed bytes from this archive (default: OUT.zip if it exists)"),
+            OptionSpec("first", .value(placeholder: "NAME"), help: "put this file first, stored (EPUB/ODF mimetype)"),
+            OptionSpec(
+                "mtime", .value(placeholder: "T"),
+                help: "one modification time for every entry, Unix seconds (default: $SOURCE_DATE_EPOCH, else each file's)"),
+            OptionSpec("fresh", help: "do not reuse an existing OUT.zip: compress everything"),
+            OptionSpec("sync", help: "fsync OUT.zip (and its directory) before and after it replaces the old one"),
+        ],
+        positionals: 2...2,
+        details: """
+            Entries are written in depth-first path order with Unix modes, symbolic links,
+            empty directories, extended timestamps, CRC-32 and pkgtool's XXH3-128 content hash
+            (Specs/zip.md). Files that do not compress (judged from a sample) are stored.
+            The same tree with the same --mtime gives the same bytes, whatever --jobs.
+            OUT.zip is replaced atomically: readers see the old archive or the new one.
+            """)
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let usage = spec.usageLine
+        var options = ZipPackOptions()
+        options.level = try arguments.integer("level", in: 0...9, default: 6, usageLine: usage)
+        options.workers = try arguments.integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usage)
+        options.base = arguments.value("base")
+        options.reuseExistingOutput = !arguments.flag("fresh")
+        options.first = arguments.value("first")
+        options.durability = arguments.flag("sync") ? .full : .none
+        if let text = arguments.value("mtime") ?? environmentValue("SOURCE_DATE_EPOCH") {
+            guard let seconds = Int64(text), seconds >= 0 else {
+                throw UsageError("--mtime (or SOURCE_DATE_EPOCH) expects Unix seconds, not '\(text)'", usageLine: usage)
+            }
+            options.modificationTime = seconds
+        }
+        let source = arguments.positionals[0]
+        let output = arguments.positionals[1]
+        if console.errorIsTerminal {
+            let done = Atomic<Int64>(0)
+            let box = ConsoleBox(console)
+            options.progress = { bytes in
+                let total = done.add(bytes, ordering: .relaxed).newValue
+                if total >> 26 != (total - bytes) >> 26 { box.console.progress("pack: \(total >> 20) MiB") }
+            }
+        }
+        let report: ZipPackReport
+        do {
+            report = try ZipPacker.pack(source, to: output, options: options)
+        } catch let error as ZipPackError {
+            console.clearProgress()
+            throw UsageError(error.description, usageLine: usage)
+        }
+        console.clearProgress()
+        if let reason = report.baseIgnored {
+            console.warning("'\(output)' could not serve as a base and was rebuilt in full: \(reason)")
+        }
+        for path in report.skipped {
+            console.warning("skipped '\(HashCommand.join(source, path))': not a file, link or directory")
+        }
+        return .success
+    }
+
+    static func environmentValue(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}
+
+/// The console, handed to a progress callback that only runs on the writing thread.
+final class ConsoleBox: @unchecked Sendable {
+    // @unchecked: the callbacks that hold it run on one thread at a time (pack's writer).
+    let console: Console
+    init(_ console: Console) { self.console = console }
+}
