@@ -79,7 +79,9 @@ public enum PackageSaver {
                     device: entry.device))
         }
         let new = TreeSnapshot(entries: newEntries, rootHash: sourceScan.snapshot.rootHash)
-        let plan = SavePlan(old: old, new: new, origins: origins, recorded: recorded)
+        let plan = SavePlan(
+            old: old, new: new, origins: origins, recorded: recorded,
+            reread: Set(sourceScan.hashedPaths.map(FileName.init)))
 
         let context = SaveContext(
             packagePath: packagePath, plan: plan, manifest: manifest, options: options,

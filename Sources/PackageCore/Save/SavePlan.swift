@@ -29,7 +29,14 @@ struct SavePlan {
 
     /// Compares every entry of both trees (O(n)): content by tag and hash, permission bits,
     /// and the source stamps the manifest keeps.
-    init(old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil) {
+    ///
+    /// `reread`: files of `new` whose hash had to be recomputed (their source's stat cache
+    /// entry no longer vouched for them, racy ones included); unchanged ones among them are
+    /// recorded afresh, so they are not reread at every save.
+    init(
+        old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil,
+        reread: Set<FileName> = []
+    ) {
         self.old = old
         self.new = new
         self.origins = origins
@@ -82,7 +89,7 @@ struct SavePlan {
                     unchangedOld[j] = i
                     if was.permissions != now.permissions {
                         permissionChanges.append(j)
-                    } else if was.source != now.source {
+                    } else if was.source != now.source || (!reread.isEmpty && reread.contains(FileName(now.path))) {
                         refreshes.append(j)
                     }
                 } else {

@@ -37,6 +37,8 @@ public struct TreeScanner: Sendable {
         public var skipped: [(path: String, kind: FileKind)]
         /// Files read and hashed (the rest came from `knownHash`).
         public var filesHashed: Int
+        /// The files read and hashed, by relative path (the rest came from `knownHash`).
+        public var hashedPaths: [String]
         public var bytesHashed: Int64
     }
 
@@ -65,6 +67,7 @@ public struct TreeScanner: Sendable {
             snapshot: TreeSnapshot(entries: entries, rootHash: rootHash),
             skipped: context.skipped.withLock { $0 }.sorted { PathOrder.pathLess($0.path, $1.path) },
             filesHashed: context.filesHashed.load(ordering: .relaxed),
+            hashedPaths: context.hashedPaths.withLock { $0 },
             bytesHashed: context.bytesHashed.load(ordering: .relaxed))
     }
 }
@@ -88,6 +91,7 @@ final class ScanContext: Sendable {
     let skipped = Mutex<[(path: String, kind: FileKind)]>([])
     let entryCount = Atomic<Int>(0)
     let filesHashed = Atomic<Int>(0)
+    let hashedPaths = Mutex<[String]>([])
     let bytesHashed = Atomic<Int64>(0)
 
     init(root: Int32, rootPath: String, scanner: TreeScanner) {
@@ -180,6 +184,7 @@ final class ScanContext: Sendable {
             node.hashes[index] = hash
             node.statuses[index].size = size
             filesHashed.add(1, ordering: .relaxed)
+            if scanner.knownHash != nil { hashedPaths.withLock { $0.append(relative) } }
             bytesHashed.add(size, ordering: .relaxed)
         }
     }
