@@ -7,7 +7,7 @@ public enum BenchmarkCommand {
     static let usage = """
         usage: pkgbench [--quick | --sweep] [options]
                pkgbench generate SHAPE DIR [--size BYTES] [--entries N] [--seed N]
-               pkgbench report RESULTS.json REPORT.html
+               pkgbench report RESULTS.json [MORE.json…] REPORT.html
 
         Measures pkgtool against the peer tools (rsync, cp, xxhsum, find, zip…), side by side
         in one run, on packages generated from a seed on the work directory's file system.
@@ -41,8 +41,10 @@ public enum BenchmarkCommand {
                             directory in it and removes it at the end
           --pkgtool PATH    the pkgtool to measure (default: beside pkgbench)
           --json FILE       every figure, the machine, seed, shapes, commands and tool
-                            versions (default WORKDIR/pkgbench-results.json)
-          --report FILE     the HTML report with SVG charts (default WORKDIR/pkgbench-report.html)
+                            versions (default WORKDIR/pkgbench-MODE-results.json)
+          --report FILE     the HTML report with SVG charts (default
+                            WORKDIR/pkgbench-MODE-report.html; a run without sweeps also
+                            draws the last sweep recorded in WORKDIR, as a separate run)
           --keep            keep the generated packages
           --quiet           no progress line nor phase messages
 
@@ -59,10 +61,14 @@ public enum BenchmarkCommand {
             case "generate":
                 try generate(Array(arguments.dropFirst()))
             case "report":
-                guard arguments.count == 3 else { throw UsageError("report takes RESULTS.json and REPORT.html") }
-                let record = try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: arguments[1])))
-                try HTMLReport.render(record).write(toFile: arguments[2], atomically: true, encoding: .utf8)
-                print(arguments[2])
+                // The first record is the run drawn; later ones add the sections it lacks.
+                guard arguments.count >= 3 else { throw UsageError("report takes RESULTS.json [MORE.json…] and REPORT.html") }
+                let records = try arguments.dropFirst().dropLast().map { path in
+                    try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+                }
+                try HTMLReport.render(records[0], including: Array(records.dropFirst()))
+                    .write(toFile: arguments.last!, atomically: true, encoding: .utf8)
+                print(arguments.last!)
             default:
                 let options = try BenchmarkOptions.parse(arguments)
                 // Missed targets are reported in the table, not in the exit status: the

@@ -167,10 +167,20 @@ public struct BenchmarkRunner {
         }
         progress.clear()
 
-        let jsonPath = Self.absolute(options.jsonPath ?? workDirectory + "/pkgbench-results.json")
-        let reportPath = Self.absolute(options.reportPath ?? workDirectory + "/pkgbench-report.html")
+        let mode = options.mode.rawValue
+        let jsonPath = Self.absolute(options.jsonPath ?? workDirectory + "/pkgbench-\(mode)-results.json")
+        let reportPath = Self.absolute(options.reportPath ?? workDirectory + "/pkgbench-\(mode)-report.html")
         try record.encoded().write(to: URL(fileURLWithPath: jsonPath))
-        try HTMLReport.render(record).write(toFile: reportPath, atomically: true, encoding: .utf8)
+        // A run without sweeps shows how saves grow with the package from the last sweep
+        // recorded in the same work directory, if any, marked as the separate run it is.
+        var included: [BenchmarkRecord] = []
+        let sweepPath = workDirectory + "/pkgbench-sweep-results.json"
+        if !options.suites.contains(where: { $0.hasPrefix("sweep") }), sweepPath != jsonPath,
+            let data = FileManager.default.contents(atPath: sweepPath), let sweep = try? BenchmarkRecord.decode(data)
+        {
+            included.append(sweep)
+        }
+        try HTMLReport.render(record, including: included).write(toFile: reportPath, atomically: true, encoding: .utf8)
         if printsSummary {
             print(TextReport.render(record), terminator: "")
             print("\nJSON:   \(jsonPath)\nreport: \(reportPath)")

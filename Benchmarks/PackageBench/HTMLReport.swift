@@ -7,7 +7,9 @@ import Foundation
 /// `data-value`, the exact median from the JSON) so that a test can check the page against
 /// the record. The page is well-formed XML as well as HTML.
 public enum HTMLReport {
-    public static func render(_ record: BenchmarkRecord) -> String {
+    /// The page for `record`; each of `others` adds the sections `record` lacks (the
+    /// sweeps, say), under a heading that names the separate run they come from.
+    public static func render(_ record: BenchmarkRecord, including others: [BenchmarkRecord] = []) -> String {
         var body = ""
         let run = record.pkgbench
         body += "<h1>pkgbench \(escape(run.mode)) run</h1>\n"
@@ -37,13 +39,28 @@ public enum HTMLReport {
             body += barChart(id: suite, rows: rows, group: { $0.shape ?? suite }, panels: [.seconds])
             body += measurementTable(rows, ratios: false)
         }
+        let own = Set(record.measurements.map(\.suite))
         for (suite, title, axis) in [
             ("sweep-bytes", "Sweep (a): one small edit as the package grows (entries fixed)", LineAxis.bytes),
             ("sweep-entries", "Sweep (b): one small edit as the entries grow", LineAxis.entries),
         ] {
-            let rows = record.measurements(suite: suite)
+            var rows = record.measurements(suite: suite)
+            var source: BenchmarkRecord?
+            if rows.isEmpty, let other = others.first(where: { !$0.measurements(suite: suite).isEmpty && !own.contains(suite) }) {
+                rows = other.measurements(suite: suite)
+                source = other
+            }
             guard !rows.isEmpty else { continue }
             body += "<h2>\(escape(title))</h2>\n"
+            if let source {
+                body += "<p class=\"meta included\" data-suite=\"\(suite)\">From a separate \(escape(source.pkgbench.mode)) run, \(escape(source.pkgbench.started)) (\(source.runs) runs after \(source.warmups) warm-up, its points interleaved among themselves; pkgbench \(escape(source.pkgbench.arguments.joined(separator: " ")))). Compare its shapes, not its seconds, with this run's.</p>\n"
+                let checks = source.checks.filter { $0.suite == suite }
+                if !checks.isEmpty {
+                    var sourceOnly = source
+                    sourceOnly.checks = checks
+                    body += checksSection(sourceOnly).replacingOccurrences(of: "<h2>Targets</h2>", with: "")
+                }
+            }
             body += lineChart(id: suite, rows: rows, axis: axis, panels: [.seconds, .bytesWritten])
             body += measurementTable(rows.sorted { ($0.job, $0.fsync ?? "", $0.packageBytes ?? 0) < ($1.job, $1.fsync ?? "", $1.packageBytes ?? 0) }, ratios: true)
         }

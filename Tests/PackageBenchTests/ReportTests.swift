@@ -160,6 +160,29 @@ import Testing
         #expect(html.contains("rsync -a --delete --stats SRC/ COPY/"))
     }
 
+    /// A quick run's page draws a separate sweep run's lines, saying where they come from.
+    @Test func includesASeparateSweep() throws {
+        var quick = RecordFixture.make()
+        quick.measurements.removeAll { $0.suite.hasPrefix("sweep") }
+        var sweep = RecordFixture.make()
+        sweep.pkgbench.mode = "sweep"
+        sweep.pkgbench.started = "2026-12-01 13:37:38 UTC"
+        sweep.measurements.removeAll { !$0.suite.hasPrefix("sweep") }
+        sweep.checks = Checks.evaluate(sweep)
+        let alone = HTMLReport.render(quick)
+        #expect(Self.elements("circle", in: alone).isEmpty)
+        let html = HTMLReport.render(quick, including: [sweep])
+        let points = Self.elements("circle", in: html).filter { $0.attributes["class"] == "point" }
+        let ids = Set(sweep.measurements.map(\.id))
+        #expect(!points.isEmpty)
+        #expect(points.allSatisfy { ids.contains($0.attributes["data-id"] ?? "") })
+        let notes = Self.elements("p", in: html).filter { $0.attributes["class"] == "meta included" }
+        #expect(notes.map { $0.attributes["data-suite"] ?? "" } == ["sweep-bytes", "sweep-entries"])
+        #expect(notes.allSatisfy { $0.text.contains("From a separate sweep run, 2026-12-01 13:37:38 UTC") })
+        // The sweep's own targets come along, beside the quick run's.
+        for check in sweep.checks { #expect(html.contains(HTMLReport.escape(check.name))) }
+    }
+
     /// One self-contained page: no script, nothing fetched from the network.
     @Test func selfContained() throws {
         let (_, html) = try Self.rendered()

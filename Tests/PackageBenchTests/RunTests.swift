@@ -31,13 +31,13 @@ import Testing
         let record = try runner.run()
 
         // Read back as written.
-        let json = try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: work.path + "/pkgbench-results.json")))
+        let json = try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: work.path + "/pkgbench-quick-results.json")))
         #expect(json.measurements.count == record.measurements.count)
-        let html = try String(contentsOfFile: work.path + "/pkgbench-report.html", encoding: .utf8)
+        let html = try String(contentsOfFile: work.path + "/pkgbench-quick-report.html", encoding: .utf8)
         #expect(html.contains("data-chart=\"save-document-2MiB\""))
         // The generated data is gone, the results stay.
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).sorted()
-            == ["pkgbench-report.html", "pkgbench-results.json"])
+            == ["pkgbench-quick-report.html", "pkgbench-quick-results.json"])
 
         let shape = try #require(record.shapes.first)
         #expect(shape.totalBytes == 2 << 20)
