@@ -106,6 +106,27 @@ struct SaveEngineTests {
         }
     }
 
+    @Test("atomic where hard links are impossible (EXDEV): unchanged files are copied, and the statistics say so")
+    func atomicWithoutLinks() throws {
+        let directory = try TemporaryDirectory("save-no-links")
+        let source = directory.url("src")
+        let package = directory.url("doc.pkg")
+        try makeDocument(source)
+        let options = SaveOptions(strategy: .atomic, durability: .none, workers: 2)
+        _ = try PackageSaver.save(directory: source, to: package, options: options)
+        try Files.write(source + "/pages/3.txt", "page three, rewritten")
+        let statistics = try IOFaultInjection.withInjector(FailingStep(.link, pathFragment: "", fault: .error(.crossDevice))) {
+            try PackageSaver.save(directory: source, to: package, options: options)
+        }
+        #expect(statistics.filesLinked == 0)
+        #expect(statistics.filesWritten == 1)
+        // Every other regular file (pages, metadata, media, tool.sh) was copied instead.
+        #expect(statistics.filesCopiedForLinks == 32)
+        #expect(statistics.notes.contains { $0.contains("hard links are impossible here (EXDEV)") })
+        #expect(try Trees.contentHash(package) == Trees.contentHash(source))
+        #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", "doc.pkg", "src"])
+    }
+
     @Test("a one-file save writes a manifest record whose size does not grow with the package")
     func deltaIndependentOfSize() throws {
         var metadataBytes: [Int64] = []

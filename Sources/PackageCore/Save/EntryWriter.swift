@@ -129,6 +129,14 @@ final class SaveProgressTracker: @unchecked Sendable {
         report?(state)
     }
 
+    /// Several files done at once (linked on other threads): one report.
+    func filesWritten(_ count: Int) {
+        guard count > 0 else { return }
+        state.completedFiles += count
+        state.completedUnits = min(state.totalUnits, state.completedUnits + count)
+        report?(state)
+    }
+
     func finish() {
         state.completedUnits = state.totalUnits
         state.completedFiles = state.totalFiles

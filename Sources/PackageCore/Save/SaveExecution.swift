@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Carries out a `SavePlan` with one strategy, and records the result in the manifest.
 final class SaveContext {
@@ -244,7 +245,7 @@ final class SaveContext {
         // Saved. The old tree now sits under the staging name.
         let removalStart = FileClock.lowerBound()
         do {
-            try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue)
+            try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue, workers: options.workers)
             // Unlinking the old names moved the linked files' ctimes once more: record that
             // window too, so the stat cache keeps trusting them.
             if linkedFiles > 0 { try recordRelinkWindow(removalStart...FileClock.upperBound(), statistics: &statistics) }
@@ -269,6 +270,7 @@ final class SaveContext {
         var linked = 0
         var linksImpossible = false
         let changedPermissions = Set(plan.permissionChanges)
+        var pendingLinks: [PendingLink] = []
         for (index, entry) in plan.new.entries.enumerated() {
             switch entry.kind {
             case .directory:
@@ -281,24 +283,11 @@ final class SaveContext {
                     target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue)
                 statistics.symbolicLinksWritten += 1
             default:
-                if !copyEverything, !linksImpossible, let package, let oldIndex = plan.unchangedOld[index],
+                if !copyEverything, package != nil, let oldIndex = plan.unchangedOld[index],
                     !changedPermissions.contains(index)
                 {
-                    do {
-                        try FileSystem.link(
-                            plan.old.entries[oldIndex].path, to: entry.path, fromDirectory: package,
-                            toDirectory: staging.rawValue)
-                        linked += 1
-                        statistics.filesLinked += 1
-                        progress.fileWritten()
-                        continue
-                    } catch {
-                        let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
-                        guard let code = error.errno, impossible.contains(code) else { throw error }
-                        linksImpossible = true
-                        statistics.notes.append(
-                            "hard links are impossible here (\(code.name)): unchanged files were copied instead")
-                    }
+                    pendingLinks.append(PendingLink(from: plan.old.entries[oldIndex].path, to: entry.path, index: index))
+                    continue
                 }
                 let written = try writeFile(index, named: entry.path, in: staging.rawValue)
                 writtenStatus[index] = written.status
@@ -308,6 +297,23 @@ final class SaveContext {
                 } else {
                     statistics.filesWritten += 1
                     statistics.bytesWritten += written.size
+                }
+            }
+        }
+        if let package, !pendingLinks.isEmpty {
+            let outcome = try Self.link(pendingLinks, from: package, into: staging.rawValue, workers: options.workers)
+            linked = outcome.linked
+            statistics.filesLinked += outcome.linked
+            progress.filesWritten(outcome.linked)
+            if let code = outcome.impossibleBecause {
+                linksImpossible = true
+                statistics.notes.append(
+                    "hard links are impossible here (\(code.name)): unchanged files were copied instead")
+                for index in outcome.notLinked {
+                    let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+                    writtenStatus[index] = written.status
+                    statistics.filesCopiedForLinks += 1
+                    statistics.bytesCopiedForLinks += written.size
                 }
             }
         }
@@ -348,6 +354,67 @@ final class SaveContext {
                 try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
             }
         }
+    }
+
+    /// An unchanged file of the package to hard-link into the staging tree.
+    struct PendingLink: Sendable {
+        var from: String
+        var to: String
+        /// Its index in the new snapshot.
+        var index: Int
+    }
+
+    /// Hard-links unchanged files into the staging tree on `workers` threads, one target
+    /// directory per job: links into one directory serialise on its lock in the kernel,
+    /// links into different ones do not.
+    ///
+    /// Where links are impossible (another volume, a file system without them, a file at
+    /// its link limit), the files not linked are returned, to be copied.
+    private static func link(_ links: [PendingLink], from package: Int32, into staging: Int32, workers: Int) throws
+        -> (linked: Int, notLinked: [Int], impossibleBecause: Errno?)
+    {
+        // Grouped by both parents, so that each job links name to name between two open
+        // directories instead of resolving two paths per file.
+        var groups: [String: [PendingLink]] = [:]
+        for link in links {
+            groups[SaveJournal.parent(of: link.from) + "\u{0}" + SaveJournal.parent(of: link.to), default: []].append(link)
+        }
+        let outcome = Mutex<(linked: Int, notLinked: [Int], impossibleBecause: Errno?)>((0, [], nil))
+        let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
+        try WorkQueue<[PendingLink]>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
+            let fromParent = SaveJournal.parent(of: group[0].from)
+            let toParent = SaveJournal.parent(of: group[0].to)
+            let source = try FileDescriptor.openDirectory(fromParent.isEmpty ? "." : fromParent, relativeTo: package)
+            let target = try FileDescriptor.openDirectory(toParent.isEmpty ? "." : toParent, relativeTo: staging)
+            var linked = 0
+            var notLinked: [Int] = []
+            var reason: Errno?
+            for link in group {
+                do throws(Errno) {
+                    try Syscall.linkat(
+                        source.rawValue, Self.lastComponent(of: link.from),
+                        target.rawValue, Self.lastComponent(of: link.to), flags: 0)
+                    linked += 1
+                } catch {
+                    guard impossible.contains(error) else {
+                        throw FileSystemError(.link, path: link.from, destination: link.to, errno: error)
+                    }
+                    notLinked.append(link.index)
+                    reason = reason ?? error
+                }
+            }
+            outcome.withLock {
+                $0.linked += linked
+                $0.notLinked += notLinked
+                $0.impossibleBecause = $0.impossibleBecause ?? reason
+            }
+        }
+        return outcome.withLock { $0 }
+    }
+
+    private static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
     }
 
     /// Exchanges the staging tree with the package; where the file system cannot exchange

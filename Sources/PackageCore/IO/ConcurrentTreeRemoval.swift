@@ -1,0 +1,74 @@
+import Glibc
+import Synchronization
+
+extension FileSystem {
+    /// Removes `path` and everything beneath it on several threads, never following
+    /// symbolic links. A missing path is not an error.
+    ///
+    /// Unlinks in one directory serialise on that directory's lock in the kernel, so the
+    /// work is shared out a directory at a time: each worker lists one directory (its
+    /// `d_type`s spare a `stat` per entry), unlinks its files and queues its subdirectories.
+    /// The emptied directories are then removed deepest first. This is how a save drops the
+    /// previous version of a package of many folders in a fraction of a serial walk's time.
+    ///
+    /// - Complexity: one `unlinkat` per entry and one listing per directory, spread over
+    ///   `workers` threads.
+    public static func removeTree(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, workers: Int
+    ) throws(FileSystemError) {
+        guard let status = try statusIfExists(path, relativeTo: directory) else { return }
+        guard status.kind == .directory, workers > 1 else {
+            try removeTree(path, relativeTo: directory)
+            return
+        }
+        let root = try FileDescriptor.openDirectory(path, relativeTo: directory)
+        let rootDescriptor = root.rawValue
+        let emptied = Mutex<[String]>([])
+        do {
+            try WorkQueue<String>.run(initial: [""], workers: workers, makeContext: {}) { relative, _, queue in
+                let shown = relative.isEmpty ? path : path + "/" + relative
+                let handle = try FileDescriptor.openDirectory(
+                    relative.isEmpty ? "." : relative, relativeTo: rootDescriptor, displayPath: shown)
+                for entry in try DirectoryListing.entries(in: handle) {
+                    let child = relative.isEmpty ? entry.name : relative + "/" + entry.name
+                    var kind = entry.kind
+                    if kind == .unknown {
+                        do throws(Errno) {
+                            kind = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false)).kind
+                        } catch {
+                            if error == .noSuchFileOrDirectory { continue }
+                            throw FileSystemError(.stat, path: shown + "/" + entry.name, errno: error)
+                        }
+                    }
+                    if kind == .directory {
+                        emptied.withLock { $0.append(child) }
+                        queue.push(child)
+                    } else {
+                        do throws(Errno) { try Syscall.unlinkat(handle.rawValue, entry.name, removeDirectory: false) } catch {
+                            if error == .noSuchFileOrDirectory { continue }
+                            throw FileSystemError(.remove, path: shown + "/" + entry.name, errno: error)
+                        }
+                    }
+                }
+            }
+        } catch let error as FileSystemError {
+            throw error
+        } catch {
+            throw FileSystemError(.remove, path: path, reason: "\(error)")
+        }
+        // Deepest first: a directory is empty once everything below it is gone.
+        let directories = emptied.withLock { $0 }.sorted { depth(of: $0) > depth(of: $1) }
+        for relative in directories {
+            do { try Syscall.unlinkat(rootDescriptor, relative, removeDirectory: true) } catch {
+                if error == .noSuchFileOrDirectory { continue }
+                throw FileSystemError(.removeDirectory, path: path + "/" + relative, errno: error)
+            }
+        }
+        _ = consume root
+        try removeDirectory(path, relativeTo: directory)
+    }
+
+    private static func depth(of relativePath: String) -> Int {
+        relativePath.utf8.reduce(into: 0) { count, byte in if byte == UInt8(ascii: "/") { count += 1 } }
+    }
+}
