@@ -104,10 +104,13 @@ extension FileWrapper {
 
     /// Children sorted by the bytes of their keys; nil for other kinds.
     var sortedChildren: [(name: FileName, child: FileWrapper)]? {
-        let children = state.withLock { node -> [(name: FileName, child: FileWrapper)]? in
-            node.kind == .directory ? node.children.map { ($0.key, $0.value) } : nil
+        state.withLock { node -> [(name: FileName, child: FileWrapper)]? in
+            guard node.kind == .directory else { return nil }
+            if let sorted = node.sortedChildren { return sorted }
+            let sorted = node.children.map { ($0.key, $0.value) }.sorted { PathOrder.nameLess($0.0.string, $1.0.string) }
+            node.sortedChildren = sorted
+            return sorted
         }
-        return children?.sorted { PathOrder.nameLess($0.name.string, $1.name.string) }
     }
 
     /// The live directories holding this wrapper.

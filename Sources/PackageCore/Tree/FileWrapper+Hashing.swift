@@ -46,10 +46,13 @@ extension FileWrapper {
     }
 
     func collectUnhashedFilesOnDisk(into pending: inout [PendingFile]) {
-        let (kind, hash, contents, record, generation, children) = state.withLock {
-            ($0.kind, $0.cachedHash, $0.contents, $0.diskRecord, $0.generation, Array($0.children.values))
-        }
-        if hash != nil { return }
+        // A hashed node (most of a tree being saved again) costs one look under its lock.
+        guard
+            let (kind, contents, record, generation, children) = state.withLock({ node in
+                node.cachedHash != nil
+                    ? nil : (node.kind, node.contents, node.diskRecord, node.generation, Array(node.children.values))
+            })
+        else { return }
         switch kind {
         case .regular:
             if contents == nil, let record {

@@ -50,7 +50,13 @@ public final class FileWrapper: Sendable {
         /// `.regular`, `.directory` or `.symbolicLink`; changes only through `read(from:options:)`.
         var kind: FileKind
         /// Children of a directory, by byte-exact key.
-        var children: [FileName: FileWrapper] = [:]
+        var children: [FileName: FileWrapper] = [:] {
+            didSet { sortedChildren = nil }
+        }
+        /// `children` in byte order of their names, kept until they change: a save of an
+        /// edited tree compares and hashes each edited directory in this order, and a wide
+        /// directory should not be sorted again each time.
+        var sortedChildren: [(name: FileName, child: FileWrapper)]?
         /// A regular file's bytes, when in memory.
         var contents: Data?
         /// Where this node was read from and what `lstat` said then (see `DiskRecord`).
