@@ -17,12 +17,7 @@ public struct HashBenchmark {
         self.runs = runs
     }
 
-    public struct Result {
-        public var table: Table
-        public var figures: [(String, JSONNumber)]
-        /// Every job's runs, for the record and the report.
-        public var samples: [Sample] = []
-    }
+    public typealias Result = SuiteResult
 
     public func run(log: (String) -> Void) throws -> Result {
         try FileSystem.makeDirectories(workDirectory)

@@ -255,18 +255,8 @@ public enum ShapeGenerator {
     static func writeRandomFile(_ path: String, size: Int64, seed: UInt64, modificationTime: Int64 = GeneratedPackage.baseTime)
         throws
     {
-        let file = try FileDescriptor.open(path, access: .writeOnly, options: [.create, .truncate])
-        var generator = SeededGenerator(seed: seed)
-        let buffer = ChunkBuffer()
-        var remaining = size
-        while remaining > 0 {
-            let count = Int(min(remaining, Int64(buffer.count)))
-            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<count])
-            generator.fill(chunk)
-            try file.write(UnsafeRawBufferPointer(chunk))
-            remaining -= Int64(count)
-        }
-        try file.setModificationTime(modificationTime)
+        try FixtureWriter.randomFile(path, size: size, seed: seed)
+        try FileDescriptor.open(path, access: .writeOnly).setModificationTime(modificationTime)
     }
 
     static func writeFile(_ path: String, bytes: [UInt8], modificationTime: Int64 = GeneratedPackage.baseTime) throws {

@@ -24,6 +24,14 @@ public struct Sample: Sendable {
     }
 }
 
+/// What a suite of the older kind (hash, zip) hands back: its table, its named figures for
+/// the record, and every job's runs for pkgbench's record and report.
+public struct SuiteResult {
+    public var table: Table
+    public var figures: [(String, JSONNumber)]
+    public var samples: [Sample] = []
+}
+
 /// Runs each job once to warm caches, then `runs` times, interleaving the jobs so that
 /// drift in the machine's speed affects all of them alike.
 public func measureInterleaved(

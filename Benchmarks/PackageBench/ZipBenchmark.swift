@@ -25,12 +25,7 @@ public struct ZipBenchmark {
         self.runs = runs
     }
 
-    public struct Result {
-        public var table: Table
-        public var figures: [(String, JSONNumber)]
-        /// Every job's runs, for pkgbench's record and report.
-        public var samples: [Sample] = []
-    }
+    public typealias Result = SuiteResult
 
     public func run(log: (String) -> Void) throws -> Result {
         try FileSystem.makeDirectories(workDirectory)
