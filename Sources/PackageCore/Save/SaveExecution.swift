@@ -364,17 +364,17 @@ final class SaveContext {
         var index: Int
     }
 
-    /// Hard-links unchanged files into the staging tree on `workers` threads, one target
-    /// directory per job: links into one directory serialise on its lock in the kernel,
-    /// links into different ones do not.
+    /// Hard-links unchanged files into the staging tree on `workers` threads, one pair of
+    /// source and target directories per job: links into one directory serialise on its
+    /// lock in the kernel, links into different ones do not.
     ///
     /// Where links are impossible (another volume, a file system without them, a file at
     /// its link limit), the files not linked are returned, to be copied.
     private static func link(_ links: [PendingLink], from package: Int32, into staging: Int32, workers: Int) throws
         -> (linked: Int, notLinked: [Int], impossibleBecause: Errno?)
     {
-        // Grouped by both parents, so that each job links name to name between two open
-        // directories instead of resolving two paths per file.
+        // Each job links name to name between two open directories instead of resolving
+        // two paths per file.
         var groups: [String: [PendingLink]] = [:]
         for link in links {
             groups[SaveJournal.parent(of: link.from) + "\u{0}" + SaveJournal.parent(of: link.to), default: []].append(link)
