@@ -21,6 +21,9 @@ public enum PackageRecovery {
     /// The names of staging and set-aside directories of the package called `name`.
     static func stagingPrefix(for name: String) -> String { "." + name + ".pkgtool-staging-" }
     static func asidePrefix(for name: String) -> String { "." + name + ".pkgtool-old-" }
+    /// The previous version an atomic save keeps when asked (`SaveOptions.keepsPrevious`).
+    /// Not a leftover: recovery leaves it alone.
+    public static func previousName(for name: String) -> String { "." + name + ".pkgtool-previous" }
 
     /// Whether there is anything to recover (cheap: a few stats and one listing of the
     /// parent directory). A probe: where the package cannot even be looked into, it says

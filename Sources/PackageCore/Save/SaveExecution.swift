@@ -38,6 +38,9 @@ final class SaveContext {
     var durable: Bool { options.durability == .full }
 
     func execute(packageExists: Bool, statistics: inout SaveStatistics) throws {
+        if options.keepsPrevious && options.strategy != .atomic {
+            throw SaveRefusal("keeping the previous version applies to the atomic strategy, not \(options.strategy)")
+        }
         let manifestIsCurrent = manifest != nil && plan.refreshes.isEmpty && manifest?.snapshot.rootHash == plan.new.rootHash
         if packageExists && plan.isEmpty && manifestIsCurrent && options.strategy != .full {
             statistics.unchanged = true
@@ -210,12 +213,21 @@ final class SaveContext {
         let stagingPath = PackageLayout.joined(parentPath, stagingName)
         var permissions = rootPermissions
         if packageExists { permissions = try FileSystem.status(name, relativeTo: parent.rawValue).permissions }
-        try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions)
+        let keepsPrevious = options.keepsPrevious && packageExists && !copyEverything
+        // The previous version, when one is kept and sound, becomes the staging tree.
+        let previous = keepsPrevious ? try claimPrevious(name, parent: parent, as: stagingName, statistics: &statistics) : nil
+        if previous == nil {
+            try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions)
+        }
         do {
             let staging = try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
             try FileSystem.setPermissions(".", permissions, relativeTo: staging.rawValue)
-            try buildStagingTree(
-                staging, copyEverything: copyEverything, packageExists: packageExists, statistics: &statistics)
+            if let previous {
+                try updateStagingTree(staging, from: previous, statistics: &statistics)
+            } else {
+                try buildStagingTree(
+                    staging, copyEverything: copyEverything, packageExists: packageExists, statistics: &statistics)
+            }
             // Commit: swap the staged tree in.
             if packageExists {
                 try swapIn(stagingName, name, parent: parent, statistics: &statistics)
@@ -243,6 +255,20 @@ final class SaveContext {
             throw error
         }
         // Saved. The old tree now sits under the staging name.
+        statistics.entriesRemoved = plan.removedEntryCount
+        statistics.permissionsChanged = plan.permissionChanges.count
+        if keepsPrevious {
+            // Kept, for the next save to bring up to date. Should this rename be lost to a
+            // crash, recovery removes the old tree as the staging litter it then is.
+            do {
+                try FileSystem.rename(
+                    stagingName, to: PackageRecovery.previousName(for: name), fromDirectory: parent.rawValue,
+                    toDirectory: parent.rawValue)
+            } catch {
+                statistics.notes.append("the previous version could not be kept (\(error)); the next save removes it")
+            }
+            return
+        }
         let removalStart = FileClock.lowerBound()
         do {
             try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue, workers: options.workers)
@@ -252,8 +278,6 @@ final class SaveContext {
         } catch {
             statistics.notes.append("the previous version could not be removed (\(error)); the next save removes it")
         }
-        statistics.entriesRemoved = plan.removedEntryCount
-        statistics.permissionsChanged = plan.permissionChanges.count
     }
 
     /// Creates every entry of the new tree under `staging`, and its manifest.
@@ -267,8 +291,6 @@ final class SaveContext {
         planProgress(linking: !copyEverything)
         var directories: [String] = [""]
         let windowStart = FileClock.lowerBound()
-        var linked = 0
-        var linksImpossible = false
         let changedPermissions = Set(plan.permissionChanges)
         var pendingLinks: [PendingLink] = []
         for (index, entry) in plan.new.entries.enumerated() {
@@ -300,31 +322,54 @@ final class SaveContext {
                 }
             }
         }
-        if let package, !pendingLinks.isEmpty {
-            let outcome = try Self.link(pendingLinks, from: package, into: staging.rawValue, workers: options.workers)
-            linked = outcome.linked
-            statistics.filesLinked += outcome.linked
-            progress.filesWritten(outcome.linked)
-            if let code = outcome.impossibleBecause {
-                linksImpossible = true
-                statistics.notes.append(
-                    "hard links are impossible here (\(code.name)): unchanged files were copied instead")
-                for index in outcome.notLinked {
-                    let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
-                    writtenStatus[index] = written.status
-                    statistics.filesCopiedForLinks += 1
-                    statistics.bytesCopiedForLinks += written.size
-                }
+        let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
+        let window: ClosedRange<Int64>? = outcome.linked > 0 ? windowStart...FileClock.upperBound() : nil
+        try writeStagedManifest(
+            staging, package: package, buildsOnPackage: !copyEverything && !outcome.linksImpossible, window: window,
+            statistics: &statistics)
+        linkedFiles = outcome.linked
+        if durable {
+            try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
+            // Children before parents: a directory's entry is flushed after its contents.
+            for directory in directories.reversed() {
+                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
             }
         }
-        let window: ClosedRange<Int64>? = linked > 0 ? windowStart...FileClock.upperBound() : nil
+    }
 
-        // The manifest: the old base and deltas linked, plus a new delta; or a new base.
+    /// Hard-links `pendingLinks` from the package into the staging tree; where links are
+    /// impossible, copies the files instead and says so in the statistics.
+    func linkUnchanged(
+        _ pendingLinks: [PendingLink], from package: Int32?, into staging: borrowing FileDescriptor,
+        statistics: inout SaveStatistics
+    ) throws -> (linked: Int, linksImpossible: Bool) {
+        guard let package, !pendingLinks.isEmpty else { return (0, false) }
+        let outcome = try Self.link(pendingLinks, from: package, into: staging.rawValue, workers: options.workers)
+        statistics.filesLinked += outcome.linked
+        progress.filesWritten(outcome.linked)
+        guard let code = outcome.impossibleBecause else { return (outcome.linked, false) }
+        statistics.notes.append("hard links are impossible here (\(code.name)): unchanged files were copied instead")
+        for index in outcome.notLinked {
+            let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+            writtenStatus[index] = written.status
+            statistics.filesCopiedForLinks += 1
+            statistics.bytesCopiedForLinks += written.size
+        }
+        return (outcome.linked, true)
+    }
+
+    /// Writes the staging tree's manifest: the package's base and deltas linked plus a new
+    /// delta when the new tree builds on the package's files (`buildsOnPackage`) and the
+    /// chain is short; a new base otherwise. `window`: when this save's links moved ctimes.
+    func writeStagedManifest(
+        _ staging: borrowing FileDescriptor, package: Int32?, buildsOnPackage: Bool, window: ClosedRange<Int64>?,
+        statistics: inout SaveStatistics
+    ) throws {
         let metadataName = PackageLayout.metadataDirectoryName
         try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
         let record = manifestRecord()
-        if !copyEverything, !linksImpossible, let manifest, let package, !manifest.needsCompaction {
+        if buildsOnPackage, let manifest, let package, !manifest.needsCompaction {
             for existing in [PackageLayout.indexFileName] + manifest.deltaFileNames
             where !manifest.staleDeltaFiles.contains(existing) {
                 try FileSystem.link(
@@ -343,16 +388,8 @@ final class SaveContext {
                 TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
             try writeMetadata(bytes, named: PackageLayout.indexFileName, in: metadata.rawValue)
             statistics.metadataBytesWritten += Int64(bytes.count)
-            statistics.manifestCompacted = manifest != nil && !copyEverything
+            statistics.manifestCompacted = manifest != nil && buildsOnPackage
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
-        }
-        linkedFiles = linked
-        if durable {
-            try metadata.sync()
-            // Children before parents: a directory's entry is flushed after its contents.
-            for directory in directories.reversed() {
-                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
-            }
         }
     }
 
@@ -459,7 +496,7 @@ final class SaveContext {
 
     // MARK: Shared pieces
 
-    private func planProgress(linking: Bool) {
+    func planProgress(linking: Bool) {
         var files = 0
         var bytes: Int64 = 0
         let unchangedCount = plan.unchangedOld.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
@@ -472,7 +509,7 @@ final class SaveContext {
     }
 
     /// Writes new entry `index`'s bytes as `name` in `directory`.
-    private func writeFile(_ index: Int, named name: String, in directory: Int32) throws -> EntryWriter.Written
+    func writeFile(_ index: Int, named name: String, in directory: Int32) throws -> EntryWriter.Written
     {
         let entry = plan.new.entries[index]
         guard let origin = plan.origins[index] else {

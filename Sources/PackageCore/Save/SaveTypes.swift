@@ -27,17 +27,24 @@ public struct SaveOptions: Sendable {
     /// entry first and rehashes what the manifest no longer vouches for, so that edits
     /// made to the package behind pkgtool's back are seen (`pkgtool save --check-package`).
     public var trustManifest: Bool
+    /// `atomic` only: keep the version a save replaces beside the package, as
+    /// `.NAME.pkgtool-previous`, instead of removing it, and build the next atomic save by
+    /// bringing that tree up to date — work in proportion to the change — rather than
+    /// hard-linking every unchanged file anew and removing the old tree. The price: the
+    /// previous version's changed and removed files stay on disk until the next save.
+    public var keepsPrevious: Bool
     /// Called with coarse progress (files and 1 MiB chunks), from the saving thread.
     public var progress: (@Sendable (SaveProgress) -> Void)?
 
     public init(
         strategy: SaveStrategy = .default, durability: Durability = .full, workers: Int = ProcessInfoCores.active,
-        trustManifest: Bool = true, progress: (@Sendable (SaveProgress) -> Void)? = nil
+        trustManifest: Bool = true, keepsPrevious: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil
     ) {
         self.strategy = strategy
         self.durability = durability
         self.workers = workers
         self.trustManifest = trustManifest
+        self.keepsPrevious = keepsPrevious
         self.progress = progress
     }
 }
@@ -80,6 +87,9 @@ public struct SaveStatistics: Sendable, Equatable {
     public var manifestRebuilt = false
     /// The manifest's deltas were folded into a new base.
     public var manifestCompacted = false
+    /// The previous version kept beside the package was brought up to date as the new
+    /// tree (`keepsPrevious`), instead of building one.
+    public var reusedPrevious = false
     /// A previous save's leftovers were rolled forward or cleaned before this one.
     public var recovered = false
     /// Nothing differed: nothing but (perhaps) the manifest was written.

@@ -6,11 +6,15 @@ enum SaveCommand: Command {
     static let spec = CommandSpec(
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
-        arguments: "[--strategy full|atomic|journaled] [--fsync full|none] [--stats] [--json] [--progress] SRC PKG",
+        arguments:
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats] [--json] [--progress] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
                 help: "full, atomic or journaled (default: \(SaveStrategy.default); Specs/save.md)"),
+            OptionSpec(
+                "keep-previous",
+                help: "atomic only: keep the replaced version as .PKG.pkgtool-previous and update it next time"),
             OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
             OptionSpec("stats", help: "print what was written, linked and removed, and the time"),
             OptionSpec("json", help: "print the statistics as JSON"),
@@ -31,6 +35,10 @@ enum SaveCommand: Command {
               atomic     stage hard links to unchanged files plus the changed files, swap in
                          with one renameat2(RENAME_EXCHANGE): readers see old or new
               journaled  write changed files inside PKG, commit a redo journal, apply it
+            With --keep-previous, an atomic save keeps the version it replaces beside PKG
+            (sharing unchanged files with it) instead of removing it, and the next atomic
+            save brings that tree up to date and swaps it in: cost in proportion to the
+            change, at the price of the previous version's own files staying on disk.
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
@@ -46,7 +54,7 @@ enum SaveCommand: Command {
         let progressConsole = console
         let options = SaveOptions(
             strategy: strategy, durability: Durability(rawValue: durabilityName!)!, workers: workers,
-            trustManifest: !arguments.flag("check-package"),
+            trustManifest: !arguments.flag("check-package"), keepsPrevious: arguments.flag("keep-previous"),
             progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]
@@ -65,7 +73,7 @@ enum SaveCommand: Command {
         var lines = [
             "strategy        \(s.strategy)\(s.unchanged ? " (nothing changed)" : "")",
             "written         \(s.filesWritten) files, \(s.bytesWritten) bytes",
-            "linked          \(s.filesLinked) files",
+            "linked          \(s.filesLinked) files\(s.reusedPrevious ? " (the kept previous version updated)" : "")",
         ]
         if s.filesCopiedForLinks > 0 {
             lines.append("copied          \(s.filesCopiedForLinks) files, \(s.bytesCopiedForLinks) bytes (no hard links here)")
@@ -95,6 +103,7 @@ enum SaveCommand: Command {
             ("metadata_bytes_written", .int(s.metadataBytesWritten)), ("files_hashed", .int(s.filesHashed)),
             ("bytes_hashed", .int(s.bytesHashed)), ("manifest_rebuilt", .bool(s.manifestRebuilt)),
             ("manifest_compacted", .bool(s.manifestCompacted)), ("recovered", .bool(s.recovered)),
+            ("reused_previous", .bool(s.reusedPrevious)),
             ("root_hash", .string(s.rootHash.description)), ("entries", .int(s.entryCount)),
             ("seconds", .double(s.seconds)), ("notes", .array(s.notes.map { .string($0) })),
         ])
