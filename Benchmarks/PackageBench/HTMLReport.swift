@@ -146,6 +146,7 @@ public enum HTMLReport {
         switch (m.tool, m.strategy) {
         case ("pkgtool", "full"): return fsyncFull ? "#8c1c1c" : "#e0524f"
         case ("pkgtool", "atomic"): return fsyncFull ? "#1a4f80" : "#4a90d9"
+        case ("pkgtool", "atomic-keep"): return fsyncFull ? "#4b2a80" : "#8e6bd9"
         case ("pkgtool", "journaled"): return fsyncFull ? "#1d6b2a" : "#45b35a"
         case ("library", _): return fsyncFull ? "#5b3a87" : "#9b72cf"
         case ("rsync", _): return "#f0a030"

@@ -20,7 +20,8 @@ struct SaveSuite {
     /// A directory that must not exist yet; removed at the end unless `keep`.
     var directory: String
     var pkgtool: String
-    var strategies = ["full", "atomic", "journaled"]
+    /// `atomic-keep` is `--strategy atomic --keep-previous` (`Workspace.saveArguments`).
+    var strategies = ["full", "atomic", "atomic-keep", "journaled"]
     var fsyncPolicies = ["none", "full"]
     /// Whether a pkgtool job (scenario, strategy, fsync) runs; `--quick` leaves out the slowest.
     var includes: @Sendable (Scenario, String, String) -> Bool = { _, _, _ in true }

@@ -16,7 +16,7 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
         switch self {
         case .noChange: return "no change"
         case .smallEdit: return "one small file edited"
-        case .mediaPatch: return "1 MiB inside one media file changed"
+        case .mediaPatch: return "1 MiB inside one media file and one JSON page changed"
         case .mediaReplaced: return "one media file replaced"
         case .tenPercent: return "10% of the files changed"
         case .everything: return "everything changed"
@@ -118,9 +118,13 @@ public final class SourceTree {
             generator.fill(chunk)
             try handle.write(UnsafeRawBufferPointer(chunk), at: offset)
             try handle.setModificationTime(time)
-            edit.filesChanged = 1
-            edit.bytesChanged = file.size
-            edit.description = "\(Format.bytes(count)) at offset \(offset) of \(file.path) (\(Format.bytes(file.size)))"
+            // And one small JSON file, as issue 4's scenario says.
+            var page = Edit()
+            try rewriteSmall(editedPageIndex, time: time, edit: &page)
+            edit.filesChanged = 1 + page.filesChanged
+            edit.bytesChanged = file.size + page.bytesChanged
+            edit.description =
+                "\(Format.bytes(count)) at offset \(offset) of \(file.path) (\(Format.bytes(file.size))) and \(package.smallFiles[editedPageIndex])"
         case .mediaReplaced:
             guard let index = largeFileIndex(atRank: 0.25) else { throw BenchError("no media file to replace") }
             let file = package.largeFiles[index]

@@ -46,7 +46,7 @@ final class Workspace {
         for (strategy, fsync) in targets {
             let path = Self.packagePath(directory, strategy, fsync)
             progress.step("\(shape.slug) · first save · \(strategy) (fsync \(fsync))")
-            let arguments = ["save", "--strategy", strategy, "--fsync", "none", "--json", source, path]
+            let arguments = ["save"] + Self.saveArguments(strategy) + ["--fsync", "none", "--json", source, path]
             let cost = try Spawn.run(pkgtool, arguments, captureOutput: true)
             first[strategy, default: []].append(
                 Outcome(
@@ -54,9 +54,9 @@ final class Workspace {
                     reportedBytes: JSONFields.reportedBytes(cost.standardOutput), command: shellQuoted([pkgtool] + arguments)))
             packages["\(strategy)/\(fsync)"] = path
         }
-        for strategy in ["full", "atomic", "journaled"] {
+        for strategy in ["full", "atomic", "atomic-keep", "journaled"] {
             guard let outcomes = first[strategy] else { continue }
-            let job = Job(name: "pkgtool save \(strategy)", tool: "pkgtool", strategy: strategy, fsync: "none") { outcomes[0] }
+            let job = Job(name: "pkgtool save \(Self.title(strategy))", tool: "pkgtool", strategy: strategy, fsync: "none") { outcomes[0] }
             firstSaves.append(JobMeasurement(suite: "save", shape: shape.slug, scenario: Self.firstSave, job: job, outcomes: outcomes))
         }
         if let rsync {
@@ -76,6 +76,17 @@ final class Workspace {
     /// The pseudo-scenario of the first saves.
     static let firstSave = "first-save"
 
+    /// The save options of a job's strategy label: `atomic-keep` is the atomic strategy
+    /// keeping the previous version (`--keep-previous`).
+    static func saveArguments(_ strategy: String) -> [String] {
+        strategy == "atomic-keep" ? ["--strategy", "atomic", "--keep-previous"] : ["--strategy", strategy]
+    }
+
+    /// How tables name a strategy label.
+    static func title(_ strategy: String) -> String {
+        strategy == "atomic-keep" ? "atomic --keep-previous" : strategy
+    }
+
     static func packagePath(_ directory: String, _ strategy: String, _ fsync: String) -> String {
         "\(directory)/pkg-\(strategy)-fsync-\(fsync)"
     }
@@ -88,8 +99,8 @@ final class Workspace {
     func saveJob(strategy: String, fsync: String) -> Job {
         let package = self.package(strategy, fsync)!
         let (pkgtool, source) = (self.pkgtool, self.source)
-        return Job(name: "pkgtool save \(strategy)", tool: "pkgtool", strategy: strategy, fsync: fsync) {
-            let arguments = ["save", "--strategy", strategy, "--fsync", fsync, "--json", source, package]
+        return Job(name: "pkgtool save \(Self.title(strategy))", tool: "pkgtool", strategy: strategy, fsync: fsync) {
+            let arguments = ["save"] + Self.saveArguments(strategy) + ["--fsync", fsync, "--json", source, package]
             let cost = try Spawn.run(pkgtool, arguments, captureOutput: true)
             return Outcome(
                 cost: cost, filesWritten: JSONFields.integer(cost.standardOutput, "files_written"),

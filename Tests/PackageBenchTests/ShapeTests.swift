@@ -80,7 +80,12 @@ import Testing
             case .noChange:
                 #expect(changes.isEmpty)
                 #expect(after.rootHash == before.rootHash)
-            case .smallEdit, .mediaPatch, .mediaReplaced:
+            case .mediaPatch:
+                // Issue 4's scenario: 1 MiB inside a media file, and one JSON page.
+                #expect(statuses == ["M", "M"])
+                #expect(edit.filesChanged == 2)
+                #expect(edit.bytesChanged == changes.reduce(0) { $0 + $1.newEntry!.size })
+            case .smallEdit, .mediaReplaced:
                 #expect(statuses == ["M"])
                 #expect(edit.filesChanged == 1)
                 #expect(edit.bytesChanged == changes[0].newEntry!.size)
