@@ -84,4 +84,49 @@ struct SaveCommandTests {
         }
         #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", "a", "b", "doc.pkg"])
     }
+
+    @Test("--keep-previous: the replaced version stays beside the package and is updated next time; refused for journaled")
+    func keepPrevious() throws {
+        let directory = try TemporaryDirectory("cli-keep")
+        let source = directory.url("src")
+        let package = directory.url("doc.pkg")
+        try makeSource(source, variant: 1)
+        let save = ["save", "--strategy", "atomic", "--keep-previous", "--fsync", "none", "--json", source, package]
+        #expect(pkgtool(save).status == .success)
+        let first = try Trees.contentHash(package)
+        try Files.write(source + "/pages/3.txt", "edited")
+        #expect(pkgtool(save).output.contains(#""reused_previous": false"#))
+        #expect(try Trees.contentHash(directory.url(".doc.pkg.pkgtool-previous")) == first)
+        try Files.write(source + "/pages/4.txt", "edited too")
+        let third = pkgtool(save)
+        #expect(third.status == .success)
+        #expect(third.output.contains(#""reused_previous": true"#))
+        #expect(third.output.contains(#""files_written": 1"#))
+        #expect(pkgtool("diff", source, package).status == .success)
+        #expect(pkgtool("verify", package).status == .success)
+        #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", ".doc.pkg.pkgtool-previous", "doc.pkg", "src"])
+
+        let refused = pkgtool("save", "--keep-previous", source, package)
+        #expect(refused.status == .failure)
+        #expect(refused.errors == ["keeping the previous version applies to the atomic strategy, not journaled"])
+
+        // Two processes racing with the option: the package is always one of them and verifies.
+        try makeSource(directory.url("b"), variant: 2)
+        let hashes = try [Trees.contentHash(source), Trees.contentHash(directory.url("b"))]
+        for round in 0..<4 {
+            let processes = try [source, directory.url("b")].map { from -> Process in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
+                process.arguments = ["save", "--strategy", "atomic", "--keep-previous", "--fsync", "none", from, package]
+                try process.run()
+                return process
+            }
+            for process in processes {
+                process.waitUntilExit()
+                #expect(process.terminationStatus == 0)
+            }
+            #expect(hashes.contains(try Trees.contentHash(package)), "round \(round)")
+            #expect(pkgtool("verify", package).status == .success, "round \(round)")
+        }
+    }
 }
