@@ -117,15 +117,14 @@ final class ScanContext: Sendable {
         var listed: [(name: String, status: FileStatus)] = []
         for entry in try DirectoryListing.entries(in: handle) {
             if node.path.isEmpty && scanner.excludedTopLevelNames.contains(entry.name) { continue }
-            let relative = node.childPath(entry.name)
             let status: FileStatus
             do {
                 status = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false))
             } catch {
-                throw FileSystemError(.stat, path: displayPath(relative), errno: error)
+                throw FileSystemError(.stat, path: displayPath(node.childPath(entry.name)), errno: error)
             }
             guard status.kind.isPackageContent else {
-                skipped.withLock { $0.append((relative, status.kind)) }
+                skipped.withLock { $0.append((node.childPath(entry.name), status.kind)) }
                 continue
             }
             listed.append((entry.name, status))
