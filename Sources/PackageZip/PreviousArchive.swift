@@ -116,15 +116,22 @@ enum PreviousArchive {
         }
     }
 
-    /// Makes `previousPath` a second name of the file at `output`, replacing what was there.
+    /// Makes `previousPath` a second name of the file at `output`, replacing what was there
+    /// (a symbolic link is replaced, not followed; a file with other names keeps them).
     private static func link(_ output: String, as previousPath: String) throws(FileSystemError) {
         let held = temporaryPath(near: output)
-        try FileSystem.link(output, to: held)
-        do {
-            try FileSystem.rename(held, to: previousPath)
+        do throws(FileSystemError) {
+            try FileSystem.link(output, to: held)
+            do {
+                try FileSystem.rename(held, to: previousPath)
+            } catch {
+                try? FileSystem.remove(held)
+                throw error
+            }
         } catch {
-            try? FileSystem.remove(held)
-            throw error
+            var explained = error
+            explained.reason = "keeping the archive being replaced as the previous one"
+            throw explained
         }
     }
 
