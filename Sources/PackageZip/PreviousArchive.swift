@@ -4,8 +4,8 @@ import PackageCore
 /// Double buffering for repacks (`ZipPackOptions.keepsPrevious`, `pack --keep-previous`).
 ///
 /// Writing a 1 GiB archive into a new file makes the kernel allocate its blocks and fill
-/// fresh page-cache pages, and the rename that replaces the old archive frees the old
-/// blocks: on ext4 without reflinks that is most of a repack's time. Overwriting a file
+/// fresh page-cache pages, and replacing the old archive frees its blocks and pages: on
+/// ext4 without reflinks that is most of a repack's time. Overwriting a file
 /// whose blocks exist (and whose pages are often cached) costs a fraction of it. So the
 /// archive a pack replaces is kept beside it as `.NAME.pkgtool-previous`, and the next pack
 /// writes the whole new archive into that inode, from offset 0, trusting none of its old
@@ -15,7 +15,8 @@ import PackageCore
 ///
 /// After a pack completes, the previous file holds the archive that pack replaced. During
 /// a pack it is scratch, and a pack that fails or is killed may leave it holding anything;
-/// NAME is untouched until the exchange.
+/// NAME is untouched until the exchange. Two packs to one output take turns over it (an
+/// OFD lock, held until the exchange is done).
 enum PreviousArchive {
     static let suffix = ".pkgtool-previous"
 
@@ -34,7 +35,7 @@ enum PreviousArchive {
     /// or not a regular file) writes as `AtomicFile` does and keeps nothing.
     ///
     /// - Returns: whether the previous file's blocks were written over.
-    /// - Complexity: the writes `body` makes, an `ftruncate`, and an exchange; with
+    /// - Complexity: the writes `body` makes, a lock, an `ftruncate` and an exchange; with
     ///   `.full` durability, an fsync of the file and of the directory.
     static func write(
         to output: String, sparing base: ZipArchive?, permissions: UInt32, durability: Durability,
@@ -45,38 +46,43 @@ enum PreviousArchive {
             return false
         }
         let previousPath = path(for: output)
-        let previous = try FileSystem.statusIfExists(previousPath)
         let spared = try base?.file.status()
-        if let file = try openForOverwriting(previousPath, status: previous, output: current, sparing: spared) {
+        if let file = try openForOverwriting(previousPath, output: current, sparing: spared) {
             let length = try body(file)
             try file.truncate(to: length)
             try file.setPermissions(permissions)
             if durability == .full { try file.sync() }
-            try file.close()
             try swap(previousPath, with: output)
+            // Closing releases the lock, only now that the name has moved on.
+            try file.close()
             if durability == .full { try FileSystem.syncDirectory(directory(of: output)) }
             return true
         }
         // A new file, as without the option. Just before it is renamed over `output`, the
         // archive it replaces gets the previous file's name as a second link, so the rename
         // frees nothing, and if keeping it fails, nothing has been replaced.
-        let alreadyKept = previous.map { $0.inode == current.inode && $0.device == current.device } ?? false
         try AtomicFile.write(
             to: output, permissions: permissions, durability: durability,
-            beforeReplacing: { _ in if !alreadyKept { try link(output, as: previousPath) } }
+            beforeReplacing: { _ in try link(output, as: previousPath) }
         ) { _ = try body($0) }
         return false
     }
 
-    /// The previous file open for writing, or nil when it must not be written through.
+    /// The previous file open for writing and locked, or nil when it must not be written
+    /// through.
+    ///
+    /// Two packs to one output may race for it: the lock (an OFD lock, which the kernel
+    /// drops when a killed process's descriptor closes) makes the second wait, and once it
+    /// holds the lock it checks that the name still leads to this file, which the first
+    /// one's exchange may have made the output or the base.
     private static func openForOverwriting(
-        _ path: String, status: FileStatus?, output: FileStatus, sparing base: FileStatus?
+        _ path: String, output: FileStatus, sparing base: FileStatus?
     ) throws(FileSystemError) -> FileDescriptor? {
         func overwritable(_ status: FileStatus) -> Bool {
             status.kind == .regular && status.linkCount == 1 && status.device == output.device
                 && !(base.map { $0.inode == status.inode && $0.device == status.device } ?? false)
         }
-        guard let status, overwritable(status) else { return nil }
+        guard let named = try FileSystem.statusIfExists(path), overwritable(named) else { return nil }
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(path, access: .writeOnly, options: [.noFollow, .nonBlocking])
@@ -89,8 +95,12 @@ enum PreviousArchive {
             if let code = error.errno, declined.contains(code) { return nil }
             throw error
         }
+        // Where the file system cannot lock, a new file is the safe way.
+        guard (try? file.lock(exclusive: true)) != nil else { return nil }
         let opened = try file.status()
-        guard opened.inode == status.inode, opened.device == status.device, overwritable(opened) else { return nil }
+        guard let stillNamed = try FileSystem.statusIfExists(path), stillNamed.inode == opened.inode,
+            stillNamed.device == opened.device, overwritable(opened)
+        else { return nil }
         return file
     }
 
@@ -118,9 +128,19 @@ enum PreviousArchive {
 
     /// Makes `previousPath` a second name of the file at `output`, replacing what was there
     /// (a symbolic link is replaced, not followed; a file with other names keeps them).
+    /// Nothing to do when it already is one (a crash between this and the rename after it).
+    /// A pack writing over the file there is waited for (its lock), so that its exchange
+    /// still finds its own file under the name.
     private static func link(_ output: String, as previousPath: String) throws(FileSystemError) {
         let held = temporaryPath(near: output)
         do throws(FileSystemError) {
+            let waited = waitForWriter(previousPath)
+            defer { withExtendedLifetime(waited) {} }
+            if let kept = try FileSystem.statusIfExists(previousPath), let current = try FileSystem.statusIfExists(output),
+                kept.inode == current.inode, kept.device == current.device
+            {
+                return
+            }
             try FileSystem.link(output, to: held)
             do {
                 try FileSystem.rename(held, to: previousPath)
@@ -133,6 +153,14 @@ enum PreviousArchive {
             explained.reason = "keeping the archive being replaced as the previous one"
             throw explained
         }
+    }
+
+    /// The file at `path` under a shared lock, once no pack holds it to write over it;
+    /// nil when there is none (or it cannot be locked: then nothing is waited for).
+    private static func waitForWriter(_ path: String) -> SharedDescriptor? {
+        guard let file = try? FileDescriptor.open(path, options: [.noFollow, .nonBlocking]) else { return nil }
+        guard (try? file.status())?.kind == .regular, (try? file.lock(exclusive: false)) != nil else { return nil }
+        return SharedDescriptor(file)
     }
 
     private static func temporaryPath(near output: String) -> String {

@@ -296,3 +296,30 @@ struct PreviousArchiveTests {
         }
     }
 }
+
+@Suite("Concurrent repacks over one previous archive")
+struct ConcurrentPreviousArchiveTests {
+    @Test("two packs of different trees racing to one output: it always ends as one of them, whole")
+    func racingPacks() async throws {
+        let directory = try TemporaryDirectory("zip-previous-race")
+        let sources = [directory.url("a"), directory.url("b")]
+        try makeSampleTree(sources[0], seed: 1, bigSize: 3_000_000)
+        try makeSampleTree(sources[1], seed: 2, bigSize: 1_000_000)
+        try Files.writeRandom(sources[1] + "/media/extra.bin", size: 2_000_000, seed: 9)
+        let expected = try sources.map { try PreviousArchiveTests.freshPack($0) }
+        let output = directory.url("out.zip")
+        _ = try ZipPacker.pack(sources[0], to: output, options: PreviousArchiveTests.keeping)
+        for round in 0..<12 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for source in sources {
+                    group.addTask { _ = try ZipPacker.pack(source, to: output, options: PreviousArchiveTests.keeping) }
+                }
+                try await group.waitForAll()
+            }
+            let now = try Files.read(output)
+            #expect(now == expected[0] || now == expected[1], "round \(round): the output is neither archive")
+            let previous = try Files.read(directory.url(".out.zip.pkgtool-previous"))
+            #expect(previous == expected[0] || previous == expected[1], "round \(round): the previous file is neither archive")
+        }
+    }
+}
