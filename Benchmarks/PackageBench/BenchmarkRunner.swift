@@ -272,7 +272,7 @@ public struct BenchmarkRunner {
             "small_pack_speed_vs_zip6": ("100,000 small files: pack speed vs zip -r -6", 1.7, true),
             "unpack_speed_vs_fastest": ("unpack speed vs the fastest of unzip, bsdtar, 7z", 1, true),
             "verify_speed_vs_7z": ("verify speed vs 7z t", 1, true),
-            "repack_time_vs_zip_u": ("repack after one small file changed: time vs zip -u", 0.5, false),
+            "repack_time_vs_zip_u": ("repack after one small file changed (--keep-previous): time vs zip -u", 0.5, false),
         ]
         var checks: [Check] = []
         for (name, number) in figures {

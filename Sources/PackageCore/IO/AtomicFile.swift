@@ -22,10 +22,15 @@ public enum AtomicFile {
 
     /// Writes `path` through `body`, which receives a descriptor open for writing.
     ///
+    /// - Parameter beforeReplacing: runs with the directory open once the new file is
+    ///   complete and named, just before it is renamed over `path`; if it throws, nothing
+    ///   is replaced. Pack's `--keep-previous` links the archive being replaced to its
+    ///   second name there, so that the rename frees no blocks and fails before, not after.
     /// - Complexity: the writes `body` makes, plus two fsyncs (file and directory) and a
     ///   rename, with `.full` durability.
     public static func write(
         to path: String, permissions: UInt32 = 0o644, durability: Durability = .full,
+        beforeReplacing: (borrowing FileDescriptor) throws -> Void = { _ in },
         _ body: (borrowing FileDescriptor) throws -> Void
     ) throws {
         let (directoryPath, name) = split(path)
@@ -42,6 +47,7 @@ public enum AtomicFile {
                 named = true
             }
             try file.close()
+            try beforeReplacing(directory)
             try FileSystem.rename(
                 temporaryName, to: name, fromDirectory: directory.rawValue, toDirectory: directory.rawValue)
             named = false

@@ -9,7 +9,8 @@ enum PackCommand: Command {
     static let spec = CommandSpec(
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
-        arguments: "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] SRC OUT.zip",
+        arguments:
+            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
@@ -22,6 +23,9 @@ enum PackCommand: Command {
                 help: "one modification time for every entry, Unix seconds (default: $SOURCE_DATE_EPOCH, else each file's)"),
             OptionSpec("fresh", help: "do not reuse an existing OUT.zip: compress everything"),
             OptionSpec("sync", help: "fsync OUT.zip (and its directory) before and after it replaces the old one"),
+            OptionSpec(
+                "keep-previous",
+                help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
         ],
         positionals: 2...2,
         details: """
@@ -30,6 +34,9 @@ enum PackCommand: Command {
             (Specs/zip.md). Files that do not compress (judged from a sample) are stored.
             The same tree with the same --mtime gives the same bytes, whatever --jobs.
             OUT.zip is replaced atomically: readers see the old archive or the new one.
+            With --keep-previous the archive OUT.zip replaces is kept beside it, hidden, and
+            the next pack writes into that file's blocks and swaps the two names: a repack
+            costs a fraction of writing a new file. Without the flag such a file is left alone.
             """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
@@ -41,6 +48,7 @@ enum PackCommand: Command {
         options.reuseExistingOutput = !arguments.flag("fresh")
         options.first = arguments.value("first")
         options.durability = arguments.flag("sync") ? .full : .none
+        options.keepsPrevious = arguments.flag("keep-previous")
         if let text = arguments.value("mtime") ?? environmentValue("SOURCE_DATE_EPOCH") {
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw UsageError("--mtime (or SOURCE_DATE_EPOCH) expects Unix seconds, not '\(text)'", usageLine: usage)
