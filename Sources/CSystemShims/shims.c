@@ -105,3 +105,7 @@ const char *pkg_errno_name(int code) {
     default: return NULL;
     }
 }
+
+int pkg_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : -errno;
+}

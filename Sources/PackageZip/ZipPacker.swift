@@ -28,10 +28,11 @@ public struct ZipPackOptions: Sendable {
     /// writes the next pack into that file's blocks, then swaps the two names atomically.
     /// Filling a new file (new blocks, new page-cache pages) and freeing the replaced one
     /// is most of a repack's time; overwriting blocks that exist is a fraction of it: a
-    /// repack after a small edit took 0.19–0.30× of `zip -u`'s time, against 1.4–1.6× without
+    /// repack after a small edit took 0.19–0.35× of `zip -u`'s time, against 1.4–1.6× without
     /// (Specs/zip.md, "Keeping the previous archive"). The cost: the previous archive
-    /// occupies its full size on disk. Without `.full` durability, a machine crash right
-    /// after a pack can leave the output torn, which the default path's rename avoids.
+    /// occupies its full size on disk. Without `.full` durability the write-back is only
+    /// started before the exchange (as ext4 does for a rename), not awaited: a machine
+    /// crash right after a pack can leave the output torn; `verify` detects it.
     /// When false, a previous file left by an earlier pack is left alone.
     public var keepsPrevious: Bool
     /// Called on the writing thread with the input bytes of each entry written.

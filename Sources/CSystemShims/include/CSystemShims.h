@@ -25,6 +25,10 @@ extern const unsigned int PKG_RENAME_NOREPLACE;
 extern const unsigned int PKG_RENAME_EXCHANGE;
 
 /// copy_file_range(2): copies in the kernel between two descriptors, without user-space buffers.
+/// sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE): start write-back of every dirty page
+/// of the file without waiting for it.
+int pkg_start_writeback(int fd);
+
 ssize_t pkg_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off_out, size_t len);
 
 /// Open file description (OFD) locks on the whole file, fcntl(F_OFD_SETLK[W]).

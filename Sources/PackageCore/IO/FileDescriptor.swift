@@ -226,6 +226,14 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
+    /// Starts writing the file's dirty pages back without waiting for them
+    /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`): what ext4 does by itself when a file
+    /// renamed over another was just written (`auto_da_alloc`), for writes that replace a
+    /// file by other means. Not a durability promise; best effort, errors ignored.
+    public func startWriteback() {
+        _ = pkg_start_writeback(rawValue)
+    }
+
     public func truncate(to length: Int64) throws(FileSystemError) {
         do { try Syscall.ftruncate(rawValue, length, path: path) } catch {
             throw FileSystemError(.truncate, path: path, errno: error)
