@@ -113,15 +113,10 @@ extension SaveContext {
         for index in toWrite { units += plan.new.entries[index].size }
         progress.plan(files: toWrite.count + pendingLinks.count, bytes: units)
         for index in toWrite {
-            let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
-            writtenStatus[index] = written.status
-            if plan.unchangedOld[index] != nil && !modeChangedInPackage.contains(index) {
-                statistics.filesCopiedForLinks += 1
-                statistics.bytesCopiedForLinks += written.size
-            } else {
-                statistics.filesWritten += 1
-                statistics.bytesWritten += written.size
-            }
+            try writeStagedFile(
+                index, into: staging,
+                standsInForLink: plan.unchangedOld[index] != nil && !modeChangedInPackage.contains(index),
+                statistics: &statistics)
         }
         let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
         let window: ClosedRange<Int64>? = windowStart...FileClock.upperBound()

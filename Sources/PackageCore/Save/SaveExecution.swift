@@ -311,15 +311,9 @@ final class SaveContext {
                     pendingLinks.append(PendingLink(from: plan.old.entries[oldIndex].path, to: entry.path, index: index))
                     continue
                 }
-                let written = try writeFile(index, named: entry.path, in: staging.rawValue)
-                writtenStatus[index] = written.status
-                if plan.unchangedOld[index] != nil && !copyEverything {
-                    statistics.filesCopiedForLinks += 1
-                    statistics.bytesCopiedForLinks += written.size
-                } else {
-                    statistics.filesWritten += 1
-                    statistics.bytesWritten += written.size
-                }
+                try writeStagedFile(
+                    index, into: staging, standsInForLink: plan.unchangedOld[index] != nil && !copyEverything,
+                    statistics: &statistics)
             }
         }
         let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
@@ -334,6 +328,22 @@ final class SaveContext {
             for directory in directories.reversed() {
                 try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
             }
+        }
+    }
+
+    /// Writes new entry `index` into the staging tree and counts it: as a copy standing in
+    /// for a link (unchanged content), or as a file written.
+    func writeStagedFile(
+        _ index: Int, into staging: borrowing FileDescriptor, standsInForLink: Bool, statistics: inout SaveStatistics
+    ) throws {
+        let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+        writtenStatus[index] = written.status
+        if standsInForLink {
+            statistics.filesCopiedForLinks += 1
+            statistics.bytesCopiedForLinks += written.size
+        } else {
+            statistics.filesWritten += 1
+            statistics.bytesWritten += written.size
         }
     }
 
