@@ -360,10 +360,7 @@ final class SaveContext {
         guard let code = outcome.impossibleBecause else { return (outcome.linked, false) }
         statistics.notes.append("hard links are impossible here (\(code.name)): unchanged files were copied instead")
         for index in outcome.notLinked {
-            let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
-            writtenStatus[index] = written.status
-            statistics.filesCopiedForLinks += 1
-            statistics.bytesCopiedForLinks += written.size
+            try writeStagedFile(index, into: staging, standsInForLink: true, statistics: &statistics)
         }
         return (outcome.linked, true)
     }
