@@ -3,6 +3,7 @@ import PackageCore
 /// What the structural pass over an archive found.
 struct ParsedArchive {
     var entries: [ZipEntry]
+    var tree: PathTree
     var comment: String
     var centralDirectoryOffset: Int64
     var isZip64: Bool
@@ -102,10 +103,10 @@ struct ArchiveParser {
             entries.removeAll { $0.path.isEmpty }
             for index in entries.indices { entries[index].index = index }
         }
-        try checkPaths(entries)
+        let tree = try checkPaths(entries)
         try checkTotals(entries)
         return ParsedArchive(
-            entries: entries, comment: String(decoding: end.comment, as: UTF8.self),
+            entries: entries, tree: tree, comment: String(decoding: end.comment, as: UTF8.self),
             centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil)
     }
 
@@ -335,11 +336,16 @@ struct ArchiveParser {
         }
         // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
         // as without the prefix; the root entry itself is checked like any other, then dropped.
-        while name.hasPrefix("./") { name.removeFirst(2) }
+        name = ZipNames.droppingDotSlashes(name)
         let isRoot = name.isEmpty && !shownName.isEmpty
         if isRoot { name = "./" }
         if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
             throw fail(problem.contains("long") ? .limit : .unsafeName, name, problem)
+        }
+        if !isRoot, ZipNames.isReservedTopLevel(name) {
+            throw fail(
+                .reservedName, name,
+                "'\(PackageLayout.metadataDirectoryName)' at the top holds pkgtool's own state, which is never taken from an archive (remove it: zip -d ARCHIVE '\(PackageLayout.metadataDirectoryName)/*')")
         }
         guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
         if flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || methodValue == 99 {
@@ -363,14 +369,17 @@ struct ArchiveParser {
                 .inconsistent, name, "a stored entry with different sizes (\(compressed) stored, \(uncompressed) declared)")
         }
 
-        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19).
+        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19)
+        // and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
+        // no mode, and files get 0644, directories 0755. A stored mode is restored as it
+        // is, 0000 included, without set-id and sticky bits.
         let host = versionMadeBy >> 8
         let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
+        let hasUnixMode = unixMode != 0
         var kind: FileKind = .regular
-        var permissions: UInt32 = 0o644
         if name.hasSuffix("/") {
             kind = .directory
-        } else if unixMode != 0 {
+        } else if hasUnixMode {
             switch unixMode & 0o170000 {
             case 0o120000: kind = .symbolicLink
             case 0o040000: kind = .directory
@@ -382,8 +391,12 @@ struct ArchiveParser {
         } else if external & 0x10 != 0 && (host == 0 || host == 10 || host == 11 || host == 14) {
             kind = .directory
         }
-        if kind == .directory { permissions = 0o755 }
-        if unixMode & 0o777 != 0 { permissions = unixMode & 0o777 }
+        if kind == .directory && !name.hasSuffix("/") && !isRoot {
+            throw fail(
+                .inconsistent, name,
+                "a directory entry (by its \(hasUnixMode ? "Unix mode" : "MS-DOS attribute")) whose name lacks the trailing '/' (other tools would extract it as a file)")
+        }
+        let permissions: UInt32 = hasUnixMode ? unixMode & 0o777 : (kind == .directory ? 0o755 : 0o644)
         if isRoot && kind != .directory { throw fail(.unsafeName, shownName, "the name '.' is not a directory") }
         if kind == .directory && uncompressed != 0 {
             throw fail(.inconsistent, name, "a directory entry with \(uncompressed) bytes of data")
@@ -490,7 +503,7 @@ struct ArchiveParser {
             // Compare raw bytes with the central name when it was UTF-8; a CP437 or
             // Unicode-path name is compared after decoding the same way.
             guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
-            while decoded.hasPrefix("./") { decoded.removeFirst(2) }
+            decoded = ZipNames.droppingDotSlashes(decoded)
             return decoded == (entry.path.isEmpty ? "" : name)
         }()
         let extra = UnsafeRawBufferPointer(rebasing: variable[nameLength..<(nameLength + extraLength)])
@@ -537,7 +550,7 @@ struct ArchiveParser {
                 .inconsistent, name,
                 "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
         }
-        guard centralNameMatches || unicodeName.map({ $0.hasPrefix("./") ? String($0.dropFirst(2)) : $0 }) == name else {
+        guard centralNameMatches || unicodeName.map(ZipNames.droppingDotSlashes) == name else {
             throw fail(.inconsistent, name, "the local header names a different file")
         }
         if let localHash, let centralHash = entry.contentHash, localHash != centralHash {
@@ -596,30 +609,37 @@ struct ArchiveParser {
 
     // MARK: Paths and totals
 
-    /// Refuses duplicates, entries beneath files or links.
-    func checkPaths(_ entries: [ZipEntry]) throws {
-        var kinds: [PathKey: FileKind] = [:]
-        kinds.reserveCapacity(entries.count)
-        for entry in entries {
-            if kinds.updateValue(entry.kind, forKey: PathKey(entry.path)) != nil {
+    /// Builds the archive's path tree, refusing duplicates and entries beneath files or
+    /// links. The directories the entries imply count against the entry limit: each is
+    /// created on extraction (one entry 2,047 levels deep makes 2,047 directories).
+    ///
+    /// - Complexity: O(bytes of all names), whatever the depth.
+    func checkPaths(_ entries: [ZipEntry]) throws -> PathTree {
+        var tree = PathTree(expectedEntries: entries.count)
+        for (index, entry) in entries.enumerated() {
+            switch tree.insert(entry: index, path: entry.path, kind: entry.kind, maximumNodes: limits.maximumEntries) {
+            case .inserted: break
+            case .duplicate:
                 throw fail(.duplicate, entry.name, "the archive holds this path more than once")
-            }
-        }
-        for entry in entries {
-            var parent = Substring(entry.path)
-            while let slash = parent.lastIndex(of: "/") {
-                parent = parent[..<slash]
-                guard let kind = kinds[PathKey(parent)] else { continue }
-                if kind == .symbolicLink {
+            case .beneath(let deeper, let ancestor):
+                let name = entries[Int(deeper)].name
+                let parent = ZipError.printable(tree.path(of: ancestor))
+                // An implied directory the current entry lands on takes the entry's kind.
+                let ancestorNode = tree.nodes[Int(ancestor)]
+                let ancestorKind = ancestorNode.entry >= 0 ? ancestorNode.kind : entry.kind
+                if ancestorKind == .symbolicLink {
                     throw fail(
-                        .symlinkEscape, entry.name,
+                        .symlinkEscape, name,
                         "the entry lies beneath the symbolic link '\(parent)' (extracting it would write through the link)")
                 }
-                if kind != .directory {
-                    throw fail(.duplicate, entry.name, "the entry lies beneath '\(parent)', which is a file")
-                }
+                throw fail(.duplicate, name, "the entry lies beneath '\(parent)', which is a file")
+            case .tooMany:
+                throw fail(
+                    .limit, nil,
+                    "the entries and the directories their paths imply are more than the limit of \(limits.maximumEntries)")
             }
         }
+        return tree
     }
 
     func checkTotals(_ entries: [ZipEntry]) throws {
