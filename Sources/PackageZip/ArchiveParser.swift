@@ -72,6 +72,11 @@ struct ArchiveParser {
                 let moved = try? read(file, at: centralOffset + shift, count: 4, what: "central directory"),
                 moved.withUnsafeBytes({ $0.le32(0) }) == ZipFormat.centralHeaderSignature
             {
+                if startsWithLocalHeader(file) {
+                    throw fail(
+                        .inconsistent, nil,
+                        "the end record says the central directory starts at offset \(centralOffset), but it starts at \(centralOffset + shift) (a wrong offset: the file starts with a local header, not with other data)")
+                }
                 throw fail(
                     .junk, nil,
                     "\(shift) bytes of other data precede the archive (self-extractors and prefixed archives are not accepted)")
@@ -142,6 +147,7 @@ struct ArchiveParser {
             }
             throw fail(.notAnArchive, nil, "not a ZIP archive (no end-of-central-directory record)")
         }
+        try refuseHiddenRecords(in: tail, commentStart: position + ZipFormat.endRecordSize)
         var record = tail.withUnsafeBytes { bytes in
             EndRecord(
                 position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
@@ -168,6 +174,32 @@ struct ArchiveParser {
             throw fail(.inconsistent, nil, "the end record's fields are ZIP64 markers, but there is no ZIP64 locator")
         }
         return record
+    }
+
+    /// Refuses an archive whose comment holds another end record (classic or ZIP64) or a
+    /// central directory header: an archive hidden in the comment. Readers that take the
+    /// last end-record signature in the file (python's zipfile, unzip, bsdtar) would read
+    /// that one; we would read the outer one: the archive reads two ways.
+    func refuseHiddenRecords(in tail: [UInt8], commentStart: Int) throws {
+        let hidden: [(UInt32, String)] = [
+            (ZipFormat.endSignature, "an end-of-central-directory record"),
+            (ZipFormat.centralHeaderSignature, "a central directory header"),
+            (ZipFormat.zip64EndSignature, "a ZIP64 end record"),
+            (ZipFormat.zip64LocatorSignature, "a ZIP64 end locator"),
+        ]
+        try tail.withUnsafeBytes { bytes in
+            var position = commentStart
+            while position + 4 <= bytes.count {
+                if bytes[position] == 0x50, bytes[position + 1] == 0x4B,
+                    let (_, what) = hidden.first(where: { $0.0 == bytes.le32(position) })
+                {
+                    throw fail(
+                        .ambiguous, nil,
+                        "the archive comment holds \(what) (an archive hidden in the comment, which other tools would read instead)")
+                }
+                position += 1
+            }
+        }
     }
 
     func readZip64End(_ file: borrowing FileDescriptor, locator tail: [UInt8], at position: Int, record: inout EndRecord)
@@ -409,7 +441,8 @@ struct ArchiveParser {
             crc32: crc, compressedSize: Int64(compressed), uncompressedSize: Int64(uncompressed),
             contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
             dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
-            dosTime: dosTime, dosDate: dosDate, flags: flags, pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
+            dosTime: dosTime, dosDate: dosDate, flags: flags, extendedModificationTime: modificationSeconds,
+            pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
@@ -433,17 +466,32 @@ struct ArchiveParser {
         for index in order {
             var entry = entries[index]
             let name = entry.name
+            if entry.localHeaderOffset >= centralOffset {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
+            }
             if let previousName, entry.localHeaderOffset < previousEnd {
                 throw fail(
                     .overlap, name,
                     "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
             }
             if previousName != nil, entry.localHeaderOffset > previousEnd {
+                if isLocalHeader(file, at: previousEnd, window: window) {
+                    throw fail(
+                        .inconsistent, name,
+                        "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
+                }
                 throw fail(
                     .inconsistent, name,
                     "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
             }
             if previousName == nil && entry.localHeaderOffset != 0 {
+                if isLocalHeader(file, at: 0, window: window) {
+                    throw fail(
+                        .inconsistent, name,
+                        "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
+                }
                 throw fail(
                     .junk, nil,
                     "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
@@ -465,6 +513,20 @@ struct ArchiveParser {
         } else if centralOffset != 0 {
             throw fail(.junk, nil, "\(centralOffset) bytes of other data precede the (empty) central directory")
         }
+    }
+
+    /// Whether a local header signature is at `offset` (for messages about wrong offsets).
+    func isLocalHeader(_ file: borrowing FileDescriptor, at offset: Int64, window: ReadWindow) -> Bool {
+        guard let bytes = try? window.bytes(file, at: offset, count: 4, parser: self, what: "local header", entry: "")
+        else { return false }
+        return bytes.le32(0) == ZipFormat.localHeaderSignature
+    }
+
+    /// Whether the file starts with a local header: then it has no prefix (a self-extractor's
+    /// code would come first), and a shifted offset is a wrong one.
+    func startsWithLocalHeader(_ file: borrowing FileDescriptor) -> Bool {
+        guard let bytes = try? read(file, at: 0, count: 4, what: "first local header") else { return false }
+        return bytes.withUnsafeBytes { $0.le32(0) } == ZipFormat.localHeaderSignature
     }
 
     func checkLocalHeader(
@@ -514,6 +576,7 @@ struct ArchiveParser {
         var localHash: ContentHash?
         var hasZip64 = false
         var unicodeName: String?
+        var localModificationSeconds: Int64?
         for item in records {
             let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
             if ZipFormat.singleExtraIDs.contains(item.id) {
@@ -538,6 +601,8 @@ struct ArchiveParser {
                 {
                     unicodeName = unicode
                 }
+            case ZipFormat.extendedTimestampID:
+                if data.count >= 5, data[0] & 1 != 0 { localModificationSeconds = Int64(data.le32(1)) }
             case ZipFormat.contentHashID:
                 localHash = try parseContentHash(data, entry: name)
             default: break
@@ -552,6 +617,13 @@ struct ArchiveParser {
         }
         guard centralNameMatches || unicodeName.map(ZipNames.droppingDotSlashes) == name else {
             throw fail(.inconsistent, name, "the local header names a different file")
+        }
+        // unzip and bsdtar take the local time, python and we the central one: only
+        // agreement is safe (both fields present is already checked above).
+        if localModificationSeconds != entry.extendedModificationTime {
+            throw fail(
+                .inconsistent, name,
+                "the local and central extended timestamps (0x5455) disagree on the modification time (local \(describeSeconds(localModificationSeconds)), central \(describeSeconds(entry.extendedModificationTime)), in Unix seconds)")
         }
         if let localHash, let centralHash = entry.contentHash, localHash != centralHash {
             throw fail(.inconsistent, name, "the local and central headers disagree on the content hash")
@@ -700,6 +772,9 @@ final class ReadWindow {
         return UnsafeRawBufferPointer(rebasing: storage[from..<(from + count)])
     }
 }
+
+/// A Unix time in seconds for messages, or "none".
+func describeSeconds(_ seconds: Int64?) -> String { seconds.map { "\($0)" } ?? "none" }
 
 func hex16(_ value: UInt16) -> String { String(value, radix: 16).leftPadded(to: 4) }
 
