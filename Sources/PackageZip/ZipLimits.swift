@@ -20,13 +20,14 @@ public struct ZipLimits: Sendable, Equatable {
     /// is PATH_MAX (4,096) less its NUL: the longest path the kernel takes relative to the
     /// destination, which extraction opens by descriptor (its own path does not count).
     public var maximumNameLength: Int
-    /// Longest symbolic-link target, in bytes.
+    /// Longest symbolic-link target, in bytes: 4,095 by default, the most `symlinkat`
+    /// takes (PATH_MAX with the NUL; ENAMETOOLONG beyond).
     public var maximumLinkTargetLength: Int
 
     public init(
         maximumEntries: Int = 1_000_000, maximumTotalSize: Int64 = 64 << 30, maximumEntrySize: Int64 = 64 << 30,
         maximumRatio: Double = 1100, ratioThreshold: Int64 = 64 << 20, maximumNameLength: Int = 4095,
-        maximumLinkTargetLength: Int = 4096
+        maximumLinkTargetLength: Int = 4095
     ) {
         self.maximumEntries = maximumEntries
         self.maximumTotalSize = maximumTotalSize

@@ -117,6 +117,39 @@ struct UntrustedArchiveTests {
         #expect(pkgtool("unpack", directory.url("implied.zip"), directory.url("implied")).status == .success)
         let limited = pkgtool("verify", "--max-entries", "2000", directory.url("implied.zip"))
         #expect(limited.status == .failure && limited.errors.first?.contains("directories their paths imply") == true)
+        // A tree this deep needs a descriptor per level to remove recursively: rm does it in bounded space.
+        _ = try runProgram("/bin/rm", ["-rf", directory.url("out"), directory.url("implied")])
+    }
+
+    @Test("branches deep in the tree: every directory gets its own mode and time, whichever descriptors were kept")
+    func deepBranches() throws {
+        // A chain of 300 `a` directories; every 7th level also has a `b` directory with a file.
+        // Modes differ by level, so a mode set through the wrong descriptor shows.
+        func mode(_ level: Int) -> UInt32 { [0o755, 0o750, 0o711, 0o700, 0o705][level % 5] }
+        var entries: [Entry] = []
+        for level in 1...300 {
+            let chain = String(repeating: "a/", count: level)
+            entries.append(Self.withMode(Entry.directory(chain), 0o040000 | mode(level)))
+            if level % 7 == 0 {
+                entries.append(Self.withMode(Entry.directory(chain + "b/"), 0o040000 | mode(level + 1)))
+                entries.append(Entry(chain + "b/f", "level \(level)"))
+            }
+        }
+        let directory = try TemporaryDirectory("zip-branches")
+        try CraftedZip(entries.reversed()).write(to: directory.url("b.zip"))  // children before parents
+        #expect(pkgtool("unpack", directory.url("b.zip"), directory.url("out")).status == .success)
+        var handle = try FileDescriptor.openDirectory(directory.url("out"))
+        for level in 1...300 {
+            handle = try FileDescriptor.openDirectory("a", relativeTo: handle.rawValue)
+            #expect(try handle.status().permissions == mode(level), "level \(level)")
+            if level % 7 == 0 {
+                #expect(try FileSystem.status("b", relativeTo: handle.rawValue).permissions == mode(level + 1), "b at \(level)")
+                let file = try FileDescriptor.open("b/f", relativeTo: handle.rawValue)
+                var bytes = [UInt8](repeating: 0, count: 32)
+                let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0) }
+                #expect(Array(bytes[..<count]) == Array("level \(level)".utf8))
+            }
+        }
     }
 
     @Test("a chain of exactly 40 links is kept and works; one more is refused as too long, not as a loop")
@@ -311,6 +344,15 @@ struct UntrustedArchiveTests {
         #expect(Array(bytes[..<count]) == Array("long".utf8))
 
         try expectRefused(CraftedZip([Entry(path(4096), "x")]), "4096", phrase: "the path is 4096 bytes long, over the limit of 4095", kind: .limit)
+
+        // Link targets: 4,095 bytes is the most symlinkat takes.
+        let target = String(repeating: "t/", count: 2047) + "t"
+        try CraftedZip([Entry.symlink("l", to: target)]).write(to: directory.url("link.zip"))
+        #expect(pkgtool("unpack", directory.url("link.zip"), directory.url("link")).status == .success)
+        #expect(try FileSystem.readSymbolicLink(directory.url("link/l")) == target)
+        try expectRefused(
+            CraftedZip([Entry.symlink("l", to: target + "t")]), "target 4096", phrase: "the link target is 4096 bytes, over the limit of 4095",
+            kind: .limit)
     }
 
     @Test("messages name the real fault: an offset lie, a directory entry without its slash")
