@@ -49,6 +49,10 @@ struct PathTree: Sendable {
     private var table: [Int32]
     /// The node of each entry, by entry index.
     private(set) var nodeOfEntry: [Int32]
+    /// The last path inserted, its components' nodes and where each component ends.
+    private var recentPath: [UInt8] = []
+    private var recentNodes: [Int32] = []
+    private var recentEnds: [Int] = []
 
     init(expectedEntries: Int) {
         nodes = [Node(parent: -1, nameStart: 0, nameLength: 0, depth: 0, kind: .directory, entry: -1, firstUser: -1, hash: 0)]
@@ -66,13 +70,35 @@ struct PathTree: Sendable {
     /// Adds entry `index` at `path` ("/"-separated, no trailing slash, already checked by
     /// `ZipNames.problem`), creating the implied directories above it.
     ///
+    /// The components `path` shares with the previous path inserted are not looked up
+    /// again: archives list a directory's contents together, so most of a deep path is
+    /// usually the previous one's.
+    ///
     /// - Complexity: O(bytes of `path`) expected.
     mutating func insert(entry index: Int, path: String, kind: FileKind, maximumNodes: Int) -> Outcome {
         var path = path
         return path.withUTF8 { bytes in
             var node = Self.root
             var start = 0
-            for end in 0...bytes.count where end == bytes.count || bytes[end] == UInt8(ascii: "/") {
+            // The previous path's components that this one shares, as whole components.
+            let shared = Self.commonPrefix(bytes, recentPath)
+            var chain: [Int32] = []
+            var ends: [Int] = []
+            for (position, end) in recentEnds.enumerated() {
+                guard end <= shared, end < bytes.count, bytes[end] == UInt8(ascii: "/") else { break }
+                let reused = recentNodes[position]
+                guard nodes[Int(reused)].kind == .directory else { return .beneath(entry: Int32(index), ancestor: reused) }
+                node = reused
+                chain.append(reused)
+                ends.append(end)
+                start = end + 1
+            }
+            defer {
+                recentPath = Array(bytes)
+                recentNodes = chain
+                recentEnds = ends
+            }
+            for end in start...bytes.count where end == bytes.count || bytes[end] == UInt8(ascii: "/") {
                 let component = UnsafeBufferPointer(rebasing: bytes[start..<end])
                 let isLast = end == bytes.count
                 start = end + 1
@@ -85,15 +111,21 @@ struct PathTree: Sendable {
                         guard kind == .directory else { return .beneath(entry: nodes[Int(child)].firstUser, ancestor: child) }
                         nodes[Int(child)].entry = Int32(index)
                         nodeOfEntry[index] = child
+                        chain.append(child)
+                        ends.append(end)
                         return .inserted(child)
                     }
                     guard nodes[Int(child)].kind == .directory else { return .beneath(entry: Int32(index), ancestor: child) }
                     node = child
+                    chain.append(child)
+                    ends.append(end)
                 } else {
                     guard nodes.count - 1 < maximumNodes else { return .tooMany }
                     node = add(
                         parent: node, component, hash: hash, kind: isLast ? kind : .directory,
                         entry: isLast ? Int32(index) : -1, user: Int32(index))
+                    chain.append(node)
+                    ends.append(end)
                     if isLast {
                         nodeOfEntry[index] = node
                         return .inserted(node)
@@ -101,6 +133,16 @@ struct PathTree: Sendable {
                 }
             }
             return .inserted(node)  // unreachable: the last component returns above
+        }
+    }
+
+    /// The number of leading bytes `a` and `b` have in common.
+    private static func commonPrefix(_ a: UnsafeBufferPointer<UInt8>, _ b: [UInt8]) -> Int {
+        b.withUnsafeBufferPointer { b in
+            let limit = min(a.count, b.count)
+            var index = 0
+            while index < limit && a[index] == b[index] { index += 1 }
+            return index
         }
     }
 

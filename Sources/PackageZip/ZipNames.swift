@@ -44,13 +44,18 @@ enum ZipNames {
         var body = bytes[...]
         if body.last == UInt8(ascii: "/") { body = body.dropLast() }
         if body.isEmpty { return "the name is empty" }
-        for component in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 0x2F || $0 == 0x5C }) {
-            if component.isEmpty { return "the name has an empty component ('//')" }
-            if component.elementsEqual([UInt8(ascii: ".")]) { return "the name has a '.' component" }
-            if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+        // One pass over the components (no array of slices: names may be 64 KiB long).
+        var start = body.startIndex
+        for end in body.startIndex...body.endIndex
+        where end == body.endIndex || body[end] == UInt8(ascii: "/") || body[end] == UInt8(ascii: "\\") {
+            let count = end - start
+            if count == 0 { return "the name has an empty component ('//')" }
+            if count == 1 && body[start] == UInt8(ascii: ".") { return "the name has a '.' component" }
+            if count == 2 && body[start] == UInt8(ascii: ".") && body[start + 1] == UInt8(ascii: ".") {
                 return "the name has a '..' component (path traversal)"
             }
-            if component.count > 255 { return "a component of the name is \(component.count) bytes long, over the limit of 255 (NAME_MAX)" }
+            if count > 255 { return "a component of the name is \(count) bytes long, over the limit of 255 (NAME_MAX)" }
+            start = end + 1
         }
         return nil
     }
@@ -103,4 +108,7 @@ struct PathKey: Hashable, Sendable {
     let bytes: [UInt8]
     init(_ path: String) { bytes = Array(path.utf8) }
     init<S: StringProtocol>(_ path: S) { bytes = Array(path.utf8) }
+
+    /// The bytes as one block (the synthesized hash would feed them one at a time).
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }
