@@ -58,10 +58,15 @@ extension ZipArchive {
         try FileSystem.makeDirectory(staging, relativeTo: parentHandle.rawValue, permissions: 0o700)
         do {
             let root = try FileDescriptor.openDirectory(staging, relativeTo: parentHandle.rawValue, displayPath: target)
-            if let existing { try Self.takeOwner(of: existing, for: root, destination: target) }
+            let ownOwner = try root.status()
+            if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }
             let report = try populate(root, displayRoot: target, workers: workers, durability: durability, progress: progress)
-            // The new root takes the place of DEST: its mode (and, above, its owner), or
-            // 0755 for a new one.
+            // The new root takes the place of DEST: its owner, group and mode, or 0755 for
+            // a new one. Given away only now, so that no other user controls the staging
+            // directory while it is built.
+            if let existing, ownOwner.userID != existing.userID || ownOwner.groupID != existing.groupID {
+                try root.setOwner(userID: existing.userID, groupID: existing.groupID)
+            }
             try root.setPermissions(existing?.permissions ?? 0o755)
             if durability == .full { try root.sync() }
             if existing != nil {
@@ -79,13 +84,18 @@ extension ZipArchive {
         }
     }
 
-    /// Gives the staging root the owner and group of the existing, empty destination it
-    /// replaces, before anything is written into it. Only root can give a directory to
-    /// another user: otherwise unpack stops here, with nothing written.
-    private static func takeOwner(of existing: FileStatus, for root: borrowing FileDescriptor, destination: String) throws {
-        let own = try root.status()
+    /// Checks, before anything is written, that the staging root can be given the owner and
+    /// group of the existing, empty destination it will replace: gives it to them and back
+    /// (only root can give a directory to another user; others only to a group they are
+    /// in). Otherwise unpack stops here, with nothing written.
+    private static func checkOwner(
+        of existing: FileStatus, canBeGivenTo root: borrowing FileDescriptor, from own: FileStatus, destination: String
+    ) throws {
         guard own.userID != existing.userID || own.groupID != existing.groupID else { return }
-        do { try root.setOwner(userID: existing.userID, groupID: existing.groupID) } catch {
+        do {
+            try root.setOwner(userID: existing.userID, groupID: existing.groupID)
+            try root.setOwner(userID: own.userID, groupID: own.groupID)
+        } catch {
             throw FileSystemError(
                 .setOwner, path: destination, errno: error.errno,
                 reason:
