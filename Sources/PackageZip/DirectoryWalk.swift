@@ -47,7 +47,10 @@ final class DirectoryWalk {
     /// root) and returns `node`'s descriptor, opening it when it was not kept.
     func descriptor(of node: Int32) throws -> Int32 {
         while let last = path.last, last.node != node { try leaveLast() }
-        if path.isEmpty { return root }
+        if path.isEmpty {
+            assert(node == PathTree.root, "directories must come in preorder")
+            return root
+        }
         return try openLast()
     }
 
