@@ -31,9 +31,10 @@ extension ZipArchive {
     ///   trouble, or when an existing destination's owner cannot be kept.
     /// - Complexity: reads all compressed data once; per file one `openat2` (the kernel
     ///   walks its path: linear in the bytes of the names), the writes, one `fchmod` and
-    ///   one `futimens`; per directory one `mkdirat`, one `openat2`, one `fchmod` and one
-    ///   `futimens`, each relative to a descriptor of its parent or itself; on `workers`
-    ///   threads with about 2 MiB of buffers each.
+    ///   one `futimens`; per directory one `mkdirat`, one `fchmod` and one `futimens`, each
+    ///   relative to a descriptor of its parent or itself, and two or three `openat2` of at
+    ///   most 32 components (`DirectoryWalk`); on `workers` threads with about 2 MiB of
+    ///   buffers each.
     @discardableResult
     public func extract(
         to destination: String, workers: Int = ProcessInfoCores.active, durability: Durability = .none,
