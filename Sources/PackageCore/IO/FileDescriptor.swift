@@ -271,6 +271,14 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
+    /// Gives the file to `userID` and `groupID` (fchown; set-id bits are cleared, as the
+    /// kernel does). Root may give a file to anyone; others only to a group they are in.
+    public func setOwner(userID: UInt32, groupID: UInt32) throws(FileSystemError) {
+        do { try Syscall.fchown(rawValue, userID, groupID, path: path) } catch {
+            throw FileSystemError(.setOwner, path: path, errno: error)
+        }
+    }
+
     /// Sets access and modification times to `modificationTime` (nanoseconds since the epoch).
     public func setModificationTime(_ modificationTime: Int64) throws(FileSystemError) {
         let time = timespec(nanoseconds: modificationTime)

@@ -69,6 +69,7 @@ public struct FileOperation: Hashable, Sendable {
     public static let makeDirectory = FileOperation(verb: "create directory", systemCall: "mkdirat")
     public static let setPermissions = FileOperation(verb: "set permissions of", systemCall: "fchmod")
     public static let setTimes = FileOperation(verb: "set times of", systemCall: "utimensat")
+    public static let setOwner = FileOperation(verb: "set the owner of", systemCall: "fchown")
     public static let truncate = FileOperation(verb: "truncate", systemCall: "ftruncate")
     public static let copy = FileOperation(verb: "copy", systemCall: "copy_file_range")
     public static let lock = FileOperation(verb: "lock", systemCall: "flock")

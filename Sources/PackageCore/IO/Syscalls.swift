@@ -115,6 +115,11 @@ enum Syscall {
         _ = try retrying { Glibc.fchmod(descriptor, mode_t(mode)) }
     }
 
+    static func fchown(_ descriptor: Int32, _ user: UInt32, _ group: UInt32, path: String) throws(Errno) {
+        _ = try inject(.setPermissions, path)
+        _ = try retrying { Glibc.fchown(descriptor, uid_t(user), gid_t(group)) }
+    }
+
     static func fchmodat(_ directory: Int32, _ path: String, _ mode: UInt32) throws(Errno) {
         _ = try inject(.setPermissions, path)
         _ = try retrying { Glibc.fchmodat(directory, path, mode_t(mode), 0) }
