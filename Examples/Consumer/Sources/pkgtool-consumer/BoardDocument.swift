@@ -53,7 +53,7 @@ final class BoardDocument: ReadableDocument, WritableDocument {
     func writer(configuration: sending DocumentWriteConfiguration) -> sending FileWrapperDocumentWriter<BoardSnapshot> {
         FileWrapperDocumentWriter(configuration) { snapshot, previous in
             let directory = snapshot.fileWrapper ?? previous ?? FileWrapper(directoryWithFileWrappers: [:])
-            Self.replace("title.txt", in: directory, with: FileWrapper(regularFileWithContents: Data(snapshot.title.utf8)))
+            replaceChild("title.txt", in: directory, with: FileWrapper(regularFileWithContents: Data(snapshot.title.utf8)))
             let cards = directory.fileWrappers?["cards"] ?? {
                 let created = FileWrapper(directoryWithFileWrappers: [:])
                 created.preferredFilename = "cards"
@@ -63,7 +63,7 @@ final class BoardDocument: ReadableDocument, WritableDocument {
             for (name, text) in snapshot.cards {
                 // Only cards whose text changed get a new wrapper: the save writes nothing else.
                 if cards.fileWrappers?[name]?.regularFileContents == Data(text.utf8) { continue }
-                Self.replace(name, in: cards, with: FileWrapper(regularFileWithContents: Data(text.utf8)))
+                replaceChild(name, in: cards, with: FileWrapper(regularFileWithContents: Data(text.utf8)))
             }
             for (name, wrapper) in cards.fileWrappers ?? [:] where snapshot.cards[name] == nil {
                 cards.removeFileWrapper(wrapper)
@@ -71,10 +71,11 @@ final class BoardDocument: ReadableDocument, WritableDocument {
             return directory
         }
     }
+}
 
-    private static func replace(_ name: String, in directory: FileWrapper, with wrapper: FileWrapper) {
-        if let old = directory.fileWrappers?[name] { directory.removeFileWrapper(old) }
-        wrapper.preferredFilename = name
-        directory.addFileWrapper(wrapper)
-    }
+/// Puts `wrapper` in `directory` under `name`, in place of what was there.
+private func replaceChild(_ name: String, in directory: FileWrapper, with wrapper: FileWrapper) {
+    if let old = directory.fileWrappers?[name] { directory.removeFileWrapper(old) }
+    wrapper.preferredFilename = name
+    directory.addFileWrapper(wrapper)
 }
