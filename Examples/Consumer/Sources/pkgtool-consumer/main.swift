@@ -35,7 +35,7 @@ func run(in work: String) async throws {
     let reopened = try await DocumentSession.open(boardURL) { _, _ in BoardDocument() }
     try check(reopened.document.cards["7.txt"] == "card 7, edited", "the edited card reads back")
     try check(reopened.document.cards.count == 20, "every card reads back")
-    print("document: saved 20 cards, then 1 edit (\(written) files written); reopened")
+    print("document: saved 20 cards, then one edited card (files written: \(written)); reopened")
 
     // PackageCore: a directory saved into a package, incrementally, then compared.
     let draft = work + "/draft"
