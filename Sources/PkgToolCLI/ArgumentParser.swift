@@ -93,7 +93,8 @@ public struct CommandSpec: Sendable {
     public var operands: OptionSpec.Completion
     /// Paragraphs shown after the summary in `--help`.
     public var details: String
-    /// Every exit status the command can end with, and what it means for this command.
+    /// Every exit status the command can end with, and what it means for this command
+    /// (the general meanings of `PkgTool.exitStatusSummary` when a command gives none).
     public var exitStatuses: [ExitStatusMeaning]
     /// The status for input examined and refused (`InputRejectedError`: a corrupt archive, a
     /// damaged manifest). 1 where refusing the input is the command's answer (verify, unpack);
@@ -104,7 +105,7 @@ public struct CommandSpec: Sendable {
     public init(
         name: String, summary: String, arguments: String, options: [OptionSpec],
         positionals: ClosedRange<Int>, operands: OptionSpec.Completion = .paths, details: String = "",
-        exitStatuses: [ExitStatusMeaning], refusedInputStatus: ExitStatus = .failure
+        exitStatuses: [ExitStatusMeaning] = PkgTool.exitStatusSummary, refusedInputStatus: ExitStatus = .failure
     ) {
         self.name = name
         self.summary = summary
