@@ -118,7 +118,7 @@ public struct CommandSpec: Sendable {
         self.refusedInputStatus = refusedInputStatus
     }
 
-    public var usageLine: String { "usage: pkgtool \(name) \(arguments)" }
+    public var usageLine: String { arguments.isEmpty ? "usage: pkgtool \(name)" : "usage: pkgtool \(name) \(arguments)" }
 
     public var helpText: String {
         var lines = [usageLine, "", summary]

@@ -76,20 +76,24 @@ public enum ManualPage {
 
     /// `.SS` for one command: usage, summary, details, options, exit statuses.
     static func section(_ command: CommandSpec) -> [String] {
-        var lines = [
-            ".SS \(quotedArgument("pkgtool \(command.name)"))",
-            ".B pkgtool \(escape(command.name))",
-            escape(command.arguments),
-            ".PP",
-            text(command.summary.prefix(1).uppercased() + command.summary.dropFirst() + "."),
-        ]
+        var lines = [".SS \(quotedArgument("pkgtool \(command.name)"))", ".B pkgtool \(escape(command.name))"]
+        if !command.arguments.isEmpty { lines.append(escapeLine(command.arguments)) }
+        lines += [".PP", text(command.summary.prefix(1).uppercased() + command.summary.dropFirst() + ".")]
         for paragraph in paragraphs(command.details) {
             lines.append(".PP")
-            if paragraph.contains(where: { $0.hasPrefix(" ") }) {
-                // A laid-out table (columns of spaces): kept as it is.
-                lines += [".RS 2", ".nf"] + paragraph.map(escapeLine) + [".fi", ".RE"]
-            } else {
-                lines.append(text(paragraph.joined(separator: "\n")))
+            // Indented lines are a laid-out table (columns of spaces): kept as they are;
+            // the lines around them are filled text.
+            var index = paragraph.startIndex
+            while index < paragraph.endIndex {
+                let indented = paragraph[index].hasPrefix(" ")
+                let end = paragraph[index...].firstIndex { $0.hasPrefix(" ") != indented } ?? paragraph.endIndex
+                let run = paragraph[index..<end]
+                if indented {
+                    lines += [".RS 2", ".nf"] + run.map { escapeLine(String($0.dropFirst(2))) } + [".fi", ".RE"]
+                } else {
+                    lines.append(text(run.joined(separator: "\n")))
+                }
+                index = end
             }
         }
         lines += [".PP", "Options:"]
