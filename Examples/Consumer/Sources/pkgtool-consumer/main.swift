@@ -44,9 +44,9 @@ func run(in work: String) async throws {
     for index in 1...50 {
         try Data("page \(index)\n".utf8).write(to: URL(fileURLWithPath: draft + "/pages/\(index).txt"))
     }
-    let first = try PackageSaver.save(directory: draft, to: package)
+    let first = try PackageSaver.save(DirectorySource(draft), to: package).statistics
     try Data("page three\n".utf8).write(to: URL(fileURLWithPath: draft + "/pages/3.txt"))
-    let second = try PackageSaver.save(directory: draft, to: package)
+    let second = try PackageSaver.save(DirectorySource(draft), to: package).statistics
     try check(first.filesWritten == 50 && second.filesWritten == 1, "the second save writes the one changed file")
     try check(try rootHash(package) == (try rootHash(draft)), "the package equals its source")
     print("save: \(first.filesWritten) files, then \(second.filesWritten) (\(second.strategy)); root \(second.rootHash)")
