@@ -52,7 +52,7 @@ enum DiffCommand: Command {
         if arguments.positionals.count == 1 {
             let path = arguments.positionals[0]
             try SnapshotLoading.requireDirectory(path)
-            let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
+            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
             if let problem = scan.manifestProblem { throw problem }
             guard let manifest = scan.manifest else {
                 throw FileSystemError(

@@ -39,7 +39,7 @@ enum HashCommand: Command {
                 let target = try resolve(path)
                 switch target.kind {
                 case .directory:
-                    let result = try PackageAccess.reading(path) {
+                    let result = try PackageAccess.reading(path, warn: { console.warning($0) }) {
                         try TreeScanner(
                             workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
                         ).scan(path)

@@ -51,7 +51,7 @@ enum ListCommand: Command {
         } else {
             // Sizes alone need no hashing.
             try SnapshotLoading.requireDirectory(path)
-            snapshot = try PackageAccess.reading(path) {
+            snapshot = try PackageAccess.reading(path, warn: { console.warning($0) }) {
                 try TreeScanner(
                     workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
                 ).scan(path).snapshot

@@ -56,7 +56,7 @@ enum VerifyCommand: Command {
                 return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
             }
             try SnapshotLoading.requireDirectory(path)
-            return try PackageAccess.reading(path) {
+            return try PackageAccess.reading(path, warn: { console.warning($0) }) {
                 try verify(path, arguments: arguments, workers: workers, console: console)
             }
         } catch let failed as any InputRejectedError where arguments.flag("json") {
