@@ -1,0 +1,166 @@
+import CHashKernel
+import Glibc
+
+/// What one pass over a file's bytes yields: its content hash, its size and, when it is
+/// at least `ChunkingParameters.fileThreshold` long, its chunk list.
+public struct ChunkedDigest: Sendable, Hashable {
+    public var hash: ContentHash
+    public var size: Int64
+    public var chunks: ChunkList?
+
+    public init(hash: ContentHash, size: Int64, chunks: ChunkList?) {
+        self.hash = hash
+        self.size = size
+        self.chunks = chunks
+    }
+}
+
+/// Streams a file's bytes once and computes, in that pass, its XXH3-128 content hash, its
+/// content-defined cut points and each chunk's XXH3-128.
+///
+/// Feed it the bytes in any pieces (`update`), then `finish`: the cut points depend only
+/// on the bytes, never on how they were split. Any writer that streams bytes can feed one
+/// while copying. The first chunk's hash is the file hash's state read at the first cut,
+/// so a file below the threshold costs one XXH3 pass plus the Gear search past the
+/// minimum chunk size; later chunks use a second XXH3 state fed the same bytes.
+///
+/// Non-copyable: it owns two XXH3 states and a 128-byte window buffer.
+public struct ChunkingHasher: ~Copyable {
+    public let parameters: ChunkingParameters
+    private let fileHasher = ContentHasher()
+    private let chunkHasher = ContentHasher()
+    /// The 64 bytes before the current `update`'s first byte, then (while an update runs)
+    /// its first 64 bytes: a window search near the start of a piece reads both.
+    private let stitch: UnsafeMutableRawBufferPointer
+    private var offset: Int64 = 0
+    private var chunkStart: Int64 = 0
+    private var chunks: [FileChunk] = []
+    /// False when the caller said the file is below the threshold: only the hash is computed.
+    private var chunking = true
+
+    public init(parameters: ChunkingParameters = .standard) {
+        self.parameters = parameters
+        stitch = .allocate(byteCount: 128, alignment: 64)
+        stitch.initializeMemory(as: UInt8.self, repeating: 0)
+    }
+
+    deinit { stitch.deallocate() }
+
+    /// Starts a new file. With `expectedSize` below the threshold no chunk list is computed
+    /// (a file that turns out larger then simply gets none).
+    public mutating func reset(expectedSize: Int64? = nil) {
+        fileHasher.reset()
+        chunkHasher.reset()
+        offset = 0
+        chunkStart = 0
+        chunks.removeAll(keepingCapacity: true)
+        chunking = expectedSize.map { $0 >= parameters.fileThreshold } ?? true
+    }
+
+    /// The bytes fed so far.
+    public var count: Int64 { offset }
+
+    /// Feeds the next bytes of the file.
+    ///
+    /// - Complexity: O(bytes): the Gear search over the bytes past each chunk's minimum
+    ///   size, and XXH3 over all of them (twice outside the first chunk).
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard chunking else {
+            fileHasher.update(bytes)
+            offset += Int64(bytes.count)
+            return
+        }
+        let count = bytes.count
+        var stitched = false
+        var position = 0
+        while position < count {
+            // Indices (into `bytes`) of the byte that would make the chunk that long.
+            let held = Int(offset - chunkStart)
+            let minimumEnd = position + parameters.minimumSize - 1 - held
+            var cut: Int?
+            if minimumEnd < count {
+                let targetEnd = position + parameters.targetSize - 1 - held
+                let maximumEnd = position + parameters.maximumSize - 1 - held
+                let first = max(position, minimumEnd)
+                if first < targetEnd {
+                    cut = find(base, count, from: first, to: min(targetEnd, count), mask: parameters.strictMask, stitched: &stitched)
+                }
+                let looseStart = max(first, targetEnd)
+                if cut == nil && looseStart < count {
+                    cut = find(base, count, from: looseStart, to: min(maximumEnd, count), mask: parameters.looseMask, stitched: &stitched)
+                }
+                if cut == nil && maximumEnd < count { cut = maximumEnd }
+            }
+            let end = cut.map { $0 + 1 } ?? count
+            consume(UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
+            if cut != nil { closeChunk() }
+            position = end
+        }
+        rememberTail(of: bytes)
+    }
+
+    /// The file's hash, size and (from the threshold on) chunk list; the hasher is reset
+    /// for the next file.
+    public mutating func finish() -> ChunkedDigest {
+        let hash = fileHasher.digest()
+        var list: ChunkList?
+        if chunking && offset >= parameters.fileThreshold {
+            if offset > chunkStart { closeChunk() }
+            list = ChunkList(chunks)
+        }
+        let digest = ChunkedDigest(hash: hash, size: offset, chunks: list)
+        reset()
+        return digest
+    }
+
+    // MARK: Internals
+
+    private mutating func consume(_ segment: UnsafeRawBufferPointer) {
+        fileHasher.update(segment)
+        if chunkStart != 0 { chunkHasher.update(segment) }
+        offset += Int64(segment.count)
+    }
+
+    private mutating func closeChunk() {
+        // The first chunk starts the file: the file's state holds exactly its bytes.
+        let hash = chunkStart == 0 ? fileHasher.digest() : chunkHasher.digest()
+        chunks.append(FileChunk(offset: chunkStart, length: offset - chunkStart, hash: hash))
+        chunkStart = offset
+        chunkHasher.reset()
+    }
+
+    /// The first index in [from, to) of `bytes` whose Gear hash matches `mask`. Indices
+    /// below 64 have part of their window in the previous piece: those are searched in
+    /// the stitch buffer (history + this piece's first 64 bytes).
+    private func find(
+        _ base: UnsafeRawPointer, _ count: Int, from: Int, to: Int, mask: UInt64, stitched: inout Bool
+    ) -> Int? {
+        var from = from
+        if from < 64 {
+            let upper = min(to, 64)
+            if !stitched {
+                memcpy(stitch.baseAddress! + 64, base, min(count, 64))
+                stitched = true
+            }
+            let window = stitch.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let found = pkg_gear_find(window, 64 + from, 64 + upper, mask)
+            if found < 64 + upper { return found - 64 }
+            from = upper
+        }
+        guard from < to else { return nil }
+        let found = pkg_gear_find(base.assumingMemoryBound(to: UInt8.self), from, to, mask)
+        return found < to ? found : nil
+    }
+
+    /// Keeps the last 64 bytes seen, for the next piece's window.
+    private func rememberTail(of bytes: UnsafeRawBufferPointer) {
+        let history = stitch.baseAddress!
+        if bytes.count >= 64 {
+            memcpy(history, bytes.baseAddress! + bytes.count - 64, 64)
+        } else {
+            memmove(history, history + bytes.count, 64 - bytes.count)
+            memcpy(history + 64 - bytes.count, bytes.baseAddress!, bytes.count)
+        }
+    }
+}
