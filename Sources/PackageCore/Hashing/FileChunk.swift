@@ -27,19 +27,8 @@ public struct ChunkList: Sendable, Hashable, RandomAccessCollection {
         self.chunks = chunks
     }
 
-    /// A list from lengths and hashes (offsets are the running sums); nil when a length is
-    /// not positive.
-    init?(lengths: [Int64], hashes: [ContentHash]) {
-        var chunks: [FileChunk] = []
-        chunks.reserveCapacity(lengths.count)
-        var offset: Int64 = 0
-        for (length, hash) in zip(lengths, hashes) {
-            guard length > 0 else { return nil }
-            chunks.append(FileChunk(offset: offset, length: length, hash: hash))
-            offset += length
-        }
-        self.chunks = chunks
-    }
+    /// Chunks already known to be contiguous from 0 (a decoder that built the offsets).
+    init(contiguous chunks: [FileChunk]) { self.chunks = chunks }
 
     static func isContiguous(_ chunks: [FileChunk]) -> Bool {
         var expected: Int64 = 0

@@ -277,6 +277,25 @@ public struct PackageManifest: Sendable {
         return cachedHash(at: index, status: status)
     }
 
+    /// The recorded hash and chunk list of the regular file at `path`, under the same
+    /// conditions as `cachedHash(for:status:)`.
+    ///
+    /// - Complexity: O(log n) path comparisons.
+    public func cachedContent(for path: String, status: FileStatus) -> KnownContent? {
+        guard let index = snapshot.index(of: path), let hash = cachedHash(at: index, status: status) else { return nil }
+        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks)
+    }
+
+    /// The chunk list recorded for the regular file at `path` (nil when it has none: below
+    /// the threshold, or recorded by a version 1 manifest and not rehashed since). It
+    /// describes the bytes the record's hash names; whether the file on disk still holds
+    /// them is for `cachedHash`/`cachedContent` to say.
+    ///
+    /// - Complexity: O(log n) path comparisons.
+    public func chunks(for path: String) -> ChunkList? {
+        snapshot.index(of: path).flatMap { snapshot.entries[$0].chunks }
+    }
+
     /// `cachedHash(for:status:)` for the entry at `index` (the caller found it).
     func cachedHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
@@ -325,21 +344,29 @@ public struct PackageManifest: Sendable {
         return snapshot.index(of: path)
     }
 
-    /// A scanner lookup of the package's stat cache.
+    /// A scanner lookup of the package's stat cache: the recorded hash and chunk list of
+    /// files proven unchanged.
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path, status in
-            manifest.index(path, in: pathIndex).flatMap { manifest.cachedHash(at: $0, status: status) }
+            guard let index = manifest.index(path, in: pathIndex),
+                let hash = manifest.cachedHash(at: index, status: status)
+            else { return nil }
+            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
         }
     }
 
-    /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC).
+    /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
+    /// the saved copy has the source's bytes, so its chunk list is the source's too.
     public var sourceHashLookup: TreeScanner.HashLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path, status in
-            manifest.index(path, in: pathIndex).flatMap { manifest.cachedSourceHash(at: $0, status: status) }
+            guard let index = manifest.index(path, in: pathIndex),
+                let hash = manifest.cachedSourceHash(at: index, status: status)
+            else { return nil }
+            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
         }
     }
 }
