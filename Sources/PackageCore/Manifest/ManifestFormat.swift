@@ -214,8 +214,11 @@ enum ManifestFormat {
 
     // MARK: Base file
 
-    /// The base file for `snapshot`; `relinkWindow` as in delta headers.
-    static func encodeIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+    /// The base file for `snapshot`; `relinkWindow` as in delta headers; `packageIdentity`
+    /// the inode of the package root it is written for (0: unknown).
+    static func encodeIndex(
+        _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
+    ) -> [UInt8] {
         var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 80 + checksumSize)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
@@ -224,7 +227,7 @@ enum ManifestFormat {
         writer.append(snapshot.rootHash)
         writer.append((relinkWindow ?? 0...0).lowerBound)
         writer.append((relinkWindow ?? 0...0).upperBound)
-        writer.append(UInt64(0))
+        writer.append(packageIdentity)
         var previous: [UInt8] = []
         for entry in snapshot.entries { appendEntry(entry, previous: &previous, to: &writer) }
         let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
@@ -237,6 +240,8 @@ enum ManifestFormat {
         var rootHash: ContentHash
         var relinkWindow: ClosedRange<Int64>
         var checksum: ContentHash
+        /// The package root's inode the file was written for; 0 when unknown (version 1).
+        var packageIdentity: UInt64
     }
 
     static func decodeIndex(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedIndex {
@@ -249,7 +254,7 @@ enum ManifestFormat {
             let rootHash = try reader.hash()
             let windowStart = try reader.read(Int64.self)
             let windowEnd = try reader.read(Int64.self)
-            _ = try reader.read(UInt64.self)
+            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
             guard windowStart <= windowEnd else {
                 throw ManifestError(path: path, reason: .inconsistent("malformed header"))
             }
@@ -286,7 +291,8 @@ enum ManifestFormat {
                 throw ManifestError(path: path, reason: .inconsistent("\(reader.remaining) bytes after the last record"))
             }
             return DecodedIndex(
-                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum)
+                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum,
+                packageIdentity: version >= 2 ? identity : 0)
         } catch let error as ManifestError {
             throw error
         } catch {
@@ -305,6 +311,8 @@ enum ManifestFormat {
         /// (their status-change times moved into it); empty (0...0) when it linked none.
         var relinkWindow: ClosedRange<Int64>
         var entryCount: UInt64
+        /// The package root's inode the delta was written for; 0 when unknown (version 1).
+        var packageIdentity: UInt64 = 0
     }
 
     struct DecodedDelta {
@@ -329,7 +337,7 @@ enum ManifestFormat {
         writer.append(header.relinkWindow.upperBound)
         writer.append(UInt64(upserts.count + removals.count))
         writer.append(header.entryCount)
-        writer.append(UInt64(0))
+        writer.append(header.packageIdentity)
         // Removals first, then upserts, each group in path order without duplicates (the
         // last upsert of a path wins).
         var previous: [UInt8] = []
@@ -380,7 +388,7 @@ enum ManifestFormat {
             let windowEnd = try reader.read(Int64.self)
             let recordCount = try reader.read(UInt64.self)
             let entryCount = try reader.read(UInt64.self)
-            _ = try reader.read(UInt64.self)
+            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
             guard windowStart <= windowEnd, recordCount <= UInt64(reader.remaining / 5) else {
                 throw ManifestError(path: path, reason: .inconsistent("malformed header"))
             }
@@ -417,7 +425,8 @@ enum ManifestFormat {
             }
             let header = DeltaHeader(
                 sequence: sequence, baseChecksum: baseChecksum, previousChecksum: previousChecksum,
-                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount)
+                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount,
+                packageIdentity: version >= 2 ? identity : 0)
             return DecodedDelta(header: header, upserts: upserts, removals: removals, checksum: checksum)
         } catch let error as ManifestError {
             throw error

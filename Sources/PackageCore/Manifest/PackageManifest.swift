@@ -33,6 +33,16 @@ public struct PackageManifest: Sendable {
     public internal(set) var entryCount: Int
     /// While loading: the entry count the last delta read says the tree has.
     var expectedEntryCount = 0
+    /// The inode of the package root directory the base file was written for (0: unknown,
+    /// as in every version 1 file). A manifest that arrived with a copied or received
+    /// package names another inode: the engine then does not take it as the package's state.
+    public internal(set) var basePackageIdentity: UInt64 = 0
+    /// The same for the last delta applied; nil when there is none.
+    public internal(set) var lastDeltaPackageIdentity: UInt64?
+
+    /// The package identity of the file that recorded the manifest's current state: the
+    /// last delta's, or the base's when there are no deltas.
+    public var packageIdentity: UInt64 { lastDeltaPackageIdentity ?? basePackageIdentity }
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
@@ -86,7 +96,7 @@ public struct PackageManifest: Sendable {
             relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
             deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count,
-            expectedEntryCount: index.entries.count)
+            expectedEntryCount: index.entries.count, basePackageIdentity: index.packageIdentity)
 
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
@@ -166,6 +176,7 @@ public struct PackageManifest: Sendable {
         deltaRecordCount += delta.upserts.count + delta.removals.count
         snapshot.rootHash = delta.header.rootHash
         expectedEntryCount = Int(delta.header.entryCount)
+        lastDeltaPackageIdentity = delta.header.packageIdentity
     }
 
     /// Merges the folded deltas into the base entries in one pass: O(n + k log k) for n
