@@ -80,6 +80,9 @@ struct ChunkManifestTests {
         try Files.write(moviePath, bytes)
         try Files.writeRandom(directory.url("media/new.bin"), size: 5 * Self.mebibyte, seed: 64)
         let current = try PackageScan.scan(directory.path, useManifest: false).snapshot
+        // With the manifest, the changed movie is chunked with its recorded list as a hint: same result.
+        let hinted = try PackageScan.scan(directory.path)
+        #expect(hinted.result.hashedPaths.contains("media/movie.bin") && hinted.snapshot == current)
         let upserts = current.entries.filter { $0.kind == .directory || $0.path.hasPrefix("media/") && $0.path != "media/below.bin" && $0.path != "media/exact.bin" }
         let delta = manifest.encodedDelta(
             upserts: upserts, removals: [], newRootHash: current.rootHash, newEntryCount: current.entries.count,

@@ -1,6 +1,3 @@
-import CHashKernel
-import Glibc
-
 /// What one pass over a file's bytes yields: its content hash, its size and, when it is
 /// at least `ChunkingParameters.fileThreshold` long, its chunk list.
 public struct ChunkedDigest: Sendable, Hashable {
@@ -26,12 +23,9 @@ public struct ChunkedDigest: Sendable, Hashable {
 ///
 /// Non-copyable: it owns two XXH3 states and a 128-byte window buffer.
 public struct ChunkingHasher: ~Copyable {
-    public let parameters: ChunkingParameters
     private let fileHasher = ContentHasher()
     private let chunkHasher = ContentHasher()
-    /// The 64 bytes before the current `update`'s first byte, then (while an update runs)
-    /// its first 64 bytes: a window search near the start of a piece reads both.
-    private let stitch: UnsafeMutableRawBufferPointer
+    private let search: GearCutSearch
     private var offset: Int64 = 0
     private var chunkStart: Int64 = 0
     private var chunks: [FileChunk] = []
@@ -39,12 +33,10 @@ public struct ChunkingHasher: ~Copyable {
     private var chunking = true
 
     public init(parameters: ChunkingParameters = .standard) {
-        self.parameters = parameters
-        stitch = .allocate(byteCount: 128, alignment: 64)
-        stitch.initializeMemory(as: UInt8.self, repeating: 0)
+        search = GearCutSearch(parameters: parameters)
     }
 
-    deinit { stitch.deallocate() }
+    public var parameters: ChunkingParameters { search.parameters }
 
     /// Starts a new file. With `expectedSize` below the threshold no chunk list is computed
     /// (a file that turns out larger then simply gets none).
@@ -65,39 +57,22 @@ public struct ChunkingHasher: ~Copyable {
     /// - Complexity: O(bytes): the Gear search over the bytes past each chunk's minimum
     ///   size, and XXH3 over all of them (twice outside the first chunk).
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { return }
         guard chunking else {
             fileHasher.update(bytes)
             offset += Int64(bytes.count)
             return
         }
-        let count = bytes.count
         var stitched = false
         var position = 0
-        while position < count {
-            // Indices (into `bytes`) of the byte that would make the chunk that long.
-            let held = Int(offset - chunkStart)
-            let minimumEnd = position + parameters.minimumSize - 1 - held
-            var cut: Int?
-            if minimumEnd < count {
-                let targetEnd = position + parameters.targetSize - 1 - held
-                let maximumEnd = position + parameters.maximumSize - 1 - held
-                let first = max(position, minimumEnd)
-                if first < targetEnd {
-                    cut = find(base, count, from: first, to: min(targetEnd, count), mask: parameters.strictMask, stitched: &stitched)
-                }
-                let looseStart = max(first, targetEnd)
-                if cut == nil && looseStart < count {
-                    cut = find(base, count, from: looseStart, to: min(maximumEnd, count), mask: parameters.looseMask, stitched: &stitched)
-                }
-                if cut == nil && maximumEnd < count { cut = maximumEnd }
-            }
-            let end = cut.map { $0 + 1 } ?? count
+        while position < bytes.count {
+            let cut = search.findCut(in: bytes, from: position, held: Int(offset - chunkStart), stitched: &stitched)
+            let end = cut.map { $0 + 1 } ?? bytes.count
             consume(UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
             if cut != nil { closeChunk() }
             position = end
         }
-        rememberTail(of: bytes)
+        search.rememberTail(of: bytes)
     }
 
     /// The file's hash, size and (from the threshold on) chunk list; the hasher is reset
@@ -128,39 +103,5 @@ public struct ChunkingHasher: ~Copyable {
         chunks.append(FileChunk(offset: chunkStart, length: offset - chunkStart, hash: hash))
         chunkStart = offset
         chunkHasher.reset()
-    }
-
-    /// The first index in [from, to) of `bytes` whose Gear hash matches `mask`. Indices
-    /// below 64 have part of their window in the previous piece: those are searched in
-    /// the stitch buffer (history + this piece's first 64 bytes).
-    private func find(
-        _ base: UnsafeRawPointer, _ count: Int, from: Int, to: Int, mask: UInt64, stitched: inout Bool
-    ) -> Int? {
-        var from = from
-        if from < 64 {
-            let upper = min(to, 64)
-            if !stitched {
-                memcpy(stitch.baseAddress! + 64, base, min(count, 64))
-                stitched = true
-            }
-            let window = stitch.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            let found = pkg_gear_find(window, 64 + from, 64 + upper, mask)
-            if found < 64 + upper { return found - 64 }
-            from = upper
-        }
-        guard from < to else { return nil }
-        let found = pkg_gear_find(base.assumingMemoryBound(to: UInt8.self), from, to, mask)
-        return found < to ? found : nil
-    }
-
-    /// Keeps the last 64 bytes seen, for the next piece's window.
-    private func rememberTail(of bytes: UnsafeRawBufferPointer) {
-        let history = stitch.baseAddress!
-        if bytes.count >= 64 {
-            memcpy(history, bytes.baseAddress! + bytes.count - 64, 64)
-        } else {
-            memmove(history, history + bytes.count, 64 - bytes.count)
-            memcpy(history + 64 - bytes.count, bytes.baseAddress!, bytes.count)
-        }
     }
 }

@@ -124,9 +124,10 @@ public struct PackageScan: Sendable {
                 problem = error
             }
         }
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        scanner.previousChunks = manifest?.chunkHints
         let result = try scanner.scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }

@@ -368,6 +368,14 @@ public struct PackageManifest: Sendable {
         }
     }
 
+    /// A scanner lookup of recorded chunk lists by path, whatever the files' stat data: the
+    /// hint that lets a changed large file be chunked where its old chunks recur.
+    public var chunkHints: TreeScanner.ChunkHintLookup {
+        let manifest = self
+        let pathIndex = makePathIndex()
+        return { path in manifest.index(path, in: pathIndex).flatMap { manifest.snapshot.entries[$0].chunks } }
+    }
+
     /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
     /// the saved copy has the source's bytes, so its chunk list is the source's too.
     public var sourceHashLookup: TreeScanner.HashLookup {

@@ -11,6 +11,10 @@ public struct TreeScanner: Sendable {
     /// Decides whether a file's hash (and chunk list) can be taken from elsewhere (a
     /// manifest's stat cache) instead of reading the file. Called from worker threads.
     public typealias HashLookup = @Sendable (_ path: String, _ status: FileStatus) -> KnownContent?
+    /// The chunk list recorded for an earlier version of the file at `path` (a manifest's),
+    /// whatever its stat data say: a large file that must be read is chunked faster where
+    /// its old chunks recur. Only a hint: the result is the same without it.
+    public typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
 
     public var workers: Int
     /// When false, files are not read; their hashes are left `ContentHash.empty` unless
@@ -20,6 +24,8 @@ public struct TreeScanner: Sendable {
     /// are hashed (the same pass); their entries carry the list.
     public var chunking: ChunkingParameters = .standard
     public var knownHash: HashLookup?
+    /// Previous chunk lists of files that must be read (see `ChunkHintLookup`).
+    public var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
 
@@ -201,7 +207,8 @@ final class ScanContext: Sendable {
             let size: Int64
             if expectedSize >= scanner.chunking.fileThreshold {
                 let digest = try ContentHash.ofFileWithChunks(
-                    file, buffer: worker.buffer, expectedSize: expectedSize, chunker: &worker.chunker)
+                    file, buffer: worker.buffer, expectedSize: expectedSize, chunker: &worker.chunker,
+                    previous: scanner.previousChunks?(relative))
                 node.hashes[index] = digest.hash
                 node.chunkLists[index] = digest.chunks
                 size = digest.size
