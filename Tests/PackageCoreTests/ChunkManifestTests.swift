@@ -118,6 +118,15 @@ struct ChunkManifestTests {
         // The stat cache still vouches for the hashes; those files have no list until rehashed.
         let rescan = try PackageScan.scan(directory.path)
         #expect(rescan.result.filesHashed == 0 && rescan.snapshot == plain)
+        // A version 2 delta chains onto the version 1 base and brings its chunk lists.
+        let movie = try #require(scan.snapshot.entries.first { $0.path == "media/movie.bin" })
+        let delta = manifest.encodedDelta(
+            upserts: [movie], removals: [], newRootHash: plain.rootHash, newEntryCount: plain.entries.count,
+            relinkWindow: nil)
+        #expect(delta.bytes[8] == 2)
+        try AtomicFile.write(delta.bytes, to: directory.url(".pkgtool/\(delta.name)"), durability: .none)
+        let chained = try #require(try PackageManifest.load(packagePath: directory.path))
+        #expect(chained.chunks(for: "media/movie.bin") == movie.chunks && chained.lastSequence == 1)
         let fresh = try PackageScan.scan(directory.path, useManifest: false)
         try PackageManifest.writeIndex(fresh.snapshot, packagePath: directory.path, durability: .none)
         #expect(try Files.read(indexPath)[8] == 2)
