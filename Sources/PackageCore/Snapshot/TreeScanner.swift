@@ -54,7 +54,8 @@ public struct TreeScanner: Sendable {
     /// Scans the directory at `root`.
     ///
     /// - Complexity: one `getdents64` per directory, one `fstatat` per entry, and one
-    ///   streamed read per file whose hash is not known.
+    ///   streamed read per file whose hash is not known (for a large file with a previous
+    ///   chunk list, plus a `pread` of each chunk that differs from its expected old one).
     public func scan(_ root: String) throws -> Result {
         let rootDescriptor = try FileDescriptor.open(root, options: [.directory])
         let rootNode = ScanNode(path: "")
