@@ -54,6 +54,8 @@ public struct DocumentWriteConfiguration: Sendable {
     public var cancellation: SaveCancellation?
 
     let fileWrapperHandoff: FileWrapperHandoff
+    /// The host's running write, told when this writer's engine starts writing.
+    let saveRun: SaveRun?
 
     public init(
         contentType: UTType, fileURL: URL? = nil, originalContentsURL: URL? = nil,
@@ -61,13 +63,14 @@ public struct DocumentWriteConfiguration: Sendable {
     ) {
         self.init(
             contentType: contentType, fileURL: fileURL, originalContentsURL: originalContentsURL, operation: operation,
-            durability: durability, cancellation: cancellation, fileWrapperHandoff: FileWrapperHandoff())
+            durability: durability, cancellation: cancellation, fileWrapperHandoff: FileWrapperHandoff(), saveRun: nil)
     }
 
     init(
         contentType: UTType, fileURL: URL?, originalContentsURL: URL?, operation: DocumentSaveOperation,
-        durability: Durability, cancellation: SaveCancellation?, fileWrapperHandoff: FileWrapperHandoff
+        durability: Durability, cancellation: SaveCancellation?, fileWrapperHandoff: FileWrapperHandoff, saveRun: SaveRun?
     ) {
+        self.saveRun = saveRun
         self.contentType = contentType
         self.fileURL = fileURL
         self.originalContentsURL = originalContentsURL

@@ -70,10 +70,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
 
     /// Cancels the running save, save-as or export: a package save stops at the next file or
     /// 1 MiB chunk the engine writes, a staged write is discarded instead of committed, and
-    /// the operation throws a `DocumentError` whose `isCancellation` is true. The file keeps
-    /// its last good version and the snapshot stays pending for the next save.
+    /// the operation throws a `DocumentError` whose `isCancellation` is true — at once when
+    /// nothing of it was written yet, else once it stopped (`SaveRun`). The file keeps its
+    /// last good version and the snapshot stays pending for the next save.
     public func cancelSaving() {
-        runningCancellation?.cancel()
-        saveTask?.cancel()
+        runningSave?.cancel()
     }
 }

@@ -24,23 +24,27 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         let documentOperation = DocumentError.Operation(operation)
         do {
             try await waitForRunningSave()
-            let cancellation = SaveCancellation()
+            let run = SaveRun()
             let task = Task { @MainActor in
                 try await self.performWrite(
-                    to: url, contentType: contentType, operation: operation, archiving: packageType,
-                    cancellation: cancellation)
+                    to: url, contentType: contentType, operation: operation, archiving: packageType, run: run)
             }
+            run.attach(task)
             saveTask = task
-            runningCancellation = cancellation
-            defer {
-                saveTask = nil
-                runningCancellation = nil
+            runningSave = run
+            // The write ends when it ends; its caller may hear of a cancellation earlier.
+            Task { @MainActor [weak self] in
+                let result = await task.result
+                if let self, self.saveTask == task {
+                    self.saveTask = nil
+                    self.runningSave = nil
+                }
+                run.finish(result)
             }
             try await withTaskCancellationHandler {
-                try await task.value
+                try await run.wait()
             } onCancel: {
-                cancellation.cancel()
-                task.cancel()
+                run.cancel()
             }
         } catch {
             throw record(DocumentError(documentOperation, url: url, contentType: contentType, underlyingError: error))
@@ -49,7 +53,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
 
     private func performWrite(
         to url: URL, contentType: UTType, operation: DocumentSaveOperation, archiving packageType: UTType?,
-        cancellation: SaveCancellation
+        run: SaveRun
     ) async throws {
         let documentOperation = DocumentError.Operation(operation)
         let writtenType = packageType ?? contentType
@@ -59,12 +63,11 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         }
         let destination = try WriteDestination(
             url, isPackage: packageType == nil && contentType.isPackage, operation: documentOperation)
-        try WritePlan.checkCancellation(cancellation)
+        try WritePlan.checkCancellation(run.cancellation)
         if operation == .export {
-            try await exportWrites(
-                to: destination, contentType: writtenType, archive: packageType != nil, cancellation: cancellation)
+            try await exportWrites(to: destination, contentType: writtenType, archive: packageType != nil, run: run)
         } else {
-            try await saveWrites(to: destination, contentType: contentType, operation: operation, cancellation: cancellation)
+            try await saveWrites(to: destination, contentType: contentType, operation: operation, run: run)
         }
     }
 
@@ -73,8 +76,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// Writes the pending snapshots, then a new one, each committed to `destination`, which
     /// the document lives at from the first success on.
     private func saveWrites(
-        to destination: WriteDestination, contentType: UTType, operation: DocumentSaveOperation,
-        cancellation: SaveCancellation
+        to destination: WriteDestination, contentType: UTType, operation: DocumentSaveOperation, run: SaveRun
     ) async throws {
         let route = WritePlan.Route(for: Content.Writer.self, contentType: contentType)
         let unitsPerWrite = 1 + route.unitsAfterWrites
@@ -83,10 +85,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         while let replayed = pendingSnapshots.first as? WrittenSnapshot {
             let handoff = try await writeOnce(
                 replayed, to: destination, contentType: contentType, operation: operation, route: route,
-                cancellation: cancellation, progress: root)
+                run: run, progress: root)
             adopt(replayed, at: destination, contentType: contentType, handoff: handoff, savedChangeCount: nil)
         }
-        try WritePlan.checkCancellation(cancellation)
+        try WritePlan.checkCancellation(run.cancellation)
         let changeCountAtSnapshot = changeCount
         let content = try await document.snapshot(contentType: contentType)
         let snapshot = WrittenSnapshot(handingOver: content, url: destination.url, contentType: contentType)
@@ -94,15 +96,14 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         pendingSnapshots.append(snapshot)
         let handoff = try await writeOnce(
             snapshot, to: destination, contentType: contentType, operation: operation, route: route,
-            cancellation: cancellation, progress: root)
+            run: run, progress: root)
         adopt(snapshot, at: destination, contentType: contentType, handoff: handoff, savedChangeCount: changeCountAtSnapshot)
     }
 
     /// One snapshot written and committed to `destination`.
     private func writeOnce(
         _ snapshot: WrittenSnapshot, to destination: WriteDestination, contentType: UTType,
-        operation: DocumentSaveOperation, route: WritePlan.Route, cancellation: SaveCancellation,
-        progress root: ProgressManager
+        operation: DocumentSaveOperation, route: WritePlan.Route, run: SaveRun, progress root: ProgressManager
     ) async throws -> FileWrapperHandoff {
         let inPlace = isDocumentFile(destination, contentType: contentType)
         // `previous` is what is at the writer's destination: a staged one starts empty.
@@ -110,12 +111,13 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         let handoff = FileWrapperHandoff(previous: lastFileWrapper)
         let writeConfiguration = DocumentWriteConfiguration(
             contentType: contentType, fileURL: destination.url, originalContentsURL: inPlace ? destination.url : nil,
-            operation: operation, durability: durability, cancellation: cancellation, fileWrapperHandoff: handoff)
+            operation: operation, durability: durability, cancellation: run.cancellation, fileWrapperHandoff: handoff,
+            saveRun: run)
         let writer = document.writer(configuration: writeConfiguration)
         let work = WriteWork(writer: writer, content: snapshot.handOver(), previous: previous?.handOver())
         let plan = WritePlan(
             destination: destination, route: route, finish: .commit, operation: DocumentError.Operation(operation),
-            durability: durability, cancellation: cancellation, progress: root)
+            durability: durability, cancellation: run.cancellation, run: run, progress: root)
         if let statistics = try await Self.perform([work], plan: plan) { handoff.statistics = statistics }
         return handoff
     }
@@ -149,7 +151,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// document's file gains nothing, so a snapshot of a document with unsaved changes stays
     /// pending for its next save.
     private func exportWrites(
-        to destination: WriteDestination, contentType: UTType, archive: Bool, cancellation: SaveCancellation
+        to destination: WriteDestination, contentType: UTType, archive: Bool, run: SaveRun
     ) async throws {
         let replays = pendingSnapshots.compactMap { $0 as? WrittenSnapshot }
         let chained = archive || !replays.isEmpty
@@ -163,7 +165,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         let content = try await document.snapshot(contentType: contentType)
         let snapshot = WrittenSnapshot(handingOver: content, url: destination.url, contentType: contentType)
         if keepsPending { pendingSnapshots.append(snapshot) }
-        try WritePlan.checkCancellation(cancellation)
+        try WritePlan.checkCancellation(run.cancellation)
 
         var works: [WriteWork<Content.Writer>] = []
         var handoffs: [FileWrapperHandoff] = []
@@ -172,7 +174,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
             let handoff = FileWrapperHandoff(previous: lastFileWrapper, after: handoffs.last)
             let writeConfiguration = DocumentWriteConfiguration(
                 contentType: contentType, fileURL: destination.url, originalContentsURL: nil, operation: .export,
-                durability: durability, cancellation: cancellation, fileWrapperHandoff: handoff)
+                durability: durability, cancellation: run.cancellation, fileWrapperHandoff: handoff, saveRun: run)
             let writer = document.writer(configuration: writeConfiguration)
             works.append(WriteWork(writer: writer, content: written.handOver(), previous: previous?.handOver()))
             handoffs.append(handoff)
@@ -180,7 +182,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         }
         let plan = WritePlan(
             destination: destination, route: route, finish: archive ? .archive : .commit, operation: .export,
-            durability: durability, cancellation: cancellation, progress: root)
+            durability: durability, cancellation: run.cancellation, run: run, progress: root)
         let statistics = try await Self.perform(works, plan: plan)
         lastSaveStatistics = statistics ?? handoffs.last?.statistics
     }
@@ -210,6 +212,9 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     ) async throws -> SaveStatistics? {
         let url = plan.destination.url
         return try await FileCoordinator(documentURL: url).withLock(on: url, exclusive: true, handingOver: works) { works in
+            // A package saved in place by the engine writes only after its read-only planning
+            // (the writer says when); anything else may create something from here on.
+            if !(plan.route == .direct && plan.destination.existing?.kind == .directory) { plan.run.markWriting() }
             try WritePlan.checkCancellation(plan.cancellation)
             guard case .staged(let shape) = plan.route else {
                 for work in works { try await work.run(to: url, progress: plan.progress.subprogress(assigningCount: 1)) }

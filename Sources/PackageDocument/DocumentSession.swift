@@ -56,9 +56,14 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     /// The wrapper last read from or written to the document's file, for FileWrapper writers.
     var lastFileWrapper: FileWrapper?
 
+    /// The write running now (saves run one at a time), until it has ended — which may be
+    /// after its caller heard of its cancellation (`SaveRun`).
     var saveTask: Task<Void, any Error>?
-    /// Raised by `cancelSaving()`: the engine checks it at each file and 1 MiB chunk.
-    var runningCancellation: SaveCancellation?
+    var runningSave: SaveRun?
+
+    /// Whether a save, save as or export is running — including one whose cancellation was
+    /// already reported while it ends its read-only work (`cancelSaving()`).
+    public var isSaving: Bool { saveTask != nil }
     var autosaveTask: Task<Void, Never>?
     /// Set by `startAutosaving(after:)`: schedules an autosave after a change.
     var autosaveScheduler: (@MainActor () -> Void)?

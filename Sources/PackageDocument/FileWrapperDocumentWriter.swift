@@ -63,9 +63,12 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
         let options: FileWrapper.WritingOptions =
             configuration.operation == .export ? [.atomic] : [.atomic, .withNameUpdating]
         let cancellation = configuration.cancellation ?? SaveCancellation()
+        let saveRun = configuration.saveRun
         let saveOptions = SaveOptions(
             durability: configuration.durability,
             progress: { step in
+                // The engine reports its plan before it writes its first file.
+                saveRun?.markWriting()
                 manager.withProperties { values in
                     values.totalByteCount = UInt64(max(0, step.totalBytes))
                     values.completedByteCount = UInt64(max(0, step.completedBytes))

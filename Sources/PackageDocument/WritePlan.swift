@@ -27,6 +27,8 @@ struct WritePlan: Sendable {
     var operation: DocumentError.Operation
     var durability: Durability
     var cancellation: SaveCancellation
+    /// The host's running write, told before anything of it may reach the disk.
+    var run: SaveRun
     /// The operation's root progress: each write takes one unit of it.
     var progress: ProgressManager
 
