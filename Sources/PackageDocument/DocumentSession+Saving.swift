@@ -68,6 +68,14 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         autosaveTask = nil
     }
 
+    /// Gives up the edits held by snapshots whose saves failed (`pendingSnapshotCount`): the
+    /// next save takes a snapshot of the document as it is and writes that alone. For a
+    /// writer that cannot write a pending snapshot at all (each save would fail on it again);
+    /// what a document let go of in `snapshot(contentType:)` for those snapshots is lost.
+    public func discardPendingSnapshots() {
+        pendingSnapshots.removeAll()
+    }
+
     /// Cancels the running save, save-as or export: a package save stops at the next file or
     /// 1 MiB chunk the engine writes, a staged write is discarded instead of committed, and
     /// the operation throws a `DocumentError` whose `isCancellation` is true — at once when

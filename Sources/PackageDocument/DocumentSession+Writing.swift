@@ -47,7 +47,9 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
                 run.cancel()
             }
         } catch {
-            throw record(DocumentError(documentOperation, url: url, contentType: contentType, underlyingError: error))
+            // The type belongs in the message when it is not the document's own.
+            let shownType = operation == .export || contentType != self.contentType ? contentType : nil
+            throw record(DocumentError(documentOperation, url: url, contentType: shownType, underlyingError: error))
         }
     }
 
