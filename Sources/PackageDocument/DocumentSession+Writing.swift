@@ -214,37 +214,49 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     ) async throws -> SaveStatistics? {
         let url = plan.destination.url
         return try await FileCoordinator(documentURL: url).withLock(on: url, exclusive: true, handingOver: works) { works in
-            // A package saved in place by the engine writes only after its read-only planning
-            // (the writer says when); anything else may create something from here on.
-            if !(plan.route == .direct && plan.destination.existing?.kind == .directory) { plan.run.markWriting() }
-            try WritePlan.checkCancellation(plan.cancellation)
-            guard case .staged(let shape) = plan.route else {
-                for work in works { try await work.run(to: url, progress: plan.progress.subprogress(assigningCount: 1)) }
+            // Handed over whole: the executor preference's closure only forwards them.
+            nonisolated(unsafe) let handedOver = works
+            return try await withTaskExecutorPreference(DocumentIOExecutor.shared) {
+                try await run(handedOver, plan: plan)
+            }
+        }
+    }
+
+    /// `perform` under the lock, on the I/O executor.
+    private nonisolated static func run(_ works: sending [WriteWork<Content.Writer>], plan: WritePlan) async throws
+        -> SaveStatistics?
+    {
+        let url = plan.destination.url
+        // A package saved in place by the engine writes only after its read-only planning
+        // (the writer says when); anything else may create something from here on.
+        if !(plan.route == .direct && plan.destination.existing?.kind == .directory) { plan.run.markWriting() }
+        try WritePlan.checkCancellation(plan.cancellation)
+        guard case .staged(let shape) = plan.route else {
+            for work in works { try await work.run(to: url, progress: plan.progress.subprogress(assigningCount: 1)) }
+            return nil
+        }
+        let staged = try StagedDestination(
+            for: plan.destination.location, shape: shape,
+            permissions: plan.destination.existing.map { $0.permissions & 0o7777 } ?? 0o644)
+        do {
+            for work in works {
+                try await work.run(to: staged.url, progress: plan.progress.subprogress(assigningCount: 1))
+                try WritePlan.checkCancellation(plan.cancellation)
+            }
+            try plan.checkWritten(staged)
+            switch plan.finish {
+            case .commit:
+                let progress: Subprogress? = shape == .package ? plan.progress.subprogress(assigningCount: 1) : nil
+                return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
+                    .statistics
+            case .archive:
+                try staged.packAsArchive(at: plan.destination.path, durability: plan.durability)
+                plan.progress.complete(count: 1)
                 return nil
             }
-            let staged = try StagedDestination(
-                for: plan.destination.location, shape: shape,
-                permissions: plan.destination.existing.map { $0.permissions & 0o7777 } ?? 0o644)
-            do {
-                for work in works {
-                    try await work.run(to: staged.url, progress: plan.progress.subprogress(assigningCount: 1))
-                    try WritePlan.checkCancellation(plan.cancellation)
-                }
-                try plan.checkWritten(staged)
-                switch plan.finish {
-                case .commit:
-                    let progress: Subprogress? = shape == .package ? plan.progress.subprogress(assigningCount: 1) : nil
-                    return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
-                        .statistics
-                case .archive:
-                    try staged.packAsArchive(at: plan.destination.path, durability: plan.durability)
-                    plan.progress.complete(count: 1)
-                    return nil
-                }
-            } catch {
-                staged.discard()
-                throw error
-            }
+        } catch {
+            staged.discard()
+            throw error
         }
     }
 }

@@ -167,7 +167,15 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         progress = root
         let coordinator = FileCoordinator(documentURL: url)
         let snapshot = try await coordinator.withLock(on: url, exclusive: false, handingOver: reader) { reader in
-            try await reader.read(from: url, progress: root.subprogress(assigningCount: 1))
+            // On the I/O executor (a reader blocks); the reader and its snapshot are this
+            // task's alone, handed over whole.
+            nonisolated(unsafe) let handedOver = reader
+            nonisolated(unsafe) let read = try await withTaskExecutorPreference(DocumentIOExecutor.shared) {
+                nonisolated(unsafe) let snapshot = try await handedOver.read(
+                    from: url, progress: root.subprogress(assigningCount: 1))
+                return snapshot
+            }
+            return read
         }
         let kept = SnapshotRecord(handingOver: snapshot, url: url, contentType: type)
         try await document.apply(snapshot: kept.handOver(), previous: lastAppliedSnapshot?.handOver())

@@ -20,7 +20,7 @@ struct CancellationTests {
     func cancelLargeSave(point: String) async throws {
         let directory = try TemporaryDirectory("cancel-256")
         let path = directory.path + "/Big.clip"
-        let result = try runProgram(builtExecutable("pkgdoc-demo"), ["cancel-package", String(Self.payloadBytes), path, point])
+        let result = try await runProgramOffPool(builtExecutable("pkgdoc-demo"), ["cancel-package", String(Self.payloadBytes), path, point])
         #expect(result.status == 0, "\(result.error)")
         let report = try JSONDecoder().decode(DocumentDemos.CancellationReport.self, from: Data(result.output.utf8))
         print(
@@ -38,8 +38,12 @@ struct CancellationTests {
             #expect(report.stoppedAfterMilliseconds < 100, "the engine stops at its next 1 MiB chunk")
         }
         #expect(report.packageUnchanged)
-        #expect(report.pendingSnapshotsAfterCancel == 1 && report.hasUnsavedChangesAfterCancel)
-        #expect(report.flagsClearedByDocument)
+        // Cancelled after the snapshot, the host keeps it (the document cleared its flags);
+        // before it, the edits are still the document's own. Unsaved either way.
+        #expect(report.hasUnsavedChangesAfterCancel)
+        #expect((report.pendingSnapshotsAfterCancel == 1) == report.flagsClearedByDocument)
+        #expect(report.pendingSnapshotsAfterCancel <= 1)
+        if point == "writing" { #expect(report.pendingSnapshotsAfterCancel == 1) }
         #expect(report.editsWrittenByNextSave)
         #expect(!report.hasUnsavedChangesAfterNextSave)
         // What is left: the package, complete and matching its manifest, and nothing beside it.

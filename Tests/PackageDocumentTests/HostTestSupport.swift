@@ -31,7 +31,7 @@ func directories(at path: String) throws -> [String] {
 }
 
 /// Pauses the first I/O step of a kind (on the thread doing it) until the test releases
-/// it — or 30 s have passed, so that a failing test never leaves a save hanging.
+/// it — or 2 minutes have passed, so that a failing test never leaves a save hanging.
 final class PauseAtStep: IOFaultInjector {
     let step: IOStep
     let reached = Atomic<Bool>(false)
@@ -42,7 +42,7 @@ final class PauseAtStep: IOFaultInjector {
     func fault(before step: IOStep, path: String) -> InjectedFault? {
         if step == self.step, !reached.exchange(true, ordering: .acquiringAndReleasing) {
             var waited = 0
-            while !released.load(ordering: .acquiring) && waited < 30_000 {
+            while !released.load(ordering: .acquiring) && waited < 120_000 {
                 usleep(1000)
                 waited += 1
             }
@@ -52,6 +52,10 @@ final class PauseAtStep: IOFaultInjector {
 }
 
 /// Waits (polling) until `condition` holds, at most `seconds`.
+///
+/// Polls by yielding the main actor rather than sleeping: waking from `Task.sleep` needs a
+/// thread of Swift's cooperative pool, and saves paused by a test (`PauseAtStep`) can hold
+/// every one of them on a 2-core machine until the test, waiting here, releases them.
 @MainActor
 func waitUntil(seconds: Double = 20, _ condition: @MainActor () -> Bool) async throws {
     let deadline = Date().addingTimeInterval(seconds)
@@ -60,7 +64,8 @@ func waitUntil(seconds: Double = 20, _ condition: @MainActor () -> Bool) async t
             Issue.record("timed out waiting")
             return
         }
-        try await Task.sleep(for: .milliseconds(2))
+        await Task.yield()
+        usleep(200)
     }
 }
 
