@@ -7,8 +7,9 @@ import Testing
 /// Issue 12's "cancellation that cancels": `cancelSaving()` part way through a 256 MiB
 /// package save. Measured in a child process (`pkgdoc-demo cancel-package`), whose threads
 /// no other test can hold up: the bound is the host's and the engine's reaction, which a
-/// busy test process would blur.
-@Suite("Cancelling a large package save")
+/// busy test process would blur. One case at a time, so that the cases do not compete with
+/// one another for the two cores.
+@Suite("Cancelling a large package save", .serialized)
 struct CancellationTests {
     static let payloadBytes = 256 << 20
 
