@@ -9,9 +9,10 @@ import Foundation
 /// - A **package** type gets a staged folder, and the writer's destination is
 ///   `FOLDER/content/NAME`, where nothing exists yet: the writer creates the package there
 ///   (any way it likes, `FileWrapper.write` included). `commit` then saves that tree into
-///   the target through the save engine (`DirectorySource`): the target gets the engine's
-///   lock, recovery, crash guarantee and manifest, and only the files that differ are
-///   written into it. The staged folder is then removed.
+///   the target through the save engine (`StagedDirectorySource`): the target gets the
+///   engine's lock, recovery, crash guarantee and manifest; files that differ are moved
+///   into it from the staging folder (not written twice), the others stay as they are.
+///   The staged folder is then removed.
 ///
 /// The staged entry is held under `StagedReplacement`'s liveness lock while it lives, so a
 /// sweep run meanwhile by another process leaves it alone, and one run after a crash
@@ -59,8 +60,8 @@ final class StagedDestination {
     /// Returns the engine's outcome for a package.
     ///
     /// - Complexity: a file: one fsync and one rename (and the folder's fsync). A package:
-    ///   the engine's save of a scanned directory — every staged file hashed once, only the
-    ///   differing ones copied into the target — then the staged tree removed.
+    ///   the engine's save of a scanned directory — every staged file hashed once, the
+    ///   differing ones moved into the target — then what is left of the staged tree removed.
     func commit(
         durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil
     ) throws -> SaveOutcome? {
@@ -76,7 +77,7 @@ final class StagedDestination {
         case .package:
             let options = SaveOptions(durability: durability, cancellation: cancellation)
             let outcome = try PackageSaver.save(
-                DirectorySource(destinationPath), to: targetPath, options: options, progress: progress.take())
+                StagedDirectorySource(destinationPath), to: targetPath, options: options, progress: progress.take())
             discard()
             return outcome
         }
