@@ -13,8 +13,9 @@ fi
 # Libraries the build links (zlib, xxHash) and the tools tests and benchmarks compare with.
 BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev"
 # git: quoting compared with git's, and the consumer check's tagged clone; zsh, fish, man-db
-# (with groff-base): the completion scripts and the manual page are run in them.
-TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 util-linux git zsh fish man-db groff-base"
+# (with groff-base): the completion scripts and the manual page are run in them. e2fsprogs:
+# chattr, with which the document host's tests make a folder read-only for root.
+TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 util-linux git zsh fish man-db groff-base e2fsprogs"
 
 ensure_packages() {
     local missing=()
