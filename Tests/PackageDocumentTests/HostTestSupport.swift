@@ -15,8 +15,10 @@ func makeUnwritable(_ paths: [String]) throws -> (() -> Void)? {
         for path in paths { try FileSystem.setPermissions(path, 0o555) }
         return { for path in paths { try? FileSystem.setPermissions(path, 0o755) } }
     }
-    guard let chattr = which("chattr") else { return nil }
-    guard try runProgram(chattr, ["+i"] + paths).status == 0 else { return nil }
+    guard let chattr = which("chattr"), try runProgram(chattr, ["+i"] + paths).status == 0 else {
+        print("skipped: no way to make a folder read-only for root here (chattr +i failed or is missing)")
+        return nil
+    }
     return { _ = try? runProgram(chattr, ["-i"] + paths) }
 }
 
