@@ -125,8 +125,24 @@ extension SaveContext {
     func writeStagedFile(
         _ index: Int, into staging: borrowing FileDescriptor, standsInForLink: Bool, statistics: inout SaveStatistics
     ) throws {
-        let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+        let path = plan.new.entries[index].path
+        // A large file that changed little: a clone of its old version with the changed
+        // chunks written into it, where the file system has reflinks.
+        if !standsInForLink, reflinksMayWork, let patch = chunkPatch(for: index, inPlace: false) {
+            try checkCancellation()
+            if let written = try writeClonePatched(index, patch: patch, named: path, in: staging.rawValue) {
+                writtenStatus[index] = written.status
+                writtenChunks[index] = patch.newChunks
+                statistics.filesCloned += 1
+                statistics.bytesPatched += patch.comparison.changedBytes
+                statistics.bytesWritten += patch.comparison.changedBytes
+                return
+            }
+            reflinksMayWork = false
+        }
+        let written = try writeFile(index, named: path, in: staging.rawValue)
         writtenStatus[index] = written.status
+        if let chunks = written.chunks { writtenChunks[index] = chunks }
         if standsInForLink {
             statistics.filesCopiedForLinks += 1
             statistics.bytesCopiedForLinks += written.size
