@@ -79,5 +79,10 @@ if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
         // The ZIP reader: open, verify, snapshot, extract.
         .executableTarget(
             name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer"),
+        // A package's own metadata (journal, manifest) as untrusted input, applied to a
+        // scratch package with canaries around it.
+        .executableTarget(
+            name: "pkgtool-fuzz-metadata", dependencies: ["PackageCore"], path: "Fuzz/MetadataFuzzer",
+            exclude: ["metadata.dict"]),
     ]
 }
