@@ -3,9 +3,10 @@
 // with canaries around it (`ScratchWorld`); pkgtool then reads the manifest, recovers the
 // package (validating the journal and, when it passes, applying it), reads it through
 // `PackageAccess` and — when the input asks — saves a tree into it. A finding is a crash,
-// a sanitizer report, a hang, a descriptor leaked, or ANY change outside the package: a
+// a sanitizer report, a hang, a descriptor leaked, ANY change outside the package (a
 // canary's bytes, mode, times, links or inode, a new or missing entry beside the package,
-// above it, in the working directory or at the absolute canary. Errors and refusals are
+// above it, in the working directory or at the absolute canary), or a save with
+// `--check-package` that succeeds without making the package the source. Errors and refusals are
 // not findings: refusing is the job. Built only by Scripts/fuzz (PKGTOOL_FUZZ=1,
 // -sanitize=fuzzer,address): libFuzzer provides `main`.
 import Glibc
@@ -18,7 +19,11 @@ nonisolated(unsafe) var world: ScratchWorld?
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = MetadataCase(UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size))
     let home = launchDirectory
-    if world == nil { world = ScratchWorld(scratch: fuzzScratch) }
+    if world == nil {
+        world = ScratchWorld(scratch: fuzzScratch)
+        // libFuzzer ends with exit(): leave no scratch world behind.
+        atexit { world.map { ScratchFiles.removeTree($0.base) } }
+    }
     let world = world!
     world.resetPackage()
     writeMetadata(input, in: world)
@@ -75,8 +80,21 @@ func exercise(_ input: MetadataCase, package: String, source: String) {
     if input.saves {
         let options = SaveOptions(
             strategy: input.strategy, durability: input.durability, workers: 1, trustManifest: input.trustsManifest)
+        var saved = false
         step("save \(input.strategy)\(input.trustsManifest ? "" : " --check-package")") {
-            try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+            let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+            saved = true
+            return statistics
+        }
+        // A save that checks the package first must leave it equal to the source, whatever
+        // its metadata said (a trusted manifest is taken at its word, by design).
+        if saved && !input.trustsManifest {
+            let packageTree = try? PackageScan.scan(package, useManifest: false, workers: 1).snapshot
+            let sourceTree = try? PackageScan.scan(source, useManifest: false, workers: 1).snapshot
+            if packageTree?.rootHash != sourceTree?.rootHash {
+                let changes = packageTree.flatMap { old in sourceTree.map { TreeDiff.changes(from: old, to: $0) } }
+                fatalError("FINDING: a save that checked the package reported success, but the package is not the source: \(changes.map { "\($0)" } ?? "unreadable")")
+            }
         }
         read()
     }
