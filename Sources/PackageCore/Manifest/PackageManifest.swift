@@ -168,7 +168,8 @@ public struct PackageManifest: Sendable {
         lastSequence = delta.header.sequence
         deltaRecordCount += delta.upserts.count + delta.removals.count
         snapshot.rootHash = delta.header.rootHash
-        expectedEntryCount = Int(delta.header.entryCount)
+        // Clamped, not trapped: a count past Int.max is damage, refused by `apply` as a mismatch.
+        expectedEntryCount = Int(clamping: delta.header.entryCount)
     }
 
     /// Merges the folded deltas into the base entries in one pass: O(n + k log k) for n
