@@ -13,18 +13,18 @@ import Glibc
 import PackageCore
 
 /// The world of this process, made on the first input (or by `LLVMFuzzerInitialize`).
-nonisolated(unsafe) var world: ScratchWorld?
+nonisolated(unsafe) var scratchWorld: ScratchWorld?
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = MetadataCase(UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size))
     let home = launchDirectory
-    if world == nil {
-        world = ScratchWorld(scratch: fuzzScratch)
+    if scratchWorld == nil {
+        scratchWorld = ScratchWorld(scratch: fuzzScratch)
         // libFuzzer ends with exit(): leave no scratch world behind.
-        atexit { world.map { ScratchFiles.removeTree($0.base) } }
+        atexit { scratchWorld.map { ScratchFiles.removeTree($0.base) } }
     }
-    let world = world!
+    let world = scratchWorld!
     world.resetPackage()
     writeMetadata(input, in: world)
 

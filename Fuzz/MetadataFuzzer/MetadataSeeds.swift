@@ -152,6 +152,8 @@ enum MetadataSeeds {
             }
         }
         seed("source-manifest-loose-delta-name-save-1", control: [0x80, 0x01, 0, 0x01], manifest: sourceManifest)
+        seed("index-fifo", control: [0, 0x80, 0, 0])
+        seed("temporaries-fifo", control: [0, 0, 0xFF, 0], journal: benign)
         seed("save-without-manifest", control: [0x80, 0x01, 0, 0])
         seed("journal-then-save", control: [0x80, 0x01, 0, 0], journal: benign, manifest: packageManifest)
 

@@ -93,4 +93,30 @@ struct MetadataFuzzFindingsTests {
         _ = try? PackageAccess.reading(package) { try PackageManifest.load(packagePath: package) }
         #expect(!reader.hadToUnblock, "a reading command waited for a writer on the FIFO")
     }
+
+    @Test("a delta claiming more entries than an Int holds is refused, not a trap (it crashed every reading command)")
+    func hugeEntryCountIsRefused() throws {
+        let directory = try TemporaryDirectory("fuzz-finding-entry-count")
+        let source = directory.url("src")
+        let package = directory.url("doc.pkg")
+        try Files.makeDirectory(source)
+        try Files.write(source + "/a.txt", "alpha\n")
+        let options = SaveOptions(durability: .none, workers: 1)
+        try PackageSaver.save(DirectorySource(source), to: package, options: options)
+        try Files.write(source + "/b.txt", "beta\n")
+        try PackageSaver.save(DirectorySource(source), to: package, options: options)
+        let metadata = package + "/.pkgtool/"
+        let deltas = try Trees.names(metadata).filter { $0.hasPrefix(PackageLayout.deltaFilePrefix) }
+        #expect(!deltas.isEmpty, "the saves wrote no delta")
+        for name in deltas {
+            // The delta header's entry count (Specs/manifest.md: at byte 96), then its checksum.
+            var bytes = try Files.read(metadata + name)
+            for offset in 96..<104 { bytes[offset] = 0xFF }
+            let checksum = bytes.withUnsafeBytes { ContentHash.of(UnsafeRawBufferPointer(rebasing: $0[..<($0.count - 16)])) }
+            bytes.replaceSubrange((bytes.count - 16)..., with: checksum.canonicalBytes)
+            try FileSystem.remove(metadata + name)
+            try Files.write(metadata + name, bytes)
+        }
+        #expect(throws: ManifestError.self) { try PackageManifest.load(packagePath: package) }
+    }
 }
