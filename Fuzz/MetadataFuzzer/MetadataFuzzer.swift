@@ -2,17 +2,18 @@
 // becomes a journal, a manifest (base and delta) and temporaries in a fresh scratch package
 // with canaries around it (`ScratchWorld`); pkgtool then reads the manifest, recovers the
 // package (validating the journal and, when it passes, applying it), reads it through
-// `PackageAccess` and — when the input asks — saves a tree into it. A finding is a crash,
-// a sanitizer report, a hang, a descriptor leaked, ANY change outside the package (a
-// canary's bytes, mode, times, links or inode, a new or missing entry beside the package,
-// above it, in the working directory or at the absolute canary), or a save with
-// `--check-package` that succeeds without making the package the source. Errors and refusals are
-// not findings: refusing is the job. Built only by Scripts/fuzz (PKGTOOL_FUZZ=1,
-// -sanitize=fuzzer,address): libFuzzer provides `main`.
+// `PackageAccess` and — when the input asks — saves a tree into it.
+//
+// A finding is a crash, a sanitizer report, a hang, a descriptor leaked, ANY change outside
+// the package (a canary's bytes, mode, times, links or inode; a new or missing entry beside
+// the package, above it, in the working directory or at the absolute canary), or a save with
+// `--check-package` that succeeds without making the package the source. Errors and
+// refusals are not findings: refusing is the job. Built only by Scripts/fuzz
+// (PKGTOOL_FUZZ=1, -sanitize=fuzzer,address): libFuzzer provides `main`.
 import Glibc
 import PackageCore
 
-/// The world of this process, made on the first input (or by `LLVMFuzzerInitialize`).
+/// The world of this process, made on the first input.
 nonisolated(unsafe) var scratchWorld: ScratchWorld?
 
 @_cdecl("LLVMFuzzerTestOneInput")
