@@ -4,10 +4,6 @@
 import Foundation
 import PackageDescription
 
-/// C kernels are always optimised: a debug build of the hashing loop would make
-/// every test that hashes a large file crawl, and they have no Swift-level logic to debug.
-let optimisedC: [CSetting] = [.unsafeFlags(["-O3"])]
-
 let package = Package(
     name: "pkgtool",
     products: [
@@ -31,9 +27,9 @@ let package = Package(
             providers: [.apt(["libxxhash-dev"])]
         ),
         // Linux syscalls and variadic calls Swift does not import (renameat2, copy_file_range, fcntl locks…).
-        .target(name: "CSystemShims", cSettings: optimisedC),
-        // XXH3-128 with a runtime-dispatched AVX2 kernel over libxxhash's streaming state.
-        .target(name: "CHashKernel", dependencies: ["CXXHash"], cSettings: optimisedC),
+        .target(name: "CSystemShims"),
+        // XXH3-128 over libxxhash, its x86 vector code (AVX2, AVX-512) chosen at run time.
+        .target(name: "CHashKernel", dependencies: ["CXXHash"]),
 
         .target(
             name: "PackageCore",

@@ -12,7 +12,9 @@ fi
 
 # Libraries the build links (zlib, xxHash) and the tools tests and benchmarks compare with.
 BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev"
-TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 util-linux"
+# git: quoting compared with git's, and the consumer check's tagged clone; zsh, fish, man-db
+# (with groff-base): the completion scripts and the manual page are run in them.
+TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 util-linux git zsh fish man-db groff-base"
 
 ensure_packages() {
     local missing=()

@@ -1,8 +1,8 @@
 // The ZIP reader's fuzz target: every input is written to a scratch file and opened,
 // verified, snapshotted and (when it opens) extracted into a scratch directory. Built only
 // by Scripts/fuzz (PKGTOOL_FUZZ=1, -sanitize=fuzzer,address): libFuzzer provides `main`.
-// A finding is a crash, a sanitizer report, a hang or a leak, never a
-// refusal: refusing bad input is the reader's job.
+// A finding is a crash, a sanitizer report, a hang or a leak, never a refusal: refusing bad
+// input is the reader's job.
 import Glibc
 import PackageCore
 import PackageZip
