@@ -238,7 +238,11 @@ extension SaveContext {
         try WorkQueue<[PendingLink]>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
             let fromParent = RelativePath.parent(of: group[0].from)
             let toParent = RelativePath.parent(of: group[0].to)
-            let source = try FileDescriptor.openDirectory(fromParent.isEmpty ? "." : fromParent, relativeTo: package)
+            // Beneath the package and through no link: the manifest's paths are not to be
+            // trusted to name folders (a link leading out may stand where it says one is).
+            let source = try FileDescriptor.openWithoutSymlinks(
+                fromParent.isEmpty ? "." : fromParent, relativeTo: package, options: [.directory], beneath: true,
+                displayPath: location.inside(fromParent))
             let target = try FileDescriptor.openDirectory(toParent.isEmpty ? "." : toParent, relativeTo: staging)
             var linked = 0
             var notLinked: [Int] = []
