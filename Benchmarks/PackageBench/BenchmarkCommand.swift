@@ -19,16 +19,25 @@ public enum BenchmarkCommand {
                             bytes 256 MiB → 1 GiB → 4 GiB, entries fixed; (b) entries
                             10,000 → 40,000 → 160,000 (CLI beside find's stat walk, and
                             the library)
-          (neither)         the full run: every shape and scenario, hash, manifest and zip
-                            suites
+          (neither)         the full run: every shape and scenario, the large-file suite,
+                            hash, manifest and zip suites
 
         options:
-          --suite LIST      save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep (both)
-          --shape LIST      document, small-files, huge (default: all; --quick: document)
+          --suite LIST      save, large-file, hash, manifest, zip, sweep-bytes,
+                            sweep-entries, sweep (both)
+          --shape LIST      document, small-files, huge, media (default: all but media;
+                            --quick: document)
           --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
-                            everything, rename, page-add-remove (default: all)
-          --size BYTES      scale the shapes (256MiB, 4GiB, …; document keeps its entries)
+                            everything, rename, page-add-remove, large-file (default: all
+                            but large-file, which the large-file suite runs)
+          --size BYTES      scale the shapes (256MiB, 4GiB, …; document keeps its entries;
+                            media: its large file)
           --entries N       small files in the shapes
+          --large-file-sizes L  the large media file of the large-file suite: 1 MiB
+                            changed inside it (default 1GiB,4GiB; 1GiB with --quick)
+          --no-xfs          the large-file suite without its second half on an XFS image
+          --baseline PATH   a second pkgtool (an earlier build): every save job runs with
+                            it too, on its own packages, in the same rounds
           --sweep-sizes L   package bytes of sweep (a) (default 256MiB,1GiB,4GiB)
           --sweep-entries L entries of sweep (b) (default 10000,40000,160000)
           --runs N          measured runs per job after the warm-up (default 5; 3 with
@@ -107,7 +116,7 @@ public enum BenchmarkCommand {
             }
         }
         guard positionals.count == 2, let kind = PackageShape.Kind(rawValue: positionals[0]) else {
-            throw UsageError("generate takes a shape (document, small-files, huge) and a directory")
+            throw UsageError("generate takes a shape (document, small-files, huge, media) and a directory")
         }
         let shape = PackageShape.make(kind, bytes: size, entries: entries, seed: seed)
         let start = Date()
@@ -136,6 +145,9 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var entries: Int?
     public var sweepSizes: [Int64] = [256 << 20, 1 << 30, 4 << 30]
     public var sweepEntries: [Int] = [10_000, 40_000, 160_000]
+    public var largeFileSizes: [Int64] = []
+    public var xfs = true
+    public var baseline: String?
     public var runs = 5
     public var warmups = 1
     public var seed: UInt64 = 1
@@ -148,7 +160,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var quiet = false
     public var arguments: [String] = []
 
-    public static let allSuites = ["save", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries"]
+    public static let allSuites = ["save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries"]
 
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
         var options = BenchmarkOptions()
@@ -188,7 +200,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
             case "--shape":
                 options.shapes = try list().map { item in
                     guard let kind = PackageShape.Kind(rawValue: item) else {
-                        throw UsageError("unknown shape '\(item)' (document, small-files, huge)")
+                        throw UsageError("unknown shape '\(item)' (document, small-files, huge, media)")
                     }
                     return kind
                 }
@@ -204,6 +216,9 @@ public struct BenchmarkOptions: Equatable, Sendable {
             case "--entries": options.entries = try parseCount(try value(), option: name)
             case "--sweep-sizes": options.sweepSizes = try list().map(parseBytes)
             case "--sweep-entries": options.sweepEntries = try list().map { try parseCount($0, option: name) }
+            case "--large-file-sizes": options.largeFileSizes = try list().map(parseBytes)
+            case "--no-xfs": options.xfs = false
+            case "--baseline": options.baseline = try value()
             case "--runs": runs = try parseCount(try value(), option: name)
             case "--warmups":
                 let text = try value()
@@ -233,6 +248,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
             options.runs = runs ?? 3
             options.suites = suites ?? ["save"]
             if options.shapes.isEmpty { options.shapes = [.document] }
+            if options.largeFileSizes.isEmpty { options.largeFileSizes = [1 << 30] }
             if options.scenarios.isEmpty { options.scenarios = Scenario.quick }
             if options.size == nil { options.size = 256 << 20 }
         case .sweep:
@@ -240,10 +256,11 @@ public struct BenchmarkOptions: Equatable, Sendable {
             options.suites = suites ?? ["sweep-bytes", "sweep-entries"]
         case .full:
             options.runs = runs ?? 5
-            options.suites = suites ?? ["save", "hash", "manifest", "zip"]
+            options.suites = suites ?? ["save", "large-file", "hash", "manifest", "zip"]
         }
-        if options.shapes.isEmpty { options.shapes = PackageShape.Kind.allCases }
-        if options.scenarios.isEmpty { options.scenarios = Scenario.allCases }
+        if options.shapes.isEmpty { options.shapes = PackageShape.Kind.saveSuiteDefaults }
+        if options.scenarios.isEmpty { options.scenarios = Scenario.saveSuiteDefaults }
+        if options.largeFileSizes.isEmpty { options.largeFileSizes = [1 << 30, 4 << 30] }
         return options
     }
 

@@ -57,7 +57,14 @@ public struct BenchmarkRunner {
         var removeAtEnd = !options.keep
         defer { if removeAtEnd { try? FileSystem.removeTree(runDirectory) } }
         let generating = options.suites.flatMap { suite -> [String] in
-            suite == "save" ? options.shapes.map { "save/\($0.rawValue)" } : suite.hasPrefix("sweep") ? [suite] : []
+            suite == "save" ? options.shapes.map { "save/\($0.rawValue)" } : suite.hasPrefix("sweep") || suite == "large-file" ? [suite] : []
+        }
+        if let baseline = options.baseline {
+            guard access(baseline, X_OK) == 0 else { throw BenchError("no pkgtool executable at '\(baseline)' (--baseline)") }
+            record.tools["pkgtool (baseline)"] = Self.firstLine(baseline, "--version") ?? "unknown"
+            record.pkgbench.baseline = Self.absolute(baseline)
+            record.notes.append(
+                "baseline: every pkgtool save job also runs with \(Self.absolute(baseline)) on its own packages, in the same rounds (rows marked (baseline))")
         }
         func keepData(_ step: String) -> Bool { options.keep || step == generating.last }
 
@@ -71,6 +78,9 @@ public struct BenchmarkRunner {
                         directory: "\(runDirectory)/\(shape.slug)", pkgtool: pkgtool)
                     save.fsyncPolicies = options.fsyncPolicies
                     save.keep = keepData("save/\(kind.rawValue)")
+                    save.baseline = options.baseline
+                    save.inplacePeerIn = { $0 == .largeFile }
+                    save.comparesBytes = options.scenarios.contains(.largeFile)
                     if options.mode == .quick {
                         // The minute's budget: `full` (every file created again, right after the
                         // previous tree was deleted: the slow path of this machine), `cp -r` and
@@ -95,7 +105,22 @@ public struct BenchmarkRunner {
                     record.shapes.append(result.shape)
                     record.measurements += result.measurements
                     record.notes += result.notes
+                    record.checks += result.checks
                 }
+            case "large-file":
+                var suite = LargeFileSuite(
+                    sizes: options.largeFileSizes, entries: options.entries, seed: options.seed, runs: options.runs,
+                    directory: runDirectory, pkgtool: pkgtool)
+                suite.warmups = options.warmups
+                suite.fsyncPolicies = options.fsyncPolicies
+                suite.baseline = options.baseline
+                suite.xfs = options.xfs
+                suite.keep = keepData("large-file")
+                let result = try suite.run(progress: progress)
+                record.shapes += result.shapes
+                record.measurements += result.measurements
+                record.notes += result.notes
+                record.checks += result.checks
             case "hash":
                 progress.log(
                     "hash suite: a 1 GiB file vs xxhsum -H2 and with chunking, a 20,000-file tree on 1 and all cores, a 4 GiB sparse file")
@@ -308,6 +333,9 @@ public struct BenchmarkRunner {
         "first save (untimed, makes each job's package)": "pkgtool save --strategy S --fsync none SRC PKG",
         "first copy (untimed, makes rsync's copy)": "rsync -a SRC/ COPY/",
         "rsync": "rsync -a --delete --stats SRC/ COPY/",
+        "rsync in place (large-file)": "rsync -a --delete --inplace --no-whole-file --stats SRC/ COPY/",
+        "device writes (targets on an XFS image)": "syncfs(MOUNT); sectors written of /sys/block/loopN/stat before and after each job, × 512",
+        "byte comparison (large-file)": "every file of SRC and TARGET read and compared (TARGET/.pkgtool left out); pkgtool verify PKG",
         "cp": "cp -r SRC NEW (NEW a fresh directory each run)",
         "diff": "pkgtool diff PKG",
         "diff peer": "rsync -a --delete --dry-run SRC/ COPY/",

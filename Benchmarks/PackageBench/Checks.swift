@@ -108,6 +108,9 @@ enum Checks {
                     }
                 }
             }
+            if shape.edits["large-file"] != nil {
+                checks += largeFileChecks(shape, all.filter { $0.suite == "save" && $0.shape == slug && $0.scenario == "large-file" })
+            }
             // Issue 3: no-change diff against the manifest vs rsync's stat walk.
             if let diff = all.first(where: { $0.suite == "diff" && $0.shape == slug && $0.tool == "pkgtool" }),
                 let rsync = all.first(where: { $0.suite == "diff" && $0.shape == slug && $0.tool == "rsync" })
@@ -135,6 +138,68 @@ enum Checks {
             }
         }
         checks += sweepChecks(record)
+        return checks
+    }
+
+    /// Issue 13 on the large-file scenario. With the targets beside the source (ext4): the
+    /// default strategy (`journaled`) writes at most 8 MiB, measured from outside, in at
+    /// most half `rsync -a`'s time and no more than `rsync -a --inplace --no-whole-file`'s
+    /// (like for like: `--fsync none`, as rsync never fsyncs); every save's peak RSS at most
+    /// 64 MiB. With the targets on an XFS image: the loop device writes at most 8 MiB for
+    /// the `atomic` save.
+    static func largeFileChecks(_ shape: ShapeRecord, _ rows: [JobMeasurement]) -> [Check] {
+        var checks: [Check] = []
+        let slug = shape.slug
+        let limit = Double(8 << 20)
+        func bytes(_ name: String, _ value: Double, atMost limit: Double) {
+            checks.append(
+                Check(
+                    suite: "save", name: name, value: value, shown: Format.bytes(Int64(value)), want: "≤ " + Format.bytes(Int64(limit)),
+                    met: value <= limit, source: "issue 13"))
+        }
+        func ratio(_ name: String, _ value: Double, atMost limit: Double) {
+            checks.append(
+                Check(
+                    suite: "save", name: name, value: value, shown: Format.ratio(value), want: "≤ " + Format.ratio(limit),
+                    met: value <= limit, source: "issue 13"))
+        }
+        let saves = rows.filter { $0.tool == "pkgtool" }
+        func save(_ strategy: String, _ fsync: String) -> JobMeasurement? {
+            saves.first { $0.strategy == strategy && $0.fsync == fsync }
+        }
+        if shape.targetFilesystem == nil {
+            for fsync in ["none", "full"] {
+                if let m = save("journaled", fsync) {
+                    bytes("\(slug) large-file: journaled (fsync \(fsync)) bytes written", m.bytesWritten.median, atMost: limit)
+                }
+            }
+            if let j = save("journaled", "none") {
+                if let rsync = rows.first(where: { $0.tool == "rsync" && $0.strategy == nil }) {
+                    ratio(
+                        "\(slug) large-file: journaled (fsync none) / rsync -a time", j.seconds.median / rsync.seconds.median,
+                        atMost: 0.5)
+                }
+                if let inplace = rows.first(where: { $0.tool == "rsync" && $0.strategy == "inplace" }) {
+                    ratio(
+                        "\(slug) large-file: journaled (fsync none) / rsync -a --inplace --no-whole-file time",
+                        j.seconds.median / inplace.seconds.median, atMost: 1.0)
+                }
+            }
+            if let largest = saves.filter({ $0.peakRssBytes != nil }).max(by: { $0.peakRssBytes! < $1.peakRssBytes! }) {
+                checks.append(
+                    Check(
+                        suite: "save",
+                        name: "\(slug) large-file: peak RSS of every save (largest: \(largest.strategy ?? "") fsync \(largest.fsync ?? ""))",
+                        value: Double(largest.peakRssBytes!), shown: Format.bytes(largest.peakRssBytes!), want: "≤ 64.0 MiB",
+                        met: largest.peakRssBytes! <= 64 << 20, source: "issue 13"))
+            }
+        } else {
+            for fsync in ["none", "full"] {
+                if let m = save("atomic", fsync), let device = m.deviceBytesWritten {
+                    bytes("\(slug) large-file: atomic (fsync \(fsync)) bytes the loop device wrote", device.median, atMost: limit)
+                }
+            }
+        }
         return checks
     }
 

@@ -27,9 +27,13 @@ public enum HTMLReport {
             if let shape {
                 body += "<p class=\"meta\">\(escape(Format.bytes(shape.totalBytes))) in \(escape(Format.count(shape.entries))) entries. Each scenario: one new edit per run, then every job brings its own package or copy up to date.</p>\n"
             }
+            if let filesystem = shape?.targetFilesystem {
+                body += "<p class=\"meta\">The packages and copies are on \(escape(filesystem)), the source on the work directory's file system. A loop device's writes are not in the writing process's counters: <em>device</em> is what the device wrote during each job (sectors written × 512, the file system flushed before and after).</p>\n"
+            }
+            let device = rows.contains { $0.deviceBytesWritten != nil }
             body += barChart(
                 id: "save-\(slug)", rows: rows, group: { m in scenarioTitle(m.scenario, shape: shape) },
-                panels: [.seconds, .bytesWritten])
+                panels: [.seconds, .bytesWritten] + (device ? [.deviceBytes] : []))
             body += measurementTable(rows, ratios: true)
         }
         for (suite, title) in [("diff", "No-change diff against the manifest, beside the stat walks"), ("hash", "Hashing")] {
@@ -96,10 +100,24 @@ public enum HTMLReport {
     enum Metric: String {
         case seconds
         case bytesWritten = "bytes_written"
+        /// What the loop device under the targets wrote (0 where not measured: no bar).
+        case deviceBytes = "device_bytes_written"
 
-        func value(_ m: JobMeasurement) -> Double { self == .seconds ? m.seconds.median : m.bytesWritten.median }
+        func value(_ m: JobMeasurement) -> Double {
+            switch self {
+            case .seconds: return m.seconds.median
+            case .bytesWritten: return m.bytesWritten.median
+            case .deviceBytes: return m.deviceBytesWritten?.median ?? 0
+            }
+        }
+        /// Whether the row has this figure (device writes only on a loop image's targets).
+        func applies(_ m: JobMeasurement) -> Bool { self != .deviceBytes || m.deviceBytesWritten != nil }
         func range(_ m: JobMeasurement) -> (Double, Double) {
-            self == .seconds ? (m.seconds.min, m.seconds.max) : (m.bytesWritten.min, m.bytesWritten.max)
+            switch self {
+            case .seconds: return (m.seconds.min, m.seconds.max)
+            case .bytesWritten: return (m.bytesWritten.min, m.bytesWritten.max)
+            case .deviceBytes: return (m.deviceBytesWritten?.min ?? 0, m.deviceBytesWritten?.max ?? 0)
+            }
         }
         func format(_ value: Double) -> String { self == .seconds ? Format.seconds(value) : Format.bytes(Int64(value)) }
         /// A tick label: "10 ms", "1 s", "32 KiB".
@@ -118,7 +136,13 @@ public enum HTMLReport {
             }
             return String(format: "%g %@", amount, units[unit])
         }
-        var title: String { self == .seconds ? "time (median, log scale)" : "bytes written (median, log scale)" }
+        var title: String {
+            switch self {
+            case .seconds: return "time (median, log scale)"
+            case .bytesWritten: return "bytes written (median, log scale)"
+            case .deviceBytes: return "device wrote (median, log scale)"
+            }
+        }
         /// Tick values for a log axis between `low` and `high`.
         func ticks(_ low: Double, _ high: Double) -> [Double] {
             var ticks: [Double] = []
@@ -142,14 +166,16 @@ public enum HTMLReport {
 
     /// A stable colour per job: strategies and peers, darker when pkgtool fsyncs.
     static func color(_ m: JobMeasurement) -> String {
-        let fsyncFull = m.fsync == "full" && (m.tool == "pkgtool" || m.tool == "library")
+        let fsyncFull = m.fsync == "full" && (m.tool == "pkgtool" || m.tool == "library" || m.tool == Workspace.baselineTool)
         switch (m.tool, m.strategy) {
         case ("pkgtool", "full"): return fsyncFull ? "#8c1c1c" : "#e0524f"
         case ("pkgtool", "atomic"): return fsyncFull ? "#1a4f80" : "#4a90d9"
         case ("pkgtool", "atomic-keep"): return fsyncFull ? "#4b2a80" : "#8e6bd9"
         case ("pkgtool", "journaled"): return fsyncFull ? "#1d6b2a" : "#45b35a"
         case ("library", _): return fsyncFull ? "#5b3a87" : "#9b72cf"
+        case ("rsync", "inplace"): return "#b8741a"
         case ("rsync", _): return "#f0a030"
+        case (Workspace.baselineTool, _): return fsyncFull ? "#555555" : "#a8a8a8"
         case ("cp", _): return "#8a8a8a"
         case ("find", _): return "#a0785a"
         case ("xxhsum", _), ("zip", _), ("unzip", _), ("7z", _), ("bsdtar", _): return "#f0a030"
@@ -158,7 +184,7 @@ public enum HTMLReport {
     }
 
     static func seriesName(_ m: JobMeasurement) -> String {
-        m.job + (m.fsync.map { m.tool == "pkgtool" || m.tool == "library" ? " · fsync \($0)" : "" } ?? "")
+        m.job + (m.fsync.map { m.tool == "pkgtool" || m.tool == "library" || m.tool == Workspace.baselineTool ? " · fsync \($0)" : "" } ?? "")
     }
 
     static func scenarioTitle(_ scenario: String?, shape: ShapeRecord?) -> String {
@@ -221,7 +247,7 @@ public enum HTMLReport {
                 svg += "<line class=\"grid\" x1=\"\(fmt(x))\" y1=\"\(fmt(top - 6))\" x2=\"\(fmt(x))\" y2=\"\(fmt(height - 20))\"/>\n"
                 svg += "<text class=\"tick\" x=\"\(fmt(x))\" y=\"\(fmt(height - 6))\" text-anchor=\"middle\">\(escape(metric.tickLabel(tick)))</text>\n"
             }
-            for (m, rowY) in placed {
+            for (m, rowY) in placed where metric.applies(m) {
                 let value = metric.value(m)
                 let barWidth = value > 0 ? max(position(value), 1.5) : 0
                 let (minimum, maximum) = metric.range(m)
@@ -331,7 +357,11 @@ public enum HTMLReport {
     }
 
     static func measurementTable(_ rows: [JobMeasurement], ratios: Bool) -> String {
+        let patched = rows.contains { ($0.filesPatched ?? 0) + ($0.filesCloned ?? 0) > 0 }
+        let device = rows.contains { $0.deviceBytesWritten != nil }
         var html = "<table class=\"data\">\n<tr><th>package</th><th>scenario</th><th>job</th><th>fsync</th><th>median</th><th>min</th><th>max</th><th>written</th><th>engine</th><th>files</th><th>peak RSS</th><th>cores</th>"
+        if patched { html += "<th title=\"files patched in place (P) or cloned and patched (C): the changed chunks' bytes\">patched</th>" }
+        if device { html += "<th>device wrote</th>" }
         if ratios { html += "<th>time/full</th><th>written/full</th>" }
         html += "</tr>\n"
         for m in rows {
@@ -339,6 +369,8 @@ public enum HTMLReport {
             html += "<td class=\"num\">\(Format.seconds(m.seconds.median))</td><td class=\"num\">\(Format.seconds(m.seconds.min))</td><td class=\"num\">\(Format.seconds(m.seconds.max))</td>"
             html += "<td class=\"num\">\(Format.bytes(Int64(m.bytesWritten.median)))</td><td class=\"num\">\(m.reportedBytesWritten.map(Format.bytes) ?? "")</td><td class=\"num\">\(m.filesWritten.map(Format.count) ?? "–")</td>"
             html += "<td class=\"num\">\(m.peakRssBytes.map(Format.bytes) ?? "–")</td><td class=\"num\">\(String(format: "%.2f", m.coresBusy))</td>"
+            if patched { html += "<td class=\"num\">\(escape(TextReport.patchedCell(m)))</td>" }
+            if device { html += "<td class=\"num\">\(m.deviceBytesWritten.map { Format.bytes(Int64($0.median)) } ?? "")</td>" }
             if ratios {
                 html += "<td class=\"num\">\(m.ratioToFull.map { Format.ratio($0.seconds) } ?? "")</td><td class=\"num\">\(m.ratioToFull.map { Format.ratio($0.bytesWritten) } ?? "")</td>"
             }

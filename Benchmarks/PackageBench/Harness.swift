@@ -24,6 +24,12 @@ struct Outcome {
     var command: String
     /// False for in-process jobs (their peak RSS is the harness's own).
     var measuredRSS = true
+    /// pkgtool's chunk-level counters (`files_patched`, `files_cloned`, `bytes_patched`).
+    var filesPatched: Int? = nil
+    var filesCloned: Int? = nil
+    var bytesPatched: Int64? = nil
+    /// What the loop device under the target wrote during the run (targets on an image).
+    var deviceBytesWritten: Int64? = nil
 }
 
 /// Runs `warmups` rounds then `runs` rounds; each round first calls `before(round)` (the
@@ -70,6 +76,14 @@ extension JobMeasurement {
             peakRssBytes: outcomes.allSatisfy(\.measuredRSS) ? costs.map(\.peakRSSBytes).max() : nil,
             coresBusy: Sample.median(costs.map { ($0.userSeconds + $0.systemSeconds) / max($0.seconds, 1e-9) }),
             ratioToFull: nil, packageBytes: nil, packageEntries: nil)
+        func median<T: BinaryInteger>(_ values: [T]) -> T? {
+            values.isEmpty ? nil : T(Sample.median(values.map { Double($0) }))
+        }
+        filesPatched = median(outcomes.compactMap(\.filesPatched))
+        filesCloned = median(outcomes.compactMap(\.filesCloned))
+        bytesPatched = median(outcomes.compactMap(\.bytesPatched))
+        let device = outcomes.compactMap(\.deviceBytesWritten)
+        deviceBytesWritten = device.isEmpty ? nil : Distribution(device.map(Double.init))
     }
 
     /// From a sample of the older suites (hash, zip).

@@ -56,6 +56,8 @@ public struct RunInfo: Codable, Sendable {
     public var durationSeconds: Double = 0
     public var workDirectory: String
     public var pkgtool: String
+    /// The second pkgtool measured beside `pkgtool` (`--baseline`), if any.
+    public var baseline: String? = nil
 
     public init(mode: String, arguments: [String], build: String, started: String, workDirectory: String, pkgtool: String) {
         self.mode = mode
@@ -77,6 +79,9 @@ public struct ShapeRecord: Codable, Sendable {
     public var generationSeconds: Double
     /// What each scenario changed, per scenario name.
     public var edits: [String: Edit] = [:]
+    /// Where the targets lived when not beside the source on the work directory's file
+    /// system: "xfs (loop image)" for the large-file suite's second half.
+    public var targetFilesystem: String? = nil
 }
 
 /// Minimum, median and maximum of repeated runs, with every value.
@@ -131,6 +136,15 @@ public struct JobMeasurement: Codable, Sendable {
     /// For sweeps: the package's bytes and entries at this point.
     public var packageBytes: Int64?
     public var packageEntries: Int?
+    /// pkgtool's own counters of chunk-level saves (`files_patched`, `files_cloned`,
+    /// `bytes_patched` of `pkgtool save --json`), medians; nil when the tool does not say.
+    public var filesPatched: Int? = nil
+    public var filesCloned: Int? = nil
+    public var bytesPatched: Int64? = nil
+    /// For targets on a loop-mounted image: the bytes the loop device wrote during each run
+    /// (sectors written × 512, the file system flushed before and after), which the
+    /// process's own counters do not see.
+    public var deviceBytesWritten: Distribution? = nil
 
     /// A stable identifier: suite/shape/scenario/job/fsync.
     public var id: String {

@@ -31,12 +31,27 @@ struct SaveSuite {
     var measureDiff = true
     /// Also measure hashing on this shape (for `--quick`; the full run has the hash suite).
     var measureHash = false
+    /// Scenarios in which `rsync -a --inplace --no-whole-file` is measured too (it writes
+    /// only the changed blocks of a file, after reading both sides whole).
+    var inplacePeerIn: @Sendable (Scenario) -> Bool = { _ in false }
+    /// Compare each target with the source byte for byte once it has finished, and run
+    /// `pkgtool verify` on each package: one check per shape (large-file suite).
+    var comparesBytes = false
+    /// Where the targets live, when not in `directory` (an XFS image's mount point), and
+    /// the image whose device's writes each job counts.
+    var targetDirectory: String?
+    var device: LoopImage?
+    /// Appended to the shape's slug in the record ("-xfs").
+    var slugSuffix = ""
+    /// A second pkgtool measured beside the first, job for job, on its own packages.
+    var baseline: String?
     var keep = false
 
     struct Result {
         var shape: ShapeRecord
         var measurements: [JobMeasurement]
         var notes: [String]
+        var checks: [Check] = []
     }
 
     func run(progress: ProgressDisplay) throws -> Result {
@@ -47,15 +62,26 @@ struct SaveSuite {
             fsyncPolicies.filter { fsync in scenarios.contains { includes($0, strategy, fsync) } }.map { (strategy, $0) }
         }
         let copyRounds = scenarios.contains(where: copyPeerIn) && cp != nil ? runs + warmups : 0
-        try DiskSpace.require(
-            bytes: shape.bytes * Int64(targets.count + 3 + copyRounds), at: directory,
-            for: "the save suite on \(shape.label) (\(targets.count) packages, rsync's copy, the source, cp's copies)")
+        let inplace = scenarios.contains(where: inplacePeerIn) && rsync != nil
+        let packageCount = targets.count * (baseline == nil ? 1 : 2)
+        let slug = shape.slug + slugSuffix
+        if let targetDirectory {
+            try DiskSpace.require(bytes: shape.bytes * 2, at: directory, for: "the source of \(shape.label)")
+            try DiskSpace.require(
+                bytes: shape.bytes * Int64(packageCount + 2 + (inplace ? 1 : 0) + copyRounds), at: targetDirectory,
+                for: "the save suite's targets (\(packageCount) packages, rsync's copies)", shared: false)
+        } else {
+            try DiskSpace.require(
+                bytes: shape.bytes * Int64(packageCount + 3 + (inplace ? 1 : 0) + copyRounds), at: directory,
+                for: "the save suite on \(shape.label) (\(packageCount) packages, rsync's copies, the source, cp's copies)")
+        }
         var notes: [String] = []
         if rsync == nil { notes.append("rsync is not installed: no rsync rows") }
         if cp == nil { notes.append("cp is not on PATH: no cp -r rows") }
 
         let workspace = try Workspace(
-            shape: shape, directory: directory, targets: targets, rsync: rsync, pkgtool: pkgtool, progress: progress)
+            shape: shape, directory: directory, targetDirectory: targetDirectory, targets: targets, rsync: rsync,
+            inplacePeer: inplace, baseline: baseline, device: device, slug: slug, pkgtool: pkgtool, progress: progress)
         defer {
             if !keep {
                 progress.log("removing \(directory)")
@@ -64,13 +90,20 @@ struct SaveSuite {
             }
         }
         var measurements = workspace.firstSaves
+        var checks: [Check] = []
+        var problems: [(path: String, problem: String?)] = []
         for (scenarioIndex, scenario) in scenarios.enumerated() {
-            var jobs = targets.filter { includes(scenario, $0.0, $0.1) }.map { workspace.saveJob(strategy: $0.0, fsync: $0.1) }
+            var jobs: [Job] = []
+            for (strategy, fsync) in targets where includes(scenario, strategy, fsync) {
+                jobs.append(workspace.saveJob(strategy: strategy, fsync: fsync))
+                if baseline != nil { jobs.append(workspace.saveJob(strategy: strategy, fsync: fsync, baseline: true)) }
+            }
             if let rsync { jobs.append(workspace.rsyncJob(rsync)) }
+            if let rsync, inplacePeerIn(scenario) { jobs.append(workspace.rsyncInPlaceJob(rsync)) }
             if let cp, copyPeerIn(scenario) { jobs.append(workspace.copyJob(cp, label: scenario.rawValue)) }
             var largest = Edit()
             let outcomes = try runInterleaved(
-                jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug) · \(scenario.rawValue)"
+                jobs, runs: runs, warmups: warmups, progress: progress, label: "\(slug) · \(scenario.rawValue)"
             ) { _ in
                 var edit = try workspace.tree.apply(scenario)
                 edit.bytesChanged = max(edit.bytesChanged, largest.bytesChanged)
@@ -79,7 +112,7 @@ struct SaveSuite {
             workspace.record.edits[scenario.rawValue] = largest
             for (job, jobOutcomes) in zip(jobs, outcomes) {
                 measurements.append(
-                    JobMeasurement(suite: "save", shape: shape.slug, scenario: scenario.rawValue, job: job, outcomes: jobOutcomes))
+                    JobMeasurement(suite: "save", shape: slug, scenario: scenario.rawValue, job: job, outcomes: jobOutcomes))
             }
             try workspace.removeCopies()
             // Each target must hold exactly the source after the last scenario it takes part
@@ -88,18 +121,36 @@ struct SaveSuite {
                 includes(scenario, target.0, target.1)
                     && !scenarios[(scenarioIndex + 1)...].contains { includes($0, target.0, target.1) }
             }
-            progress.log("\(shape.slug) · \(scenario.rawValue) done; checking the targets that finished")
-            try workspace.verifyTargets(
-                finished.map { workspace.package($0.0, $0.1)! }
-                    + (scenarioIndex == scenarios.count - 1 ? workspace.copy.map { [$0] } ?? [] : []))
+            progress.log("\(slug) · \(scenario.rawValue) done; checking the targets that finished")
+            let last = scenarioIndex == scenarios.count - 1
+            let finishedPaths = finished.flatMap { target in
+                [workspace.package(target.0, target.1)] + [baseline == nil ? nil : workspace.package(target.0, target.1, baseline: true)]
+            }.compactMap { $0 } + (last ? [workspace.copy, workspace.inplaceCopy].compactMap { $0 } : [])
+            try workspace.verifyTargets(finishedPaths)
+            if comparesBytes {
+                progress.log("\(slug): comparing \(finishedPaths.count) targets with the source byte for byte, pkgtool verify on each package")
+                problems += try workspace.compareTargetsBytes(finishedPaths)
+            }
+        }
+        if comparesBytes {
+            let wrong = problems.filter { $0.problem != nil }
+            checks.append(
+                Check(
+                    suite: "save", name: "\(slug): every target equals its source byte for byte (and pkgtool verify passes)",
+                    value: Double(wrong.count),
+                    shown: wrong.isEmpty ? "all \(problems.count) equal" : "\(wrong.count) of \(problems.count) differ",
+                    want: "all equal", met: wrong.isEmpty, source: "issue 13"))
+            for (path, problem) in wrong { notes.append("\(slug): \(path) \(problem!)") }
         }
         addRatiosToFull(&measurements)
-        if let first = measurements.first(where: { $0.scenario == Workspace.firstSave && $0.strategy == "full" }),
-            let steady = measurements.first(where: { $0.scenario != Workspace.firstSave && $0.strategy == "full" && $0.fsync == "none" })
+        if let first = measurements.first(where: { $0.scenario == Workspace.firstSave && $0.strategy == "full" && $0.tool == "pkgtool" }),
+            let steady = measurements.first(where: {
+                $0.scenario != Workspace.firstSave && $0.strategy == "full" && $0.fsync == "none" && $0.tool == "pkgtool"
+            })
         {
             let slower = steady.seconds.median > 1.5 * first.seconds.median
             notes.append(
-                "\(shape.slug): full's first save into a fresh directory took \(Format.seconds(first.seconds.median)); "
+                "\(slug): full's first save into a fresh directory took \(Format.seconds(first.seconds.median)); "
                     + "a save replacing the package (\(steady.scenario ?? ""), median) took \(Format.seconds(steady.seconds.median))"
                     + (slower
                         ? " — it creates every file again just after deleting the previous tree's, the slow path of this ext4 "
@@ -113,7 +164,7 @@ struct SaveSuite {
         if measureHash {
             measurements += try hashJobs(workspace, progress: progress)
         }
-        return Result(shape: workspace.record, measurements: measurements, notes: notes)
+        return Result(shape: workspace.record, measurements: measurements, notes: notes, checks: checks)
     }
 
     /// A no-change diff of a package against its manifest, beside rsync's stat walk of two
@@ -138,8 +189,8 @@ struct SaveSuite {
         if let find = Spawn.which("find") {
             jobs.append(workspace.statWalkJob(find, trees: [package], name: "find PKG -printf '%s %T@' (stat walk)"))
         }
-        let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug) · diff")
-        return zip(jobs, outcomes).map { JobMeasurement(suite: "diff", shape: shape.slug, scenario: nil, job: $0, outcomes: $1) }
+        let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug + slugSuffix) · diff")
+        return zip(jobs, outcomes).map { JobMeasurement(suite: "diff", shape: shape.slug + slugSuffix, scenario: nil, job: $0, outcomes: $1) }
     }
 
     /// Hashing on this shape: its largest file against `xxhsum -H2`, and its tree on one core
@@ -169,10 +220,10 @@ struct SaveSuite {
             Job(name: "pkgtool hash TREE (all cores)", tool: "pkgtool") {
                 Outcome(cost: try Spawn.run(pkgtool, ["hash", source]), command: shellQuoted([pkgtool, "hash", source]))
             })
-        let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug) · hash")
+        let outcomes = try runInterleaved(jobs, runs: runs, warmups: warmups, progress: progress, label: "\(shape.slug + slugSuffix) · hash")
         let largest = workspace.tree.package.largeFiles.map(\.size).max()
         return zip(jobs, outcomes).map { job, outcomes in
-            var measurement = JobMeasurement(suite: "hash", shape: shape.slug, scenario: nil, job: job, outcomes: outcomes)
+            var measurement = JobMeasurement(suite: "hash", shape: shape.slug + slugSuffix, scenario: nil, job: job, outcomes: outcomes)
             measurement.packageBytes = job.name.contains("FILE") ? largest : workspace.record.totalBytes
             measurement.packageEntries = job.name.contains("FILE") ? 1 : workspace.record.entries
             return measurement

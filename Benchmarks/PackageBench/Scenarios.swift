@@ -10,6 +10,7 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
     case everything = "everything"
     case rename = "rename"
     case addRemove = "page-add-remove"
+    case largeFile = "large-file"
 
     /// What the scenario does, for tables and the report.
     public var title: String {
@@ -22,16 +23,21 @@ public enum Scenario: String, CaseIterable, Sendable, Codable {
         case .everything: return "everything changed"
         case .rename: return "a file renamed"
         case .addRemove: return "a page added and one removed"
+        case .largeFile: return "1 MiB changed at an arbitrary offset inside the largest media file"
         }
     }
 
     /// The scenarios `--quick` runs: the main ones, within its minute.
     public static let quick: [Scenario] = [.noChange, .smallEdit, .mediaPatch]
 
+    /// The scenarios the save suite runs when none is named: all but `large-file`, which has
+    /// its own suite (on the `media` shape).
+    public static let saveSuiteDefaults: [Scenario] = allCases.filter { $0 != .largeFile }
+
     /// Whether the scenario makes sense for a shape (media scenarios need large files).
     public func applies(to shape: PackageShape) -> Bool {
         switch self {
-        case .mediaPatch, .mediaReplaced: return shape.largeFiles > 0
+        case .mediaPatch, .mediaReplaced, .largeFile: return shape.largeFiles > 0
         default: return true
         }
     }
@@ -42,7 +48,8 @@ public struct Edit: Sendable, Codable, Equatable {
     /// Regular files whose content is new (written, replaced or added); renames and
     /// removals are not counted here.
     public var filesChanged = 0
-    /// The sizes of those files: what an ideal incremental save must write.
+    /// The sizes of those files: what an ideal incremental save must write (`large-file`:
+    /// the bytes changed inside the file, what an ideal chunk-level save must write).
     public var bytesChanged: Int64 = 0
     public var renamed = 0
     public var removed = 0
@@ -94,6 +101,9 @@ public final class SourceTree {
         return order[min(Int(Double(order.count) * fraction), order.count - 1)]
     }
 
+    /// The file `large-file` edits: the largest (the `media` shape's film).
+    var largestFileIndex: Int? { largeFileIndex(atRank: 1) }
+
     /// Makes the scenario's change (a new one each call) and says what changed.
     public func apply(_ scenario: Scenario) throws -> Edit {
         edits += 1
@@ -125,6 +135,23 @@ public final class SourceTree {
             edit.bytesChanged = file.size + page.bytesChanged
             edit.description =
                 "\(Format.bytes(count)) at offset \(offset) of \(file.path) (\(Format.bytes(file.size))) and \(package.smallFiles[editedPageIndex])"
+        case .largeFile:
+            // 1 MiB of fresh bytes at an offset drawn from the seed and the edit's number:
+            // any byte, not a block or chunk boundary, so every save meets an unaligned change.
+            guard let index = largestFileIndex else { throw BenchError("no media file to change") }
+            let file = package.largeFiles[index]
+            let count = min(Int64(1 << 20), file.size)
+            var generator = SeededGenerator(seed: ShapeGenerator.mix(package.shape.seed, 0x4C41_5247_4546 &+ UInt64(edits)))
+            let offset = Int64(generator.next() % UInt64(file.size - count + 1))
+            let handle = try FileDescriptor.open(root + "/" + file.path, access: .writeOnly)
+            let buffer = ChunkBuffer()
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<Int(count)])
+            generator.fill(chunk)
+            try handle.write(UnsafeRawBufferPointer(chunk), at: offset)
+            try handle.setModificationTime(time)
+            edit.filesChanged = 1
+            edit.bytesChanged = count
+            edit.description = "\(Format.bytes(count)) at offset \(offset) of \(file.path) (\(Format.bytes(file.size)))"
         case .mediaReplaced:
             guard let index = largeFileIndex(atRank: 0.25) else { throw BenchError("no media file to replace") }
             let file = package.largeFiles[index]

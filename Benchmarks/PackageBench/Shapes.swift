@@ -15,6 +15,13 @@ public struct PackageShape: Sendable, Codable, Equatable {
         case smallFiles = "small-files"
         /// A few multi-GiB files and a hundred small pages.
         case huge
+        /// A 64 MiB document (2,000 pages and 8 media clips) plus one large media file
+        /// (1 GiB by default): the shape of issue 13's chunk-level saves.
+        case media
+
+        /// The shapes the save suite runs when none is named (`media` has its own suite,
+        /// `large-file`).
+        public static let saveSuiteDefaults: [Kind] = [.document, .smallFiles, .huge]
     }
 
     public var kind: Kind
@@ -25,22 +32,36 @@ public struct PackageShape: Sendable, Codable, Equatable {
     /// Large files (media or huge files).
     public var largeFiles: Int
     public var seed: UInt64
+    /// `media` only: the bytes of the document around the one large media file (its pages
+    /// and clips); the large file holds the rest of `bytes`.
+    public var documentBytes: Int64?
 
-    public init(kind: Kind, bytes: Int64, smallFiles: Int, largeFiles: Int, seed: UInt64) {
+    public init(kind: Kind, bytes: Int64, smallFiles: Int, largeFiles: Int, seed: UInt64, documentBytes: Int64? = nil) {
         self.kind = kind
         self.bytes = bytes
         self.smallFiles = smallFiles
         self.largeFiles = largeFiles
         self.seed = seed
+        self.documentBytes = documentBytes
     }
+
+    /// The default document around a `media` shape's large file.
+    public static let mediaDocumentBytes: Int64 = 64 << 20
+
+    /// `media`: the one large media file's size (`bytes` less the document's).
+    public var mediaFileBytes: Int64? { documentBytes.map { bytes - $0 } }
 
     /// The default shape of a kind, scaled by `bytes` (`--size`) and `entries` (`--entries`,
     /// the number of small files), either of which may be nil for the default.
     ///
     /// `document` keeps its 20,000 pages when only the size changes (the size sweep holds
     /// entries fixed) and puts the rest of the bytes in its media; `small-files` turns a
-    /// size into a count of files (2 KiB on average); `huge` spreads the size over three files.
-    public static func make(_ kind: Kind, bytes: Int64? = nil, entries: Int? = nil, seed: UInt64) -> PackageShape {
+    /// size into a count of files (2 KiB on average); `huge` spreads the size over three
+    /// files; for `media` the size is the large media file's (the document beside it keeps
+    /// its `documentBytes`, 64 MiB by default, and `entries` sets its pages).
+    public static func make(
+        _ kind: Kind, bytes: Int64? = nil, entries: Int? = nil, seed: UInt64, documentBytes: Int64 = mediaDocumentBytes
+    ) -> PackageShape {
         switch kind {
         case .document:
             return PackageShape(
@@ -50,6 +71,10 @@ public struct PackageShape: Sendable, Codable, Equatable {
             return PackageShape(kind: kind, bytes: Int64(count) * 2048, smallFiles: count, largeFiles: 0, seed: seed)
         case .huge:
             return PackageShape(kind: kind, bytes: bytes ?? 6 << 30, smallFiles: entries ?? 100, largeFiles: 3, seed: seed)
+        case .media:
+            return PackageShape(
+                kind: kind, bytes: (bytes ?? 1 << 30) + documentBytes, smallFiles: entries ?? 2_000, largeFiles: 9,
+                seed: seed, documentBytes: documentBytes)
         }
     }
 
@@ -62,6 +87,9 @@ public struct PackageShape: Sendable, Codable, Equatable {
             return "small-files, \(Format.count(smallFiles)) files of 0–4 KiB"
         case .huge:
             return "huge, \(Format.bytes(bytes)) in \(largeFiles) large files + \(smallFiles) pages"
+        case .media:
+            return "media, a \(Format.bytes(documentBytes ?? 0)) document (\(Format.count(smallFiles)) pages + "
+                + "\(max(largeFiles - 1, 0)) clips) and one \(Format.bytes(mediaFileBytes ?? 0)) media file"
         }
     }
 
@@ -69,6 +97,7 @@ public struct PackageShape: Sendable, Codable, Equatable {
     public var slug: String {
         switch kind {
         case .smallFiles: return "small-files-\(smallFiles)"
+        case .media: return "media-\(Format.compactBytes(mediaFileBytes ?? bytes))"
         default: return "\(kind.rawValue)-\(Format.compactBytes(bytes))"
         }
     }
@@ -148,7 +177,7 @@ public enum ShapeGenerator {
             entries += 1
             let sizes = largeFileSizes(shape, remaining: max(shape.bytes - total, 0))
             let files = sizes.enumerated().map { index, size in
-                GeneratedPackage.LargeFile(path: folder + "/" + largeFileName(index, kind: shape.kind), size: size)
+                GeneratedPackage.LargeFile(path: folder + "/" + largeFileName(index, of: sizes.count, kind: shape.kind), size: size)
             }
             // Largest first, so the last thread is not left alone with the biggest file.
             let order = files.indices.sorted { files[$0].size > files[$1].size }
@@ -178,8 +207,10 @@ public enum ShapeGenerator {
         return pages + "/" + groupName(folder / foldersPerGroup) + "/f" + String(folder % foldersPerGroup) + "/" + name
     }
 
-    static func largeFileName(_ index: Int, kind: PackageShape.Kind) -> String {
+    static func largeFileName(_ index: Int, of count: Int, kind: PackageShape.Kind) -> String {
         if kind == .huge { return "huge-\(index).bin" }
+        // The media shape's last large file is its film; the others are the document's clips.
+        if kind == .media && index == count - 1 { return "film.mov" }
         return "clip-" + padded(index, 2) + (index % 4 == 3 ? ".jpg" : ".mp4")
     }
 
@@ -192,8 +223,16 @@ public enum ShapeGenerator {
 
     /// Large-file sizes adding up to `remaining` exactly. Media are log-uniform between 1 and
     /// 100 MiB before scaling (their mean, 21.5 MiB, makes 40 of them about the default
-    /// document's 950 MiB); huge files are 3:4:5 shares.
+    /// document's 950 MiB); huge files are 3:4:5 shares; the `media` shape's clips share what
+    /// its document's pages leave, and its last file is the large media file.
     static func largeFileSizes(_ shape: PackageShape, remaining: Int64) -> [Int64] {
+        if shape.kind == .media, let film = shape.mediaFileBytes, shape.largeFiles >= 1 {
+            var clips = shape
+            clips.kind = .document
+            clips.largeFiles = shape.largeFiles - 1
+            return largeFileSizes(clips, remaining: max(remaining - film, 0)) + [film]
+        }
+        guard shape.largeFiles > 0 else { return [] }
         var generator = SeededGenerator(seed: mix(shape.seed, 0x5349_5A45))
         let weights: [Double] = (0..<shape.largeFiles).map { index in
             if shape.kind == .huge { return Double(3 + index % 3) }

@@ -89,6 +89,24 @@ public enum Spawn {
         return cost.standardOutput.split(separator: "\n").first.map(String.init) ?? "unknown"
     }
 
+    /// Runs a helper (mkfs, mount) directly, not measured: its exit status and what it
+    /// printed on stdout and stderr.
+    static func plain(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String, lastLine: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return (127, "", "cannot run \(executable): \(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: data, as: UTF8.self)
+        let last = output.split(separator: "\n").last.map(String.init) ?? "exit status \(process.terminationStatus)"
+        return (process.terminationStatus, output, last)
+    }
+
     /// The full path of a program on PATH, or nil.
     public static func which(_ program: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -22,15 +22,31 @@ enum TextReport {
             if let shape = record.shapes.first(where: { $0.slug == slug }) {
                 out += " (\(Format.bytes(shape.totalBytes)), \(Format.count(shape.entries)) entries)"
             }
+            if let filesystem = record.shapes.first(where: { $0.slug == slug })?.targetFilesystem {
+                out += "targets on \(filesystem); device = bytes the loop device wrote (sectors × 512, flushed before and after)\n"
+            }
             out += "\n"
-            var table = Table(["scenario", "job", "fsync", "median", "min–max", "written", "(engine)", "files", "peak RSS", "time/full", "written/full"])
+            let rows = save.filter { $0.shape == slug }
+            // Chunk-level counters and device writes only where some row has them.
+            let patched = rows.contains { ($0.filesPatched ?? 0) + ($0.filesCloned ?? 0) > 0 }
+            let device = rows.contains { $0.deviceBytesWritten != nil }
+            var header = ["scenario", "job", "fsync", "median", "min–max", "written", "(engine)", "files", "peak RSS", "time/full", "written/full"]
+            if patched { header.insert("patched", at: 8) }
+            if device { header.insert("device", at: 6) }
+            var table = Table(header)
             var previous: String?
-            for m in save where m.shape == slug {
-                if let previous, previous != m.scenario { table.add(Array(repeating: "", count: 11)) }
+            for m in rows {
+                if let previous, previous != m.scenario { table.add(Array(repeating: "", count: header.count)) }
                 previous = m.scenario
-                table.add(row(m, first: m.scenario ?? "", ratios: true))
+                var cells = row(m, first: m.scenario ?? "", ratios: true)
+                if patched { cells.insert(patchedCell(m), at: 8) }
+                if device { cells.insert(m.deviceBytesWritten.map { Format.bytes(Int64($0.median)) } ?? "", at: 6) }
+                table.add(cells)
             }
             out += table.rendered
+            if patched {
+                out += "  patched = files the save patched in place (P) or cloned and patched (C): the changed chunks' bytes\n"
+            }
             if let shape = record.shapes.first(where: { $0.slug == slug }) {
                 for scenario in unique(save.filter { $0.shape == slug }.compactMap(\.scenario)) {
                     if let edit = shape.edits[scenario] {
@@ -39,6 +55,8 @@ enum TextReport {
                 }
             }
         }
+
+        out += baselineComparison(record)
 
         for (suite, title) in [("diff", "diff (no change)"), ("hash", "hash")] {
             let rows = record.measurements(suite: suite)
@@ -114,6 +132,42 @@ enum TextReport {
             m.filesWritten.map(Format.count) ?? "–", m.peakRssBytes.map(Format.bytes) ?? "–",
             m.ratioToFull.map { Format.ratio($0.seconds) } ?? "", m.ratioToFull.map { Format.ratio($0.bytesWritten) } ?? "",
         ]
+    }
+
+    /// "P 1: 3.0 MiB", "C 1: 2.1 MiB", or "" when the save patched nothing.
+    static func patchedCell(_ m: JobMeasurement) -> String {
+        let patched = m.filesPatched ?? 0
+        let cloned = m.filesCloned ?? 0
+        guard patched + cloned > 0 else { return "" }
+        let kind = (patched > 0 ? "P \(patched)" : "") + (patched > 0 && cloned > 0 ? " " : "") + (cloned > 0 ? "C \(cloned)" : "")
+        return kind + ": " + Format.bytes(m.bytesPatched ?? 0)
+    }
+
+    /// With `--baseline`: each save beside the same save by the baseline pkgtool, measured
+    /// in the same rounds: time and bytes written, and their ratios (this / baseline).
+    static func baselineComparison(_ record: BenchmarkRecord) -> String {
+        let baselines = record.measurements.filter { $0.tool == Workspace.baselineTool && $0.scenario != Workspace.firstSave }
+        guard !baselines.isEmpty else { return "" }
+        let out = "\nthis pkgtool beside the baseline (\(record.pkgbench.baseline ?? "--baseline")), same rounds, own packages\n"
+        var table = Table([
+            "package", "scenario", "strategy", "fsync", "time", "baseline", "time ×", "written", "baseline", "written ×",
+        ])
+        for old in baselines {
+            guard
+                let new = record.measurements.first(where: {
+                    $0.tool == "pkgtool" && $0.suite == old.suite && $0.shape == old.shape && $0.scenario == old.scenario
+                        && $0.strategy == old.strategy && $0.fsync == old.fsync
+                })
+            else { continue }
+            table.add([
+                old.shape ?? "", old.scenario ?? "", Workspace.title(old.strategy ?? ""), old.fsync ?? "",
+                Format.seconds(new.seconds.median), Format.seconds(old.seconds.median),
+                Format.ratio(new.seconds.median / max(old.seconds.median, 1e-12)),
+                Format.bytes(Int64(new.bytesWritten.median)), Format.bytes(Int64(old.bytesWritten.median)),
+                old.bytesWritten.median > 0 ? Format.ratio(new.bytesWritten.median / old.bytesWritten.median) : "",
+            ])
+        }
+        return out + table.rendered
     }
 
     static func unique(_ values: [String]) -> [String] {

@@ -1,4 +1,5 @@
 // pkgbench-measure RESULT_FILE COMMAND [ARGS...]
+// pkgbench-measure --syncfs DIR
 //
 // Runs COMMAND and writes what it cost, measured from outside, to RESULT_FILE as one line:
 //   status wall_seconds user_seconds system_seconds max_rss_kib write_bytes read_bytes
@@ -6,6 +7,10 @@
 // was created with vfork/posix_spawn from a large process; forking from this small one
 // keeps the child's peak RSS its own. write_bytes and read_bytes come from
 // /proc/PID/io, read while the child is a zombie (before it is reaped); -1 when unavailable.
+//
+// --syncfs DIR flushes the one file system holding DIR (its dirty pages and its log), so
+// that a loop device's write counters include everything written so far: Swift's Glibc
+// module does not declare syncfs, and a global sync would wait for every other disk user.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +29,15 @@ static long long io_field(const char *text, const char *name) {
 }
 
 int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--syncfs") == 0) {
+        int directory = open(argv[2], O_RDONLY | O_DIRECTORY);
+        if (directory < 0 || syncfs(directory) != 0) {
+            fprintf(stderr, "pkgbench-measure: syncfs %s: %s\n", argv[2], strerror(errno));
+            return 2;
+        }
+        close(directory);
+        return 0;
+    }
     if (argc < 3) {
         fprintf(stderr, "usage: pkgbench-measure RESULT_FILE COMMAND [ARGS...]\n");
         return 2;

@@ -12,15 +12,31 @@ import Testing
         #expect(options.size == 256 << 20)
         #expect(options.scenarios == Scenario.quick)
         #expect(options.fsyncPolicies == ["none", "full"])
+        #expect(options.largeFileSizes == [1 << 30])
+        #expect(options.xfs && options.baseline == nil)
     }
 
     @Test func fullRunDefaults() throws {
         let options = try BenchmarkOptions.parse([])
         #expect(options.mode == .full)
         #expect(options.runs == 5)
-        #expect(options.suites == ["save", "hash", "manifest", "zip"])
-        #expect(options.shapes == PackageShape.Kind.allCases)
-        #expect(options.scenarios == Scenario.allCases)
+        #expect(options.suites == ["save", "large-file", "hash", "manifest", "zip"])
+        // The media shape and its scenario belong to the large-file suite: 1 GiB and 4 GiB.
+        #expect(options.shapes == [.document, .smallFiles, .huge])
+        #expect(options.scenarios == Scenario.allCases.filter { $0 != .largeFile })
+        #expect(options.largeFileSizes == [1 << 30, 4 << 30])
+    }
+
+    @Test func largeFileAndBaseline() throws {
+        let options = try BenchmarkOptions.parse([
+            "--suite", "large-file", "--large-file-sizes", "256MiB,2G", "--no-xfs", "--baseline", "/tmp/before/pkgtool",
+        ])
+        #expect(options.suites == ["large-file"])
+        #expect(options.largeFileSizes == [256 << 20, 2 << 30])
+        #expect(!options.xfs)
+        #expect(options.baseline == "/tmp/before/pkgtool")
+        let media = try BenchmarkOptions.parse(["--shape", "media", "--scenario", "large-file"])
+        #expect(media.shapes == [.media] && media.scenarios == [.largeFile])
     }
 
     @Test func sweepAndLists() throws {
@@ -56,8 +72,10 @@ import Testing
         (["--runs", "0"], "--runs expects a positive number, not '0'"),
         (["--bogus"], "unknown option '--bogus'"),
         (["stray"], "unexpected argument 'stray'"),
-        (["--suite", "nope"], "unknown suite 'nope' (save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep)"),
-        (["--shape", "tiny"], "unknown shape 'tiny' (document, small-files, huge)"),
+        (["--suite", "nope"], "unknown suite 'nope' (save, large-file, hash, manifest, zip, sweep-bytes, sweep-entries, sweep)"),
+        (["--shape", "tiny"], "unknown shape 'tiny' (document, small-files, huge, media)"),
+        (["--large-file-sizes", "big"], "cannot read 'big' as a size (try 256MiB or 4GiB)"),
+        (["--baseline"], "option '--baseline' needs a value"),
         (["--size", "lots"], "cannot read 'lots' as a size (try 256MiB or 4GiB)"),
         (["--fsync", "sometimes"], "--fsync expects none, full or none,full"),
     ])

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import PackageCore
 import PackageTestSupport
@@ -89,6 +90,12 @@ import Testing
                 #expect(statuses == ["M"])
                 #expect(edit.filesChanged == 1)
                 #expect(edit.bytesChanged == changes[0].newEntry!.size)
+            case .largeFile:
+                // 1 MiB inside the largest file (the bytes themselves: `largeFileEditsOneMiB`).
+                #expect(statuses == ["M"])
+                #expect(changes[0].path == generated.largeFiles.max { $0.size < $1.size }!.path)
+                #expect(edit.filesChanged == 1)
+                #expect(edit.bytesChanged == min(1 << 20, changes[0].newEntry!.size))
             case .tenPercent:
                 #expect(statuses.allSatisfy { $0 == "M" })
                 #expect(changes.count == edit.filesChanged)
@@ -110,6 +117,55 @@ import Testing
                 #expect(change.newEntry!.modificationTime > change.oldEntry!.modificationTime)
             }
         }
+    }
+
+    /// The media shape: a document of `documentBytes` and one large file, its sizes exact.
+    @Test func mediaShape() throws {
+        let shape = PackageShape.make(.media, bytes: 6 << 20, entries: 40, seed: 3, documentBytes: 1 << 20)
+        #expect(shape.bytes == 7 << 20 && shape.mediaFileBytes == 6 << 20)
+        #expect(shape.slug == "media-6MiB")
+        #expect(PackageShape.make(.media, seed: 1).slug == "media-1GiB")
+        #expect(PackageShape.make(.media, seed: 1).bytes == (1 << 30) + (64 << 20))
+        let directory = try TemporaryDirectory("media")
+        let generated = try ShapeGenerator.generate(shape, at: directory.url("m"))
+        #expect(generated.totalBytes == shape.bytes)
+        #expect(generated.smallFiles.count == 40)
+        #expect(generated.largeFiles.count == 9)
+        #expect(generated.largeFiles.last == GeneratedPackage.LargeFile(path: "media/film.mov", size: 6 << 20))
+        #expect(generated.largeFiles.dropLast().allSatisfy { $0.path.hasPrefix("media/clip-") && $0.size < 1 << 20 })
+        let files = try Self.snapshot(directory.url("m")).entries.filter { $0.kind == .regular }
+        #expect(files.map(\.size).reduce(0, +) == shape.bytes)
+    }
+
+    /// `large-file` writes 1 MiB of new bytes at an unaligned offset of the largest file, a
+    /// different offset each time, and nothing else.
+    @Test func largeFileEditsOneMiB() throws {
+        let shape = PackageShape.make(.media, bytes: 2 << 20, entries: 10, seed: 9, documentBytes: 512 << 10)
+        let directory = try TemporaryDirectory("large-file")
+        let generated = try ShapeGenerator.generate(shape, at: directory.url("m"))
+        let tree = SourceTree(generated)
+        let film = directory.url("m") + "/media/film.mov"
+        var offsets: Set<Int64> = []
+        for _ in 0..<3 {
+            let before = try Data(contentsOf: URL(fileURLWithPath: film))
+            let edit = try tree.apply(.largeFile)
+            let after = try Data(contentsOf: URL(fileURLWithPath: film))
+            #expect(after.count == before.count)
+            let differing = before.indices.filter { before[$0] != after[$0] }
+            let first = try #require(differing.first)
+            let last = try #require(differing.last)
+            // New random bytes: nearly every byte of the span differs; none outside it.
+            #expect(last - first < 1 << 20 && last - first > (1 << 20) - 64)
+            #expect(edit.bytesChanged == 1 << 20)
+            // The offset the edit names: the span starts there (a random byte may equal the old one).
+            let named = try #require(edit.description.components(separatedBy: "at offset ").last?.split(separator: " ").first)
+            let offset = try #require(Int(named))
+            #expect(offset <= first && first < offset + 64)
+            #expect(last < offset + (1 << 20))
+            offsets.insert(Int64(offset))
+        }
+        #expect(offsets.count == 3)
+        #expect(offsets.contains { $0 % 4096 != 0 })
     }
 
     @Test func mediaScenariosNeedMedia() {
