@@ -50,6 +50,12 @@ public struct ChunkingHasher: ~Copyable {
         self.init(parameters: parameters, helpFrom: Self.defaultHelpFrom)
     }
 
+    /// `helperThread: false` keeps all the work on the calling thread: for callers that
+    /// already keep every core busy, and for comparisons.
+    public init(parameters: ChunkingParameters = .standard, helperThread: Bool) {
+        self.init(parameters: parameters, helpFrom: helperThread ? Self.defaultHelpFrom : .max)
+    }
+
     /// `helpFrom`: the size from which the helper thread takes part (`Int64.max`: never);
     /// tests lower it to run small inputs through the helper.
     init(parameters: ChunkingParameters, helpFrom: Int64) {
