@@ -110,6 +110,7 @@ public struct HashBenchmark {
             Format.ratio(chunking.cpuSpeed(5)), "", "",
         ])
         table.add(["load average (1 min) while hashing in-process", String(format: "%.1f", chunkLoad), "", "", "", ""])
+        log(chunking.summary(load: chunkLoad))
         let speedup = treeSamples[0].median / treeSamples[1].median
         figures.append(("tree_parallel_speedup", .double(speedup)))
         table.add(["tree: all cores vs 1 (want ≥ 1.6×)", Format.ratio(speedup), "", "", "", ""])
@@ -197,6 +198,18 @@ struct ChunkingFigures {
     }
 
     func speedOfMedians(_ job: Int) -> Double { samples[0].median / max(samples[job].median, 1e-9) }
+
+    /// The figures in a few lines, for the run's log.
+    func summary(load: Double) -> String {
+        let names = ["", "helper thread", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear", "previous list known"]
+        var lines = ["speed of hashing with chunking vs hashing alone (1 GiB, load average \(String(format: "%.1f", load))):"]
+        for job in 1..<min(names.count, samples.count) {
+            lines.append(
+                "  \(names[job]): \(Format.ratio(pairedSpeed(job))) paired runs, \(Format.ratio(speedOfMedians(job))) of medians, "
+                    + "\(Format.ratio(cpuSpeed(job))) in CPU time, \(String(format: "%.2f", samples[job].parallelism)) cores busy")
+        }
+        return lines.joined(separator: "\n")
+    }
 
     func cpuSpeed(_ job: Int) -> Double {
         let cpu = { (sample: Sample) in Sample.median(sample.costs.map { $0.userSeconds + $0.systemSeconds }) }
