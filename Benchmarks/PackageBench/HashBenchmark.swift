@@ -46,7 +46,9 @@ public struct HashBenchmark {
         let fileSamples = try measureInterleaved(jobs, runs: runs)
 
         log("hashing the 1 GiB file in-process, alone and with chunking (\(runs) runs, interleaved; Gear kernel: \(ChunkingKernel.active))")
+        let loadBefore = LoadAverage.oneMinute()
         let chunkSamples = try measureChunking(bigFile)
+        let chunkLoad = (loadBefore + LoadAverage.oneMinute()) / 2
 
         log("hashing the tree on 1 core and on all cores")
         let treeSamples = try measureInterleaved(
@@ -76,17 +78,39 @@ public struct HashBenchmark {
             figures.append(("file_speed_vs_xxhsum", .double(speed)))
             table.add(["speed vs xxhsum -H2 (want ≥ 0.90×)", Format.ratio(speed), "", "", "", ""])
         }
-        let chunkingSpeed = chunkSamples[0].median / chunkSamples[1].median
-        figures.append(("chunking_speed_vs_hash", .double(chunkingSpeed)))
-        figures.append(("chunking_portable_speed_vs_hash", .double(chunkSamples[0].median / chunkSamples[2].median)))
-        table.add(["hash + chunks vs hash alone (want ≥ 0.90×)", Format.ratio(chunkingSpeed), "", "", "", ""])
+        let chunking = ChunkingFigures(chunkSamples)
+        figures.append(("chunking_speed_vs_hash", .double(chunking.pairedSpeed(1))))
+        figures.append(("chunking_speed_of_medians_vs_hash", .double(chunking.speedOfMedians(1))))
+        figures.append(("chunking_cpu_vs_hash", .double(chunking.cpuSpeed(1))))
+        figures.append(("chunking_one_thread_speed_vs_hash", .double(chunking.pairedSpeed(2))))
+        figures.append(("chunking_one_thread_cpu_vs_hash", .double(chunking.cpuSpeed(2))))
+        figures.append(("chunking_interleaved_speed_vs_hash", .double(chunking.pairedSpeed(3))))
+        figures.append(("chunking_portable_speed_vs_hash", .double(chunking.pairedSpeed(4))))
+        figures.append(("chunking_hinted_speed_vs_hash", .double(chunking.pairedSpeed(5))))
+        figures.append(("chunking_load_average", .double(chunkLoad)))
         table.add([
-            "hash + chunks, portable Gear loop, vs hash alone", Format.ratio(chunkSamples[0].median / chunkSamples[2].median),
-            "", "", "", "",
+            "hash + chunks vs hash alone (want ≥ 0.90×): median of paired runs, of medians; CPU time",
+            Format.ratio(chunking.pairedSpeed(1)), Format.ratio(chunking.speedOfMedians(1)), Format.ratio(chunking.cpuSpeed(1)),
+            "", "",
         ])
-        let hintedSpeed = chunkSamples[0].median / chunkSamples[3].median
-        figures.append(("chunking_hinted_speed_vs_hash", .double(hintedSpeed)))
-        table.add(["hash + chunks, previous list known, vs hash alone", Format.ratio(hintedSpeed), "", "", "", ""])
+        table.add([
+            "hash + chunks, one thread, vs hash alone: paired, of medians; CPU time", Format.ratio(chunking.pairedSpeed(2)),
+            Format.ratio(chunking.speedOfMedians(2)), Format.ratio(chunking.cpuSpeed(2)), "", "",
+        ])
+        table.add([
+            "hash + chunks, one thread, interleaved Gear (CPUs without AVX-512), vs hash alone",
+            Format.ratio(chunking.pairedSpeed(3)), "", Format.ratio(chunking.cpuSpeed(3)), "", "",
+        ])
+        table.add([
+            "hash + chunks, one thread, byte-loop Gear, vs hash alone", Format.ratio(chunking.pairedSpeed(4)), "",
+            Format.ratio(chunking.cpuSpeed(4)), "", "",
+        ])
+        table.add([
+            "hash + chunks, previous list known, vs hash alone", Format.ratio(chunking.pairedSpeed(5)), "",
+            Format.ratio(chunking.cpuSpeed(5)), "", "",
+        ])
+        table.add(["load average (1 min) while hashing in-process", String(format: "%.1f", chunkLoad), "", "", "", ""])
+        log(chunking.summary(load: chunkLoad))
         let speedup = treeSamples[0].median / treeSamples[1].median
         figures.append(("tree_parallel_speedup", .double(speedup)))
         table.add(["tree: all cores vs 1 (want ≥ 1.6×)", Format.ratio(speedup), "", "", "", ""])
@@ -98,12 +122,15 @@ public struct HashBenchmark {
     }
 
     /// Hashes `path` in this process, alone (`ContentHash.ofFile`) and with chunking
-    /// (`ContentHash.ofFileWithChunks`, with the CPU's Gear kernel and with the portable
-    /// loop), interleaved, reusing one buffer and one state each as the scanner does.
+    /// (`ContentHash.ofFileWithChunks`): with the helper thread (the default), on one thread
+    /// with the CPU's Gear kernel, with the interleaved kernel (what CPUs without AVX-512 VBMI
+    /// run) and with the byte loop, and with a previous chunk list whose two middle chunks
+    /// differ; interleaved, reusing one buffer and one state each as the scanner does.
     func measureChunking(_ path: String) throws -> [Sample] {
         let buffer = ChunkBuffer()
         let hasher = ContentHasher()
-        var chunker = ChunkingHasher()
+        var helped = ChunkingHasher()
+        var alone = ChunkingHasher(helperThread: false)
         var list: ChunkList?
         var hint: ChunkList?
         let plain = {
@@ -113,14 +140,18 @@ public struct HashBenchmark {
                 _ = try ContentHash.ofFile(file, buffer: buffer, expectedSize: fileSize, hasher: hasher)
             }
         }
-        let chunked = { (portable: Bool) in
+        let chunked = { (helper: Bool, kernel: ChunkingKernel?) in
             try InProcessCost.measure {
-                ChunkingKernel.forcePortable(portable)
-                defer { ChunkingKernel.forcePortable(false) }
+                ChunkingKernel.force(kernel)
+                defer { ChunkingKernel.force(nil) }
                 let file = try FileDescriptor.open(path)
                 file.adviseSequential()
-                let digest = try ContentHash.ofFileWithChunks(file, buffer: buffer, expectedSize: fileSize, chunker: &chunker)
-                list = digest.chunks
+                let digest =
+                    helper
+                    ? try ContentHash.ofFileWithChunks(file, buffer: buffer, expectedSize: fileSize, chunker: &helped)
+                    : try ContentHash.ofFileWithChunks(file, buffer: buffer, expectedSize: fileSize, chunker: &alone)
+                if list == nil { list = digest.chunks }
+                guard digest.chunks == list else { throw BenchError("two ways of chunking gave different chunk lists") }
             }
         }
         // The previous version's list, as if two neighbouring chunks in the middle had
@@ -135,19 +166,65 @@ public struct HashBenchmark {
                 let file = try FileDescriptor.open(path)
                 file.adviseSequential()
                 let digest = try ContentHash.ofFileWithChunks(
-                    file, buffer: buffer, expectedSize: fileSize, chunker: &chunker, previous: hint)
+                    file, buffer: buffer, expectedSize: fileSize, chunker: &alone, previous: hint)
                 guard digest.chunks == list else { throw BenchError("the hinted chunk list differs from the searched one") }
             }
         }
         let samples = try measureInterleaved(
             [
                 ("hash 1 GiB file in-process (hash alone)", plain),
-                ("hash + chunks 1 GiB file in-process", { try chunked(false) }),
-                ("hash + chunks 1 GiB file in-process (portable Gear)", { try chunked(true) }),
+                ("hash + chunks 1 GiB file in-process (helper thread)", { try chunked(true, nil) }),
+                ("hash + chunks 1 GiB file in-process, one thread", { try chunked(false, nil) }),
+                ("hash + chunks 1 GiB file in-process, one thread, interleaved Gear", { try chunked(false, .interleaved) }),
+                ("hash + chunks 1 GiB file in-process, one thread, byte-loop Gear", { try chunked(false, .portable) }),
                 ("hash + chunks 1 GiB file in-process, previous list known (2 chunks differ)", hinted),
             ], runs: runs)
         guard (list?.count ?? 0) > 0 else { throw BenchError("chunking the 1 GiB file produced no chunk list") }
         return samples
+    }
+}
+
+/// Speeds of the chunking jobs against the first job (hashing alone), measured in
+/// interleaved runs: run i of every job ran back to back, so the median of the per-run
+/// ratios is less exposed to the machine's load changing during the measurement than the
+/// ratio of the medians. CPU time ratios say how much work each way adds, whatever the load.
+struct ChunkingFigures {
+    let samples: [Sample]
+
+    init(_ samples: [Sample]) { self.samples = samples }
+
+    func pairedSpeed(_ job: Int) -> Double {
+        Sample.median(zip(samples[0].seconds, samples[job].seconds).map { $0 / max($1, 1e-9) })
+    }
+
+    func speedOfMedians(_ job: Int) -> Double { samples[0].median / max(samples[job].median, 1e-9) }
+
+    /// The figures in a few lines, for the run's log.
+    func summary(load: Double) -> String {
+        let names = ["", "helper thread", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear", "previous list known"]
+        var lines = ["speed of hashing with chunking vs hashing alone (1 GiB, load average \(String(format: "%.1f", load))):"]
+        for job in 1..<min(names.count, samples.count) {
+            lines.append(
+                "  \(names[job]): \(Format.ratio(pairedSpeed(job))) paired runs, \(Format.ratio(speedOfMedians(job))) of medians, "
+                    + "\(Format.ratio(cpuSpeed(job))) in CPU time, \(String(format: "%.2f", samples[job].parallelism)) cores busy")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    func cpuSpeed(_ job: Int) -> Double {
+        let cpu = { (sample: Sample) in Sample.median(sample.costs.map { $0.userSeconds + $0.systemSeconds }) }
+        return cpu(samples[0]) / max(cpu(samples[job]), 1e-9)
+    }
+}
+
+/// The machine's load, to print beside figures measured on a shared machine.
+enum LoadAverage {
+    /// The 1-minute load average from /proc/loadavg (0 when unreadable).
+    static func oneMinute() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+            let first = text.split(separator: " ").first, let value = Double(first)
+        else { return 0 }
+        return value
     }
 }
 

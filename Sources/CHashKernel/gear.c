@@ -1,5 +1,6 @@
-// The Gear search of the content-defined chunker: the portable loop and the runtime
-// choice of the AVX-512 filter (gear_avx512.c). Both return the same position.
+// The Gear search of the content-defined chunker: the byte loop, the interleaved loop
+// (four streams, for CPUs without the AVX-512 filter) and the runtime choice among them
+// and the AVX-512 filter (gear_avx512.c). All return the same position.
 #include "CHashKernel.h"
 #include <stdatomic.h>
 
@@ -23,8 +24,49 @@ size_t pkg_gear_find_portable(const uint8_t *bytes, size_t from, size_t to, uint
     return to;
 }
 
+/// Positions per stream of the interleaved loop: four of them make a group.
+#define GEAR_STREAM_BLOCK 4096
+
+/// The byte loop's single hash is a chain of dependent shift-adds (about one byte per
+/// cycle). The hash at a position depends only on the 64 bytes ending there, so four
+/// consecutive 4 KiB blocks can be searched at once, each with its own hash primed from
+/// the 63 bytes before it: four independent chains, about twice the speed. The first
+/// match of the earliest block wins; a match in block 0 ends the group at once.
+size_t pkg_gear_find_interleaved(const uint8_t *bytes, size_t from, size_t to, uint64_t mask) {
+    const uint64_t *table = pkg_gear_table;
+    size_t position = from;
+    while (to - position >= 4 * GEAR_STREAM_BLOCK) {
+        const uint8_t *a = bytes + position, *b = a + GEAR_STREAM_BLOCK;
+        const uint8_t *c = b + GEAR_STREAM_BLOCK, *d = c + GEAR_STREAM_BLOCK;
+        uint64_t ha = 0, hb = 0, hc = 0, hd = 0;
+        for (int k = -63; k < 0; k++) {
+            ha = (ha << 1) + table[a[k]];
+            hb = (hb << 1) + table[b[k]];
+            hc = (hc << 1) + table[c[k]];
+            hd = (hd << 1) + table[d[k]];
+        }
+        size_t found[4] = {to, to, to, to};
+        for (size_t i = 0; i < GEAR_STREAM_BLOCK; i++) {
+            ha = (ha << 1) + table[a[i]];
+            hb = (hb << 1) + table[b[i]];
+            hc = (hc << 1) + table[c[i]];
+            hd = (hd << 1) + table[d[i]];
+            if (__builtin_expect((ha & mask) == 0, 0)) return position + i;
+            if (__builtin_expect(((hb & mask) == 0) | ((hc & mask) == 0) | ((hd & mask) == 0), 0)) {
+                if ((hb & mask) == 0 && found[1] == to) found[1] = position + GEAR_STREAM_BLOCK + i;
+                if ((hc & mask) == 0 && found[2] == to) found[2] = position + 2 * GEAR_STREAM_BLOCK + i;
+                if ((hd & mask) == 0 && found[3] == to) found[3] = position + 3 * GEAR_STREAM_BLOCK + i;
+            }
+        }
+        for (int stream = 1; stream < 4; stream++)
+            if (found[stream] != to) return found[stream];
+        position += 4 * GEAR_STREAM_BLOCK;
+    }
+    return pkg_gear_find_portable(bytes, position, to, mask);
+}
+
 static atomic_int chosen_kernel = -1;
-static atomic_int forced_portable = 0;
+static atomic_int forced_kernel = -1;
 
 static int detect_kernel(void) {
 #if PKG_HAVE_AVX512_GEAR
@@ -33,11 +75,12 @@ static int detect_kernel(void) {
         && __builtin_cpu_supports("avx512vbmi"))
         return PKG_GEAR_KERNEL_AVX512;
 #endif
-    return PKG_GEAR_KERNEL_PORTABLE;
+    return PKG_GEAR_KERNEL_INTERLEAVED;
 }
 
 int pkg_gear_active_kernel(void) {
-    if (atomic_load_explicit(&forced_portable, memory_order_relaxed)) return PKG_GEAR_KERNEL_PORTABLE;
+    int forced = atomic_load_explicit(&forced_kernel, memory_order_relaxed);
+    if (forced >= 0) return forced;
     int kernel = atomic_load_explicit(&chosen_kernel, memory_order_relaxed);
     if (kernel < 0) {
         kernel = detect_kernel();
@@ -46,16 +89,29 @@ int pkg_gear_active_kernel(void) {
     return kernel;
 }
 
-void pkg_gear_force_portable(int portable) {
-    atomic_store_explicit(&forced_portable, portable != 0, memory_order_relaxed);
+int pkg_gear_kernel_supported(int kernel) {
+    if (kernel == PKG_GEAR_KERNEL_PORTABLE || kernel == PKG_GEAR_KERNEL_INTERLEAVED) return 1;
+    return kernel == PKG_GEAR_KERNEL_AVX512 && detect_kernel() == PKG_GEAR_KERNEL_AVX512;
+}
+
+int pkg_gear_force_kernel(int kernel) {
+    if (kernel >= 0 && !pkg_gear_kernel_supported(kernel)) return 0;
+    atomic_store_explicit(&forced_kernel, kernel < 0 ? -1 : kernel, memory_order_relaxed);
+    return 1;
 }
 
 size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask) {
     if (from >= to) return to;
+    switch (pkg_gear_active_kernel()) {
 #if PKG_HAVE_AVX512_GEAR
-    // The filter tests the hash's low byte: exact only when every one of those bits is in the mask.
-    if ((mask & 0xFF) == 0xFF && pkg_gear_active_kernel() == PKG_GEAR_KERNEL_AVX512)
-        return pkg_gear_find_avx512(bytes, from, to, mask);
+    case PKG_GEAR_KERNEL_AVX512:
+        // The filter tests the hash's low byte: exact only when every one of those bits is in the mask.
+        if ((mask & 0xFF) == 0xFF) return pkg_gear_find_avx512(bytes, from, to, mask);
+        return pkg_gear_find_interleaved(bytes, from, to, mask);
 #endif
-    return pkg_gear_find_portable(bytes, from, to, mask);
+    case PKG_GEAR_KERNEL_INTERLEAVED:
+        return pkg_gear_find_interleaved(bytes, from, to, mask);
+    default:
+        return pkg_gear_find_portable(bytes, from, to, mask);
+    }
 }

@@ -34,10 +34,12 @@ void pkg_hash_force_portable(int portable);
 /// (Specs/hashing.md says how they are generated).
 extern const uint64_t pkg_gear_table[256];
 
-/// Which code path `pkg_gear_find` uses: a portable byte loop, or an AVX-512 (VBMI)
-/// filter that computes the low byte of the hash at 64 positions at once.
+/// Which code path `pkg_gear_find` uses: the byte loop, the same loop over four blocks
+/// at once (four independent hash chains), or an AVX-512 (VBMI) filter that computes the
+/// low byte of the hash at 64 positions at once.
 #define PKG_GEAR_KERNEL_PORTABLE 0
 #define PKG_GEAR_KERNEL_AVX512 1
+#define PKG_GEAR_KERNEL_INTERLEAVED 2
 
 /// The first position i in [from, to) whose Gear hash has none of the bits of `mask` set,
 /// or `to` when there is none. The Gear hash at i covers the 64 bytes ending at i:
@@ -49,7 +51,10 @@ size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask
 
 /// The kernel `pkg_gear_find` uses.
 int pkg_gear_active_kernel(void);
-/// Forces the portable loop (non-zero) or restores CPU dispatch (zero). For tests and benchmarks.
-void pkg_gear_force_portable(int portable);
+/// Whether this CPU can run `kernel` (one of the constants above).
+int pkg_gear_kernel_supported(int kernel);
+/// Forces a kernel (one of the constants above) or, with -1, restores the CPU's choice.
+/// Returns 0, changing nothing, when the CPU lacks the kernel. For tests and benchmarks.
+int pkg_gear_force_kernel(int kernel);
 
 #endif

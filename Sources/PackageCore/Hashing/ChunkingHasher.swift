@@ -17,36 +17,65 @@ public struct ChunkedDigest: Sendable, Hashable {
 ///
 /// Feed it the bytes in any pieces (`update`), then `finish`: the cut points depend only
 /// on the bytes, never on how they were split. Any writer that streams bytes can feed one
-/// while copying. The first chunk's hash is the file hash's state read at the first cut,
-/// so a file below the threshold costs one XXH3 pass plus the Gear search past the
-/// minimum chunk size; later chunks use a second XXH3 state fed the same bytes.
+/// while copying.
 ///
-/// Non-copyable: it owns two XXH3 states and a 128-byte window buffer.
+/// From 4 MiB on (known from `reset(expectedSize:)`, or once that much was fed) and with
+/// two cores or more, the cut search and the chunk hashes run on a helper thread
+/// (`ChunkingHelper`) while the calling thread hashes the file: pieces of up to 2 MiB are
+/// copied into the helper's slots (bounded: three of 1 MiB), larger ones are lent to it
+/// until the call returns. `ContentHash.ofFileWithChunks` reads straight into the slots.
+/// The helper thread is created on first use and kept, parked, until the hasher goes away.
+///
+/// Non-copyable: it owns an XXH3 state, a chunk cutter and maybe a thread.
 public struct ChunkingHasher: ~Copyable {
     private let fileHasher = ContentHasher()
-    private let chunkHasher = ContentHasher()
-    private let search: GearCutSearch
+    private let cutter: ChunkCutter
+    private var helper: ChunkingHelper?
+    /// Whether the helper takes the current file's pieces.
+    private var helped = false
+    /// Whether creating the helper failed: not tried again.
+    private var helperUnavailable = false
     private var offset: Int64 = 0
-    private var chunkStart: Int64 = 0
-    private var chunks: [FileChunk] = []
     /// False when the caller said the file is below the threshold: only the hash is computed.
     private var chunking = true
+    private var expectedSize: Int64?
+    let helpFrom: Int64
+
+    /// When a file is large enough for the helper thread to pay (its start, its hand-offs).
+    static let defaultHelpFrom: Int64 = 4 << 20
+    /// Pieces at least this long are lent to the helper instead of copied.
+    static let lendFrom = 2 * ChunkingHelper.slotSize
 
     public init(parameters: ChunkingParameters = .standard) {
-        search = GearCutSearch(parameters: parameters)
+        self.init(parameters: parameters, helpFrom: Self.defaultHelpFrom)
     }
 
-    public var parameters: ChunkingParameters { search.parameters }
+    /// `helperThread: false` keeps all the work on the calling thread: for callers that
+    /// already keep every core busy, and for comparisons.
+    public init(parameters: ChunkingParameters = .standard, helperThread: Bool) {
+        self.init(parameters: parameters, helpFrom: helperThread ? Self.defaultHelpFrom : .max)
+    }
+
+    /// `helpFrom`: the size from which the helper thread takes part (`Int64.max`: never);
+    /// tests lower it to run small inputs through the helper.
+    init(parameters: ChunkingParameters, helpFrom: Int64) {
+        cutter = ChunkCutter(parameters: parameters)
+        self.helpFrom = ProcessInfoCores.active < 2 ? .max : helpFrom
+    }
+
+    public var parameters: ChunkingParameters { cutter.parameters }
 
     /// Starts a new file. With `expectedSize` below the threshold no chunk list is computed
     /// (a file that turns out larger then simply gets none).
     public mutating func reset(expectedSize: Int64? = nil) {
+        // A file abandoned half-way (an error) may still have pieces with the helper.
+        if helped { helper?.drain() }
+        helped = false
         fileHasher.reset()
-        chunkHasher.reset()
+        cutter.reset()
         offset = 0
-        chunkStart = 0
-        chunks.removeAll(keepingCapacity: true)
         chunking = expectedSize.map { $0 >= parameters.fileThreshold } ?? true
+        self.expectedSize = expectedSize
     }
 
     /// The bytes fed so far.
@@ -54,54 +83,101 @@ public struct ChunkingHasher: ~Copyable {
 
     /// Feeds the next bytes of the file.
     ///
-    /// - Complexity: O(bytes): the Gear search over the bytes past each chunk's minimum
-    ///   size, and XXH3 over all of them (twice outside the first chunk).
+    /// - Complexity: O(bytes): XXH3 over them, and (on the helper thread when the file is
+    ///   large) the Gear search over the bytes past each chunk's minimum size and XXH3
+    ///   again; a piece below 2 MiB is copied once into the helper's slots.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
+        offset += Int64(bytes.count)
         guard chunking else {
             fileHasher.update(bytes)
-            offset += Int64(bytes.count)
             return
         }
-        var stitched = false
+        if !helped { startHelping(atLeast: offset) }
+        guard helped, let helper else {
+            cutter.consume(bytes)
+            fileHasher.update(bytes)
+            return
+        }
+        if bytes.count >= Self.lendFrom {
+            helper.lend(bytes)
+            fileHasher.update(bytes)
+            helper.drain()
+            return
+        }
         var position = 0
         while position < bytes.count {
-            let cut = search.findCut(in: bytes, from: position, held: Int(offset - chunkStart), stitched: &stitched)
-            let end = cut.map { $0 + 1 } ?? bytes.count
-            consume(UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
-            if cut != nil { closeChunk() }
-            position = end
+            let slot = helper.nextSlot()
+            let count = min(slot.count, bytes.count - position)
+            slot.baseAddress!.copyMemory(from: bytes.baseAddress! + position, byteCount: count)
+            helper.submit(count: count)
+            position += count
         }
-        search.rememberTail(of: bytes)
+        fileHasher.update(bytes)
     }
 
     /// The file's hash, size and (from the threshold on) chunk list; the hasher is reset
     /// for the next file.
     public mutating func finish() -> ChunkedDigest {
+        if helped { helper?.drain() }
         let hash = fileHasher.digest()
         var list: ChunkList?
         if chunking && offset >= parameters.fileThreshold {
-            if offset > chunkStart { closeChunk() }
-            list = ChunkList(chunks)
+            list = ChunkList(cutter.finish())
         }
         let digest = ChunkedDigest(hash: hash, size: offset, chunks: list)
         reset()
         return digest
     }
 
-    // MARK: Internals
-
-    private mutating func consume(_ segment: UnsafeRawBufferPointer) {
-        fileHasher.update(segment)
-        if chunkStart != 0 { chunkHasher.update(segment) }
-        offset += Int64(segment.count)
+    /// Reads the rest of `file` into the helper's slots (no copy) when the file is large
+    /// enough for it, as `FileDescriptor.forEachChunk` would read it into `buffer`, and
+    /// feeds every piece. Returns the bytes read. After an error, `reset` before reuse.
+    ///
+    /// - Complexity: one `read` per 1 MiB.
+    mutating func consume(
+        _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64?
+    ) throws(FileSystemError) -> Int64 {
+        if chunking, let expectedSize { startHelping(atLeast: expectedSize) }
+        guard helped, let helper else {
+            return try file.forEachChunk(using: buffer, expectedSize: expectedSize) { update($0) }
+        }
+        var total: Int64 = 0
+        while true {
+            var wanted = ChunkingHelper.slotSize
+            if let expectedSize {
+                if total >= expectedSize { break }
+                wanted = Int(min(Int64(wanted), expectedSize - total))
+            }
+            let slot = helper.nextSlot()
+            let count: Int
+            do {
+                count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: slot[..<wanted]))
+            } catch {
+                helper.abandon()
+                throw error
+            }
+            guard count > 0 else {
+                helper.abandon()
+                break
+            }
+            helper.submit(count: count)
+            fileHasher.update(UnsafeRawBufferPointer(rebasing: slot[..<count]))
+            offset += Int64(count)
+            total += Int64(count)
+            if count < wanted { break }
+        }
+        return total
     }
 
-    private mutating func closeChunk() {
-        // The first chunk starts the file: the file's state holds exactly its bytes.
-        let hash = chunkStart == 0 ? fileHasher.digest() : chunkHasher.digest()
-        chunks.append(FileChunk(offset: chunkStart, length: offset - chunkStart, hash: hash))
-        chunkStart = offset
-        chunkHasher.reset()
+    /// Hands the current file to the helper from now on when it is at least `helpFrom`
+    /// long (as far as known: `size` bytes), creating the helper on first use.
+    private mutating func startHelping(atLeast size: Int64) {
+        guard !helped, !helperUnavailable, max(size, expectedSize ?? 0) >= helpFrom else { return }
+        if helper == nil {
+            helper = ChunkingHelper(cutter: cutter)
+            helperUnavailable = helper == nil
+        }
+        helped = helper != nil
     }
 }

@@ -52,15 +52,38 @@ public struct ChunkingParameters: Sendable, Hashable {
     }
 }
 
-/// Which Gear search is in use, for benchmarks and tests: a portable byte loop, or the
-/// AVX-512 (VBMI) filter. Both find the same cut points.
-public enum ChunkingKernel: Sendable {
-    case portable, avx512
+/// Which Gear search is in use, for benchmarks and tests: the byte loop, the byte loop
+/// over four blocks at once (chosen on CPUs without AVX-512 VBMI), or the AVX-512 (VBMI)
+/// filter. All find the same cut points.
+public enum ChunkingKernel: Sendable, CaseIterable {
+    case portable, interleaved, avx512
 
-    public static var active: ChunkingKernel {
-        pkg_gear_active_kernel() == PKG_GEAR_KERNEL_AVX512 ? .avx512 : .portable
+    public static var active: ChunkingKernel { kernel(pkg_gear_active_kernel()) }
+
+    /// The kernels this CPU can run.
+    public static var available: [ChunkingKernel] { allCases.filter { pkg_gear_kernel_supported($0.code) == 1 } }
+
+    /// Forces a kernel for the whole process (nil: the CPU's choice again). Returns false,
+    /// changing nothing, when the CPU lacks it.
+    @discardableResult
+    public static func force(_ kernel: ChunkingKernel?) -> Bool { pkg_gear_force_kernel(kernel?.code ?? -1) == 1 }
+
+    /// Forces the byte loop (for comparing kernels); false restores the CPU's choice.
+    public static func forcePortable(_ portable: Bool) { force(portable ? .portable : nil) }
+
+    private var code: Int32 {
+        switch self {
+        case .portable: PKG_GEAR_KERNEL_PORTABLE
+        case .interleaved: PKG_GEAR_KERNEL_INTERLEAVED
+        case .avx512: PKG_GEAR_KERNEL_AVX512
+        }
     }
 
-    /// Forces the portable loop (for comparing the two).
-    public static func forcePortable(_ portable: Bool) { pkg_gear_force_portable(portable ? 1 : 0) }
+    private static func kernel(_ code: Int32) -> ChunkingKernel {
+        switch code {
+        case PKG_GEAR_KERNEL_AVX512: .avx512
+        case PKG_GEAR_KERNEL_INTERLEAVED: .interleaved
+        default: .portable
+        }
+    }
 }

@@ -39,15 +39,18 @@ extension ContentHash {
     /// Hashes an open file from its current offset to its end, as `ofFile` does, and in
     /// the same pass finds its chunk list when it is at least the chunking threshold long.
     ///
-    /// With `expectedSize` below the threshold the chunk search is skipped altogether.
-    /// - Complexity: one `read` per `buffer.count` bytes; memory is `buffer` and the list.
+    /// With `expectedSize` below the threshold the chunk search is skipped altogether. From
+    /// 4 MiB on, the file is read into the chunker's helper slots instead of `buffer`, and
+    /// the search runs on the helper thread while this one hashes (`ChunkingHasher`).
+    /// - Complexity: one `read` per `buffer.count` bytes (1 MiB with the helper); memory is
+    ///   `buffer` (or the helper's three slots) and the list.
     public static func ofFileWithChunks(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
         chunker: inout ChunkingHasher
     ) throws(FileSystemError) -> ChunkedDigest {
         chunker.reset(expectedSize: expectedSize)
         do {
-            try file.forEachChunk(using: buffer, expectedSize: expectedSize) { chunker.update($0) }
+            _ = try chunker.consume(file, buffer: buffer, expectedSize: expectedSize)
         } catch {
             chunker.reset()
             throw error

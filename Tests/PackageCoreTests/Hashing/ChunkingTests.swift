@@ -1,3 +1,4 @@
+import CHashKernel
 import Glibc
 import PackageTestSupport
 import Testing
@@ -77,19 +78,25 @@ struct ChunkingTests {
         #expect(ContentHash.of(bytes).description == "a5876f60a8811cd202cd403eb1fd56f3")
     }
 
-    @Test("cut points follow the reference rule, with either kernel, on random and low-entropy bytes")
+    @Test("cut points follow the reference rule, with every kernel, on random and low-entropy bytes")
     func referenceRule() {
         var generator = SeededBytes(seed: 41)
         let random = generator.bytes(600_000)
         let structured = lowEntropyBytes(600_000)
-        for portable in [false, true] {
-            ChunkingKernel.forcePortable(portable)
-            defer { ChunkingKernel.forcePortable(false) }
+        // Few cuts: the interleaved kernel's four 4 KiB streams then search whole groups.
+        let sparse = ChunkingParameters(
+            minimumSize: 256, targetSize: 40_000, maximumSize: 200_000,
+            strictMask: 0x8400_2000_0000_FFFF, looseMask: 0x8000_0000_0000_3FFF, fileThreshold: 4096)
+        for kernel in ChunkingKernel.available {
+            ChunkingKernel.force(kernel)
+            defer { ChunkingKernel.force(nil) }
             for (label, data) in [("random", random), ("low entropy", structured)] {
-                let digest = chunked(data, parameters: smallChunking, pieces: [65_536])
-                let ends = digest.chunks?.map { Int($0.end) } ?? []
-                #expect(ends == referenceChunkEnds(data, parameters: smallChunking), "\(label), portable: \(portable)")
-                #expect(ends.count > 100, "\(label): \(ends.count) chunks")
+                for parameters in [smallChunking, sparse] {
+                    let digest = chunked(data, parameters: parameters, pieces: [65_536])
+                    let ends = digest.chunks?.map { Int($0.end) } ?? []
+                    #expect(ends == referenceChunkEnds(data, parameters: parameters), "\(label), kernel \(kernel)")
+                    #expect(ends.count >= (parameters == sparse ? 3 : 100), "\(label): \(ends.count) chunks")
+                }
             }
         }
         // The standard parameters, on a few MiB.
@@ -103,11 +110,43 @@ struct ChunkingTests {
         var generator = SeededBytes(seed: 42)
         let data = generator.bytes(24 * Self.mebibyte)
         let fast = chunked(data)
-        ChunkingKernel.forcePortable(true)
-        let portable = chunked(data)
-        ChunkingKernel.forcePortable(false)
-        #expect(fast == portable)
         #expect((fast.chunks?.count ?? 0) > 10)
+        for kernel in ChunkingKernel.available {
+            ChunkingKernel.force(kernel)
+            #expect(chunked(data) == fast, "kernel \(kernel)")
+            ChunkingKernel.force(nil)
+        }
+    }
+
+    @Test("every kernel finds the first match of a range, for dense and sparse masks")
+    func kernelSearch() {
+        var generator = SeededBytes(seed: 48)
+        let data = generator.bytes(300_000) + lowEntropyBytes(100_000)
+        let table = ChunkingParameters.gearTable
+        data.withUnsafeBufferPointer { bytes in
+            for mask: UInt64 in [0x8000_0000_0000_00FF, 0x0000_0000_0000_0FFF, 0x8400_0000_0000_FFFF, 0x0000_0000_0000_0F0F] {
+                // The reference: the first match from each position on, by one rolling hash.
+                var hash: UInt64 = 0
+                var matches: [Int] = []
+                for index in bytes.indices {
+                    hash = (hash << 1) &+ table[Int(bytes[index])]
+                    if index >= 64 && hash & mask == 0 { matches.append(index) }
+                }
+                var ranges: [(Int, Int)] = [(64, bytes.count), (64, 64), (100, 101)]
+                for start in stride(from: 64, to: bytes.count, by: 7_919) {
+                    ranges.append((start, min(bytes.count, start + (start * 31) % 70_000)))
+                }
+                for kernel in ChunkingKernel.available {
+                    ChunkingKernel.force(kernel)
+                    defer { ChunkingKernel.force(nil) }
+                    for (from, to) in ranges {
+                        let expected = matches.first { $0 >= from && $0 < to } ?? to
+                        let found = pkg_gear_find(bytes.baseAddress!, from, to, mask)
+                        #expect(found == expected, "kernel \(kernel), mask \(String(mask, radix: 16)), [\(from), \(to))")
+                    }
+                }
+            }
+        }
     }
 
     @Test("cut points do not depend on how the bytes are split", arguments: [

@@ -1,0 +1,130 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// A second thread for `ChunkingHasher`: it runs the cut search and the chunk hashes (a
+/// `ChunkCutter`) over the pieces the owning thread hands it, in order, while the owner
+/// reads the next piece and feeds the file hash. One large file then costs about
+/// max(read + file hash, search + chunk hashes) instead of their sum.
+///
+/// Bounded: at most `slotCount` pieces are in flight; the owner waits for a free slot
+/// before handing over another. A piece is either a slot of the helper's own memory (the
+/// owner reads or copies into it) or the owner's memory, lent until `drain` returns.
+/// The thread waits parked between files and ends when the helper is released.
+final class ChunkingHelper {
+    /// Pieces in flight at most: the owner fills one while the helper consumes another,
+    /// with one more to absorb scheduling jitter.
+    static let slotCount = 3
+    static let slotSize = ChunkBuffer.defaultSize
+
+    private let channel: Channel
+    /// Pieces handed over so far (the slot of piece n is n % slotCount).
+    private var submitted = 0
+
+    /// Starts the thread; nil when it cannot be created (the hasher then works alone).
+    init?(cutter: ChunkCutter) {
+        channel = Channel(cutter: cutter)
+        guard channel.start() else { return nil }
+    }
+
+    deinit {
+        drain()
+        channel.stop()
+    }
+
+    /// The memory of the next slot, once the helper no longer reads it (waits for that).
+    /// Follow with `submit(count:)`, or with `abandon()` when nothing is to be handed over.
+    func nextSlot() -> UnsafeMutableRawBufferPointer {
+        channel.free.wait()
+        return channel.slots[submitted % Self.slotCount]
+    }
+
+    /// Hands over the first `count` bytes of the slot `nextSlot` returned.
+    func submit(count: Int) {
+        let slot = channel.slots[submitted % Self.slotCount]
+        hand(UnsafeRawBufferPointer(rebasing: slot[..<count]))
+    }
+
+    /// Gives back the slot `nextSlot` returned, unused.
+    func abandon() { channel.free.signal() }
+
+    /// Hands over the caller's own bytes: call `drain` before they change or go away.
+    func lend(_ bytes: UnsafeRawBufferPointer) {
+        channel.free.wait()
+        hand(bytes)
+    }
+
+    /// Waits until the helper has consumed every piece handed over: the cutter is then
+    /// the owner's again, and lent bytes are free.
+    func drain() {
+        for _ in 0..<Self.slotCount { channel.free.wait() }
+        for _ in 0..<Self.slotCount { channel.free.signal() }
+    }
+
+    private func hand(_ piece: UnsafeRawBufferPointer) {
+        channel.pieces[submitted % Self.slotCount] = piece
+        submitted += 1
+        channel.filled.signal()
+    }
+
+    /// What the two threads share. Every access to `pieces`, the slots and the cutter is
+    /// ordered by the semaphores: the owner writes a piece's entry (and its slot) before
+    /// `filled.signal()`, the helper reads them after `filled.wait()` and hands them back
+    /// with `free.signal()`, which the owner waits on before touching them again; hence
+    /// `@unchecked Sendable`.
+    private final class Channel: @unchecked Sendable {
+        let cutter: ChunkCutter
+        let slots: [UnsafeMutableRawBufferPointer]
+        var pieces: [UnsafeRawBufferPointer]
+        /// Pieces handed over and not yet taken by the helper.
+        let filled = DispatchSemaphore(value: 0)
+        /// Pieces the owner may still hand over before the helper gives one back.
+        let free = DispatchSemaphore(value: ChunkingHelper.slotCount)
+        let stopping = Atomic<Bool>(false)
+
+        init(cutter: ChunkCutter) {
+            self.cutter = cutter
+            slots = (0..<ChunkingHelper.slotCount).map { _ in
+                .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096)
+            }
+            pieces = Array(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: ChunkingHelper.slotCount)
+        }
+
+        deinit { for slot in slots { slot.deallocate() } }
+
+        /// Starts the thread, which holds the channel until `stop`.
+        func start() -> Bool {
+            let retained = Unmanaged.passRetained(self).toOpaque()
+            var thread = pthread_t()
+            let started = pthread_create(
+                &thread, nil,
+                { argument in
+                    Unmanaged<Channel>.fromOpaque(argument!).takeRetainedValue().run()
+                    return nil
+                }, retained)
+            guard started == 0 else {
+                Unmanaged<Channel>.fromOpaque(retained).release()
+                return false
+            }
+            pthread_detach(thread)
+            return true
+        }
+
+        /// Ends the thread once it has consumed what it was given.
+        func stop() {
+            stopping.store(true, ordering: .releasing)
+            filled.signal()
+        }
+
+        private func run() {
+            var taken = 0
+            while true {
+                filled.wait()
+                if stopping.load(ordering: .acquiring) { return }
+                cutter.consume(pieces[taken % ChunkingHelper.slotCount])
+                taken += 1
+                free.signal()
+            }
+        }
+    }
+}
