@@ -250,7 +250,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
                 return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
                     .statistics
             case .archive:
-                try staged.packAsArchive(at: plan.destination.path, durability: plan.durability)
+                try staged.packAsArchive(at: plan.destination.path, durability: plan.durability, cancellation: plan.cancellation)
                 plan.progress.complete(count: 1)
                 return nil
             }

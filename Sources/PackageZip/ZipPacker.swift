@@ -37,12 +37,17 @@ public struct ZipPackOptions: Sendable {
     public var keepsPrevious: Bool
     /// Called on the writing thread with the input bytes of each entry written.
     public var progress: (@Sendable (Int64) -> Void)?
+    /// Raised to stop the pack before its next entry: `CancellationError`, and the output
+    /// is left as it was (nothing is swapped in).
+    public var cancellation: SaveCancellation?
 
     public init(
         level: Int = 6, workers: Int = ProcessInfoCores.active, base: String? = nil, reuseExistingOutput: Bool = true,
         first: String? = nil, modificationTime: Int64? = nil, durability: Durability = .none,
-        keepsPrevious: Bool = false, progress: (@Sendable (Int64) -> Void)? = nil
+        keepsPrevious: Bool = false, progress: (@Sendable (Int64) -> Void)? = nil,
+        cancellation: SaveCancellation? = nil
     ) {
+        self.cancellation = cancellation
         self.level = level
         self.workers = workers
         self.base = base
@@ -176,7 +181,8 @@ public enum ZipPacker {
         }
 
         let pipeline = PackPipeline(
-            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers))
+            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
+            cancellation: options.cancellation)
         if options.keepsPrevious {
             let reusedPrevious = try PreviousArchive.write(
                 to: output, sparing: base, permissions: 0o644, durability: options.durability

@@ -28,9 +28,11 @@ public struct DirectorySource: SaveSource {
     ///   streamed read per file whose source stamp does not vouch for it.
     public func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
         let rootStatus = try FileSystem.status(path, followSymlinks: true)
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: context.options.workers, knownHash: context.manifest?.sourceHashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        if let cancellation = context.options.cancellation { scanner.isCancelled = { cancellation.isCancelled } }
+        scanner.previousChunks = context.manifest?.chunkHints
         let scan = try scanner.scan(path)
         var entries = scan.snapshot.entries
         var contents = [ContentOrigin?](repeating: nil, count: entries.count)

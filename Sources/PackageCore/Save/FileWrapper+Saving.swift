@@ -117,6 +117,9 @@ public struct FileWrapperSource: SaveSource {
         if context.packageExists {
             root.reconcileFilesBehindItsBack(packagePath: context.package.path, notes: &notes)
         }
+        // Files on disk not hashed yet, on all cores, stopping when the save is cancelled.
+        let cancellation = context.options.cancellation
+        try root.hashFilesOnDisk(workers: context.options.workers, isCancelled: { cancellation?.isCancelled == true })
         let (snapshot, nodes) = try root.snapshotWithNodes()
         var entries = snapshot.entries
         var contents = [ContentOrigin?](repeating: nil, count: entries.count)

@@ -28,6 +28,9 @@ public struct TreeScanner: Sendable {
     public var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
+    /// Asked before each directory and file: true stops the scan with `CancellationError`
+    /// (a save being cancelled while it describes its source). Called from worker threads.
+    public var isCancelled: (@Sendable () -> Bool)?
 
     public init(
         workers: Int = ProcessInfoCores.active, hashContents: Bool = true, knownHash: HashLookup? = nil,
@@ -201,6 +204,7 @@ final class ScanContext: Sendable {
     /// Hashes the files at `indices` of `node`.
     func hash(_ node: ScanNode, _ indices: [Int], worker: ScanWorker) throws {
         for index in indices {
+            if scanner.isCancelled?() == true { throw CancellationError() }
             let relative = node.childPath(node.names[index])
             let file = try FileDescriptor.openWithoutSymlinks(
                 relative, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: displayPath(relative))
