@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// A stopgap around the save engine's handling of files of a package changed behind the
 /// back of a tree read from it (NOTES.md, 2026-12-02 doc → lead), so that a document save

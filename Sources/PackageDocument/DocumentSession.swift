@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// A UI-free host for one document: what SwiftUI's `DocumentGroup` does for an app, minus
 /// the windows. It opens (reader in the background, `apply` on the main actor), saves,

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PackageCore
 
 /// Coordinates access to a document's file with other threads and processes, in the shape
 /// of `NSFileCoordinator` (which Linux lacks).

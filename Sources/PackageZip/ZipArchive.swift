@@ -29,7 +29,7 @@ public final class ZipArchive: @unchecked Sendable {
     /// The archive comment (raw bytes decoded as UTF-8, repaired).
     public let comment: String
     /// Where the central directory starts: every entry ends at or before it.
-    public let centralDirectoryOffset: Int64
+    package let centralDirectoryOffset: Int64
     /// Whether the archive used ZIP64 end records.
     public let isZip64: Bool
     public let limits: ZipLimits

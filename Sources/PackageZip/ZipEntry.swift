@@ -25,12 +25,12 @@ public struct ZipEntry: Sendable, Equatable {
     /// A symbolic link's target (read and checked at open).
     public var linkTarget: String?
     /// Where the local header starts, and where the entry's data starts.
-    public var localHeaderOffset: Int64
-    public var dataOffset: Int64
+    package var localHeaderOffset: Int64
+    package var dataOffset: Int64
     /// Whether a data descriptor follows the data (general-purpose bit 3).
-    public var hasDataDescriptor: Bool
+    package var hasDataDescriptor: Bool
     /// Index in the central directory.
-    public var index: Int
+    package var index: Int
     /// Where the entry (data and descriptor) ends in the file.
     var endOffset: Int64
     /// The DOS (time, date) pair, kept for repack and the local-header check.

@@ -125,13 +125,13 @@ public struct ContentHasher: ~Copyable {
 }
 
 /// Which XXH3 code path is in use, for benchmarks and diagnostics.
-public enum HashKernel: Sendable {
+package enum HashKernel: Sendable {
     case libxxhash, avx2
 
-    public static var active: HashKernel {
+    package static var active: HashKernel {
         pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2 ? .avx2 : .libxxhash
     }
 
     /// Forces the portable libxxhash path (for measuring it against the AVX2 one).
-    public static func forcePortable(_ portable: Bool) { pkg_hash_force_portable(portable ? 1 : 0) }
+    package static func forcePortable(_ portable: Bool) { pkg_hash_force_portable(portable ? 1 : 0) }
 }

@@ -23,7 +23,7 @@ public enum EntryTag: UInt8, Sendable, Hashable {
 /// equal exactly when they hold the same names with the same kinds, executable bits and
 /// contents, however they were built.
 public struct TreeHashBuilder: ~Copyable {
-    public static let domain: [UInt8] = Array("pkgtool-tree-v1".utf8) + [0]
+    package static let domain: [UInt8] = Array("pkgtool-tree-v1".utf8) + [0]
 
     private let hasher = ContentHasher()
     private var scratch: [UInt8] = []

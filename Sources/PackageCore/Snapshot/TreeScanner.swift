@@ -14,7 +14,7 @@ public struct TreeScanner: Sendable {
     /// The chunk list recorded for an earlier version of the file at `path` (a manifest's),
     /// whatever its stat data say: a large file that must be read is chunked faster where
     /// its old chunks recur. Only a hint: the result is the same without it.
-    public typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
+    package typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
 
     public var workers: Int
     /// When false, files are not read; their hashes are left `ContentHash.empty` unless
@@ -22,10 +22,10 @@ public struct TreeScanner: Sendable {
     public var hashContents: Bool
     /// How files of at least `chunking.fileThreshold` bytes are cut into chunks while they
     /// are hashed (the same pass); their entries carry the list.
-    public var chunking: ChunkingParameters = .standard
+    package var chunking: ChunkingParameters = .standard
     public var knownHash: HashLookup?
     /// Previous chunk lists of files that must be read (see `ChunkHintLookup`).
-    public var previousChunks: ChunkHintLookup?
+    package var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
 

@@ -61,6 +61,7 @@ func run(in work: String) async throws {
     print("zip: \(report.entries) entries, \(verified.hashesChecked) content hashes checked; unpacked equal")
 
     try await runGuides(in: work + "/guides", draft: draft)
+    print(namespaceCheck())
 }
 
 /// The articles' code (Guide/), run so that what the documentation shows is known to work.
