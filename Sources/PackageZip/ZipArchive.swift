@@ -32,6 +32,7 @@ public final class ZipArchive: @unchecked Sendable {
     package let centralDirectoryOffset: Int64
     /// Whether the archive used ZIP64 end records.
     public let isZip64: Bool
+    /// The limits the archive was opened with; extraction checks them again.
     public let limits: ZipLimits
     let file: FileDescriptor
     /// The entries' paths as a tree (parents, implied directories): see `PathTree`.

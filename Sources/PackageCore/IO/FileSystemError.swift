@@ -25,6 +25,8 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The sentence a person reads: what could not be done to which path, and the cause
+    /// (the reason, the errno's message and name, and the system call that returned it).
     public var description: String {
         var text = "cannot \(operation.verb) '\(path)'"
         if let destination { text += " \(operation.preposition) '\(destination)'" }
@@ -41,8 +43,11 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
 
 /// The operations the I/O layer performs, each with its verb and the call that does it.
 public struct FileOperation: Hashable, Sendable {
+    /// What was attempted, as a verb phrase: "open", "rename", "set permissions of".
     public var verb: String
+    /// The system call that does it: "openat", "renameat2", "fchmod".
     public var systemCall: String
+    /// The word before a second path: "rename 'a' to 'b'", "link 'a' as 'b'".
     public var preposition: String
 
     package init(verb: String, systemCall: String, preposition: String = "to") {

@@ -100,12 +100,14 @@ extension PackageManifest {
 /// A package scanned with its manifest's stat cache: files whose stat data match the
 /// manifest are not read.
 public struct PackageScan: Sendable {
+    /// The scan: the snapshot, what was skipped, what had to be read.
     public var result: TreeScanner.Result
     /// The manifest that was used, when there was a trustworthy one.
     public var manifest: PackageManifest?
     /// Why an existing manifest was not used (damaged, future version…), when so.
     public var manifestProblem: ManifestError?
 
+    /// The package's tree as scanned, `.pkgtool` left out.
     public var snapshot: TreeSnapshot { result.snapshot }
 
     /// Scans the package at `path`, leaving out its `.pkgtool` directory and taking hashes

@@ -16,6 +16,7 @@ public struct TreeScanner: Sendable {
     /// its old chunks recur. Only a hint: the result is the same without it.
     package typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
 
+    /// Threads that list directories and hash files (the calling thread is one of them).
     public var workers: Int
     /// When false, files are not read; their hashes are left `ContentHash.empty` unless
     /// `knownHash` supplies them (and directory hashes are then meaningless).
@@ -23,12 +24,15 @@ public struct TreeScanner: Sendable {
     /// How files of at least `chunking.fileThreshold` bytes are cut into chunks while they
     /// are hashed (the same pass); their entries carry the list.
     package var chunking: ChunkingParameters = .standard
+    /// Supplies hashes known elsewhere, so that those files are not read (see `HashLookup`).
     public var knownHash: HashLookup?
     /// Previous chunk lists of files that must be read (see `ChunkHintLookup`).
     package var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
 
+    /// A scanner; every parameter is the property of the same name. `PackageScan.scan` sets
+    /// them up for a package (its manifest as `knownHash`, `.pkgtool` excluded).
     public init(
         workers: Int = ProcessInfoCores.active, hashContents: Bool = true, knownHash: HashLookup? = nil,
         excludedTopLevelNames: Set<String> = []
@@ -41,6 +45,7 @@ public struct TreeScanner: Sendable {
 
     /// The result of a scan.
     public struct Result: Sendable {
+        /// The tree: every entry below the root with its stat data and hashes, and the root hash.
         public var snapshot: TreeSnapshot
         /// Entries left out, with the reason ("FIFO").
         public var skipped: [(path: String, kind: FileKind)]
@@ -48,6 +53,7 @@ public struct TreeScanner: Sendable {
         public var filesHashed: Int
         /// The files read and hashed, by relative path (the rest came from `knownHash`).
         public var hashedPaths: [String]
+        /// Bytes read to hash those files.
         public var bytesHashed: Int64
     }
 
@@ -85,9 +91,12 @@ public struct TreeScanner: Sendable {
 /// What a lookup knows of a file's content without reading it: its hash and, for a large
 /// file recorded with one, its chunk list.
 public struct KnownContent: Sendable, Hashable {
+    /// The file's content hash.
     public var hash: ContentHash
+    /// The file's chunks, when it is large enough to have them and they are known.
     public var chunks: ChunkList?
 
+    /// What is known of a file: its hash and, optionally, its chunks.
     public init(hash: ContentHash, chunks: ChunkList? = nil) {
         self.hash = hash
         self.chunks = chunks
