@@ -82,9 +82,9 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
         // The engine checks the flag before each file and after each chunk; the task's
         // cancellation raises it, whichever thread the engine runs on.
         let statistics = try await withTaskCancellationHandler {
-            try BehindTheBackRepair.write(
-                wrapper, to: destination, options: options, originalContentsURL: originalContentsURL,
-                saveOptions: saveOptions)
+            try wrapper.write(
+                to: destination, options: options, originalContentsURL: originalContentsURL, saveOptions: saveOptions
+            ).statistics
         } onCancel: {
             cancellation.cancel()
         }

@@ -148,7 +148,7 @@ extension FileCopy {
 
 extension FileCopy {
     /// Streams the first `size` bytes of `source` into the empty `destination`, both from
-    /// offset 0, feeding every byte to `hasher` in the same pass: the hash describes exactly
+    /// offset 0, feeding every byte to `hash` in the same pass: the hash describes exactly
     /// what was written, never a second read of a file that may have changed meanwhile.
     ///
     /// With `sparse` (the source holds fewer blocks than its size says), holes are found
@@ -163,7 +163,7 @@ extension FileCopy {
     ///   `lseek` per data segment of a sparse file; memory is `buffer` alone.
     package static func copyHashing(
         from source: borrowing FileDescriptor, size: Int64, sparse: Bool, to destination: borrowing FileDescriptor,
-        buffer: ChunkBuffer, hasher: borrowing ContentHasher, chunkCompleted: (Int64) throws -> Void
+        buffer: ChunkBuffer, hash: (UnsafeRawBufferPointer) -> Void, chunkCompleted: (Int64) throws -> Void
     ) throws {
         var offset: Int64 = 0
         var endsInHole = false
@@ -177,7 +177,7 @@ extension FileCopy {
             // The hole before the data: zeros to the hash, nothing written.
             while offset < dataStart {
                 let length = Int(min(Int64(ZeroBytes.count), dataStart - offset))
-                hasher.update(UnsafeRawBufferPointer(rebasing: ZeroBytes.buffer[..<length]))
+                hash(UnsafeRawBufferPointer(rebasing: ZeroBytes.buffer[..<length]))
                 offset += Int64(length)
                 endsInHole = true
                 try chunkCompleted(Int64(length))
@@ -190,7 +190,7 @@ extension FileCopy {
                     throw FileSystemError(.read, path: source.path, reason: "it became shorter while it was being copied")
                 }
                 let bytes = UnsafeRawBufferPointer(chunk)
-                hasher.update(bytes)
+                hash(bytes)
                 try destination.write(bytes, at: offset)
                 offset += Int64(count)
                 endsInHole = false

@@ -144,7 +144,10 @@ public struct PackageManifest: Sendable {
         -> ([UInt8], Int64)?
     {
         do {
-            let file = try FileDescriptor.open(name, relativeTo: directory.rawValue, options: [.noFollow], displayPath: path)
+            // Non-blocking: a FIFO planted in `.pkgtool` opens at once (and is refused below)
+            // instead of waiting forever for a writer.
+            let file = try FileDescriptor.open(
+                name, relativeTo: directory.rawValue, options: [.noFollow, .nonBlocking], displayPath: path)
             let status = try file.status()
             guard status.kind == .regular else {
                 throw ManifestError(path: path, reason: .inconsistent("not a regular file"))
@@ -181,7 +184,8 @@ public struct PackageManifest: Sendable {
         lastSequence = delta.header.sequence
         deltaRecordCount += delta.upserts.count + delta.removals.count
         snapshot.rootHash = delta.header.rootHash
-        expectedEntryCount = Int(delta.header.entryCount)
+        // Clamped, not trapped: a count past Int.max is damage, refused by `apply` as a mismatch.
+        expectedEntryCount = Int(clamping: delta.header.entryCount)
         lastDeltaPackageIdentity = delta.header.packageIdentity
     }
 
