@@ -109,7 +109,10 @@ public struct SaveStatistics: Sendable, Equatable {
     /// Large files saved as the chunks that changed (Specs/save.md, "Changed bytes, not
     /// changed files"): patched in place through the journal (`journaled`), or written into
     /// a clone of their previous version (`atomic`, `full`, on a file system with reflinks).
+    /// This counts the first kind.
     public var filesPatched = 0
+    /// Large files written as a clone of their previous version plus their changed chunks
+    /// (`atomic`, `full`, on a file system with reflinks).
     public var filesCloned = 0
     /// The changed bytes those files took (counted in `bytesWritten` too).
     public var bytesPatched: Int64 = 0
