@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// The write behind save, save as, autosave and export (Specs/document.md, "What the host
 /// guarantees").

@@ -13,6 +13,8 @@ public struct ZipPackOptions: Sendable {
     /// raw instead of recompressed. When nil and `reuseExistingOutput` is set, the output
     /// itself serves, if it exists and opens cleanly.
     public var base: String?
+    /// Whether an existing output archive serves as the base when `base` is nil (the
+    /// default): repacking over an archive is incremental. False packs everything afresh.
     public var reuseExistingOutput: Bool
     /// A file (relative path) to put first, stored, with a bare local header: EPUB's and
     /// OpenDocument's `mimetype` rule.
@@ -41,6 +43,7 @@ public struct ZipPackOptions: Sendable {
     /// is left as it was (nothing is swapped in).
     public var cancellation: SaveCancellation?
 
+    /// Options; every parameter is the property of the same name.
     public init(
         level: Int = 6, workers: Int = ProcessInfoCores.active, base: String? = nil, reuseExistingOutput: Bool = true,
         first: String? = nil, modificationTime: Int64? = nil, durability: Durability = .none,
@@ -62,15 +65,21 @@ public struct ZipPackOptions: Sendable {
 
 /// What `ZipPacker.pack` wrote.
 public struct ZipPackReport: Sendable {
+    /// Entries written: files, directories and links.
     public var entries = 0
+    /// Regular files written.
     public var files = 0
+    /// Directory entries written (the source itself not counted).
     public var directories = 0
+    /// Symbolic links written.
     public var links = 0
     /// Uncompressed bytes of files and links.
     public var inputBytes: Int64 = 0
     /// The archive's size.
     public var archiveBytes: Int64 = 0
+    /// Entries compressed with deflate.
     public var deflated = 0
+    /// Entries stored as they are (incompressible, empty, or level 0).
     public var stored = 0
     /// Entries copied raw from the base archive.
     public var reused = 0
@@ -85,8 +94,9 @@ public struct ZipPackReport: Sendable {
 
 /// A usage problem with `pack`'s input (not a refused archive): exit status 2.
 public struct ZipPackError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the input, as one line.
     public var description: String
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// Writes a directory tree as a ZIP archive (Specs/zip.md, "What we write").
