@@ -1,11 +1,11 @@
 /// What one pass over a file's bytes yields: its content hash, its size and, when it is
 /// at least `ChunkingParameters.fileThreshold` long, its chunk list.
-public struct ChunkedDigest: Sendable, Hashable {
-    public var hash: ContentHash
-    public var size: Int64
-    public var chunks: ChunkList?
+package struct ChunkedDigest: Sendable, Hashable {
+    package var hash: ContentHash
+    package var size: Int64
+    package var chunks: ChunkList?
 
-    public init(hash: ContentHash, size: Int64, chunks: ChunkList?) {
+    package init(hash: ContentHash, size: Int64, chunks: ChunkList?) {
         self.hash = hash
         self.size = size
         self.chunks = chunks
@@ -27,7 +27,7 @@ public struct ChunkedDigest: Sendable, Hashable {
 /// The helper thread is created on first use and kept, parked, until the hasher goes away.
 ///
 /// Non-copyable: it owns an XXH3 state, a chunk cutter and maybe a thread.
-public struct ChunkingHasher: ~Copyable {
+package struct ChunkingHasher: ~Copyable {
     private let fileHasher = ContentHasher()
     private let cutter: ChunkCutter
     private var helper: ChunkingHelper?
@@ -46,13 +46,13 @@ public struct ChunkingHasher: ~Copyable {
     /// Pieces at least this long are lent to the helper instead of copied.
     static let lendFrom = 2 * ChunkingHelper.slotSize
 
-    public init(parameters: ChunkingParameters = .standard) {
+    package init(parameters: ChunkingParameters = .standard) {
         self.init(parameters: parameters, helpFrom: Self.defaultHelpFrom)
     }
 
     /// `helperThread: false` keeps all the work on the calling thread: for callers that
     /// already keep every core busy, and for comparisons.
-    public init(parameters: ChunkingParameters = .standard, helperThread: Bool) {
+    package init(parameters: ChunkingParameters = .standard, helperThread: Bool) {
         self.init(parameters: parameters, helpFrom: helperThread ? Self.defaultHelpFrom : .max)
     }
 
@@ -63,11 +63,11 @@ public struct ChunkingHasher: ~Copyable {
         self.helpFrom = ProcessInfoCores.active < 2 ? .max : helpFrom
     }
 
-    public var parameters: ChunkingParameters { cutter.parameters }
+    package var parameters: ChunkingParameters { cutter.parameters }
 
     /// Starts a new file. With `expectedSize` below the threshold no chunk list is computed
     /// (a file that turns out larger then simply gets none).
-    public mutating func reset(expectedSize: Int64? = nil) {
+    package mutating func reset(expectedSize: Int64? = nil) {
         // A file abandoned half-way (an error) may still have pieces with the helper.
         if helped { helper?.drain() }
         helped = false
@@ -79,14 +79,14 @@ public struct ChunkingHasher: ~Copyable {
     }
 
     /// The bytes fed so far.
-    public var count: Int64 { offset }
+    package var count: Int64 { offset }
 
     /// Feeds the next bytes of the file.
     ///
     /// - Complexity: O(bytes): XXH3 over them, and (on the helper thread when the file is
     ///   large) the Gear search over the bytes past each chunk's minimum size and XXH3
     ///   again; a piece below 2 MiB is copied once into the helper's slots.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         offset += Int64(bytes.count)
         guard chunking else {
@@ -118,7 +118,7 @@ public struct ChunkingHasher: ~Copyable {
 
     /// The file's hash, size and (from the threshold on) chunk list; the hasher is reset
     /// for the next file.
-    public mutating func finish() -> ChunkedDigest {
+    package mutating func finish() -> ChunkedDigest {
         if helped { helper?.drain() }
         let hash = fileHasher.digest()
         var list: ChunkList?
