@@ -47,7 +47,7 @@ public struct HashBenchmark {
 
         log("hashing the 1 GiB file in-process, alone and with chunking (\(runs) runs, interleaved; Gear kernel: \(ChunkingKernel.active))")
         let loadBefore = LoadAverage.oneMinute()
-        let chunkSamples = try measureChunking(bigFile)
+        let (chunkSamples, callingThreadCPU) = try measureChunking(bigFile)
         let chunkLoad = (loadBefore + LoadAverage.oneMinute()) / 2
 
         log("hashing the tree on 1 core and on all cores")
@@ -78,7 +78,7 @@ public struct HashBenchmark {
             figures.append(("file_speed_vs_xxhsum", .double(speed)))
             table.add(["speed vs xxhsum -H2 (want ≥ 0.90×)", Format.ratio(speed), "", "", "", ""])
         }
-        let chunking = ChunkingFigures(chunkSamples)
+        let chunking = ChunkingFigures(chunkSamples, callingThreadCPU: callingThreadCPU)
         figures.append(("chunking_speed_vs_hash", .double(chunking.pairedSpeed(1))))
         figures.append(("chunking_speed_of_medians_vs_hash", .double(chunking.speedOfMedians(1))))
         figures.append(("chunking_cpu_vs_hash", .double(chunking.cpuSpeed(1))))
@@ -88,6 +88,9 @@ public struct HashBenchmark {
         figures.append(("chunking_portable_speed_vs_hash", .double(chunking.pairedSpeed(4))))
         figures.append(("chunking_hinted_speed_vs_hash", .double(chunking.pairedSpeed(5))))
         figures.append(("chunking_load_average", .double(chunkLoad)))
+        if let projected = chunking.projectedTwoCoreSpeed(1) {
+            figures.append(("chunking_projected_two_core_speed_vs_hash", .double(projected)))
+        }
         table.add([
             "hash + chunks vs hash alone (want ≥ 0.90×): median of paired runs, of medians; CPU time",
             Format.ratio(chunking.pairedSpeed(1)), Format.ratio(chunking.speedOfMedians(1)), Format.ratio(chunking.cpuSpeed(1)),
@@ -109,6 +112,12 @@ public struct HashBenchmark {
             "hash + chunks, previous list known, vs hash alone", Format.ratio(chunking.pairedSpeed(5)), "",
             Format.ratio(chunking.cpuSpeed(5)), "", "",
         ])
+        if let projected = chunking.projectedTwoCoreSpeed(1) {
+            table.add([
+                "hash + chunks (helper thread) vs hash alone on two free cores, from each thread's CPU time",
+                Format.ratio(projected), "", "", "", "",
+            ])
+        }
         table.add(["load average (1 min) while hashing in-process", String(format: "%.1f", chunkLoad), "", "", "", ""])
         log(chunking.summary(load: chunkLoad))
         let speedup = treeSamples[0].median / treeSamples[1].median
@@ -126,7 +135,10 @@ public struct HashBenchmark {
     /// with the CPU's Gear kernel, with the interleaved kernel (what CPUs without AVX-512 VBMI
     /// run) and with the byte loop, and with a previous chunk list whose two middle chunks
     /// differ; interleaved, reusing one buffer and one state each as the scanner does.
-    func measureChunking(_ path: String) throws -> [Sample] {
+    ///
+    /// Also returns, per job and run, the CPU time of the calling thread alone (the rest of
+    /// the process's CPU time in a helper-thread run is the helper's).
+    func measureChunking(_ path: String) throws -> ([Sample], [[Double]]) {
         let buffer = ChunkBuffer()
         let hasher = ContentHasher()
         var helped = ChunkingHasher()
@@ -170,17 +182,30 @@ public struct HashBenchmark {
                 guard digest.chunks == list else { throw BenchError("the hinted chunk list differs from the searched one") }
             }
         }
-        let samples = try measureInterleaved(
-            [
-                ("hash 1 GiB file in-process (hash alone)", plain),
-                ("hash + chunks 1 GiB file in-process (helper thread)", { try chunked(true, nil) }),
-                ("hash + chunks 1 GiB file in-process, one thread", { try chunked(false, nil) }),
-                ("hash + chunks 1 GiB file in-process, one thread, interleaved Gear", { try chunked(false, .interleaved) }),
-                ("hash + chunks 1 GiB file in-process, one thread, byte-loop Gear", { try chunked(false, .portable) }),
-                ("hash + chunks 1 GiB file in-process, previous list known (2 chunks differ)", hinted),
-            ], runs: runs)
+        let jobs: [(name: String, run: () throws -> ProcessCost)] = [
+            ("hash 1 GiB file in-process (hash alone)", plain),
+            ("hash + chunks 1 GiB file in-process (helper thread)", { try chunked(true, nil) }),
+            ("hash + chunks 1 GiB file in-process, one thread", { try chunked(false, nil) }),
+            ("hash + chunks 1 GiB file in-process, one thread, interleaved Gear", { try chunked(false, .interleaved) }),
+            ("hash + chunks 1 GiB file in-process, one thread, byte-loop Gear", { try chunked(false, .portable) }),
+            ("hash + chunks 1 GiB file in-process, previous list known (2 chunks differ)", hinted),
+        ]
+        var callingThreadCPU = Array(repeating: [Double](), count: jobs.count)
+        let timed = jobs.enumerated().map { index, job in
+            (
+                name: job.name,
+                run: { () throws -> ProcessCost in
+                    let before = ThreadCPUTime.seconds()
+                    let cost = try job.run()
+                    callingThreadCPU[index].append(ThreadCPUTime.seconds() - before)
+                    return cost
+                }
+            )
+        }
+        let samples = try measureInterleaved(timed, runs: runs)
         guard (list?.count ?? 0) > 0 else { throw BenchError("chunking the 1 GiB file produced no chunk list") }
-        return samples
+        // measureInterleaved's warm-up runs come first: keep each job's last `runs` values.
+        return (samples, callingThreadCPU.map { Array($0.suffix(runs)) })
     }
 }
 
@@ -191,7 +216,31 @@ public struct HashBenchmark {
 struct ChunkingFigures {
     let samples: [Sample]
 
-    init(_ samples: [Sample]) { self.samples = samples }
+    /// Per job and run: the calling thread's CPU time (empty when not measured).
+    let callingThreadCPU: [[Double]]
+
+    init(_ samples: [Sample], callingThreadCPU: [[Double]] = []) {
+        self.samples = samples
+        self.callingThreadCPU = callingThreadCPU
+    }
+
+    /// What the job's speed would be with two free cores, whatever the load while it was
+    /// measured: per run, hashing alone's CPU time over the longer of the two threads' CPU
+    /// times (the calling thread's, and the rest of the process's: the helper's), which is
+    /// the wall time when neither thread waits for a core; the median over runs. Nil when
+    /// the threads' times were not measured. It leaves out the time a thread waits for the
+    /// other at a hand-off, so it is an upper bound of what an idle machine shows.
+    func projectedTwoCoreSpeed(_ job: Int) -> Double? {
+        guard callingThreadCPU.count > job, callingThreadCPU[job].count == samples[job].costs.count,
+            samples[0].costs.count == samples[job].costs.count, !samples[job].costs.isEmpty
+        else { return nil }
+        let ratios = zip(zip(samples[0].costs, samples[job].costs), callingThreadCPU[job]).map { pair, calling in
+            let (alone, chunked) = pair
+            let helper = max(chunked.userSeconds + chunked.systemSeconds - calling, 0)
+            return (alone.userSeconds + alone.systemSeconds) / max(calling, helper, 1e-9)
+        }
+        return Sample.median(ratios)
+    }
 
     func pairedSpeed(_ job: Int) -> Double {
         Sample.median(zip(samples[0].seconds, samples[job].seconds).map { $0 / max($1, 1e-9) })
@@ -208,12 +257,24 @@ struct ChunkingFigures {
                 "  \(names[job]): \(Format.ratio(pairedSpeed(job))) paired runs, \(Format.ratio(speedOfMedians(job))) of medians, "
                     + "\(Format.ratio(cpuSpeed(job))) in CPU time, \(String(format: "%.2f", samples[job].parallelism)) cores busy")
         }
+        if let projected = projectedTwoCoreSpeed(1) {
+            lines.append("  helper thread on two free cores (from each thread's CPU time): \(Format.ratio(projected))")
+        }
         return lines.joined(separator: "\n")
     }
 
     func cpuSpeed(_ job: Int) -> Double {
         let cpu = { (sample: Sample) in Sample.median(sample.costs.map { $0.userSeconds + $0.systemSeconds }) }
         return cpu(samples[0]) / max(cpu(samples[job]), 1e-9)
+    }
+}
+
+/// The calling thread's CPU time, to tell a helper thread's share of a process's CPU time.
+enum ThreadCPUTime {
+    static func seconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }
 
