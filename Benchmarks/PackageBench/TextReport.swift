@@ -23,7 +23,7 @@ enum TextReport {
                 out += " (\(Format.bytes(shape.totalBytes)), \(Format.count(shape.entries)) entries)"
             }
             if let filesystem = record.shapes.first(where: { $0.slug == slug })?.targetFilesystem {
-                out += "targets on \(filesystem); device = bytes the loop device wrote (sectors × 512, flushed before and after)\n"
+                out += "\ntargets on \(filesystem); device = bytes the loop device wrote (sectors × 512, flushed before and after)"
             }
             out += "\n"
             let rows = save.filter { $0.shape == slug }
