@@ -229,7 +229,8 @@ struct ChunkingFigures {
     /// times (the calling thread's, and the rest of the process's: the helper's), which is
     /// the wall time when neither thread waits for a core; the median over runs. Nil when
     /// the threads' times were not measured. It leaves out the time a thread waits for the
-    /// other at a hand-off, so it is an upper bound of what an idle machine shows.
+    /// other at a hand-off; and on a loaded machine, where the threads take turns on a core,
+    /// it misses how much they slow each other down when they do run at once (Specs/hashing.md).
     func projectedTwoCoreSpeed(_ job: Int) -> Double? {
         guard callingThreadCPU.count > job, callingThreadCPU[job].count == samples[job].costs.count,
             samples[0].costs.count == samples[job].costs.count, !samples[job].costs.isEmpty

@@ -29,6 +29,8 @@ struct LargeFileSuite {
     var baseline: String?
     /// Also measure with the targets on an XFS image (when it can be mounted).
     var xfs = true
+    /// Keep the last pass's data for the caller to remove (the other passes' data is
+    /// removed as soon as they end: the next pass needs the disk space).
     var keep = false
 
     struct Result {
@@ -53,6 +55,7 @@ struct LargeFileSuite {
             progress.log("large-file suite: \(shape.label), on the work directory's file system")
             var ext4 = suite(shape, directory: "\(directory)/\(shape.slug)")
             ext4.fsyncPolicies = policies
+            ext4.keep = keep && !xfs && size == sizes.last
             add(try ext4.run(progress: progress), to: &result)
 
             guard xfs else { continue }
@@ -63,8 +66,12 @@ struct LargeFileSuite {
             let imageDirectory = "\(directory)/\(shape.slug)-xfs-image"
             let image: LoopImage
             do {
-                try DiskSpace.require(
-                    bytes: shape.bytes * Int64(targets + 4), at: directory, for: "the XFS image of \(shape.label)")
+                do {
+                    try DiskSpace.require(
+                        bytes: shape.bytes * Int64(targets + 4), at: directory, for: "the XFS image of \(shape.label)")
+                } catch let error as BenchError {
+                    throw LoopImage.Skipped(error.description)
+                }
                 try FileSystem.makeDirectories(imageDirectory)
                 image = try LoopImage.xfs(in: imageDirectory, size: imageSize)
             } catch let skipped as LoopImage.Skipped {
