@@ -54,7 +54,8 @@ public enum BenchmarkCommand {
           --report FILE     the HTML report with SVG charts (default
                             WORKDIR/pkgbench-MODE-report.html; a run without sweeps also
                             draws the last sweep recorded in WORKDIR, as a separate run)
-          --keep            keep the generated packages
+          --keep            keep the generated packages (large-file: its last pass's only,
+                            for disk space)
           --quiet           no progress line nor phase messages
 
         """
