@@ -52,10 +52,23 @@ public enum PackageSaver {
     static func save(_ source: some SaveSource, at package: PackageLocation, options: SaveOptions) throws -> SaveOutcome {
         let clock = Stopwatch()
         if options.keepsPrevious && options.strategy != .atomic {
-            throw SaveRefusal("keeping the previous version applies to the atomic strategy, not \(options.strategy)")
+            throw SaveRefusal(
+                path: "\(package)",
+                reason: .conflictingOptions("keeping the previous version applies to the atomic strategy, not \(options.strategy)"))
         }
         try refuseNonDirectory(package)
         try source.validate(for: package)
+        var isCancelled: (@Sendable () -> Bool)?
+        if let cancellation = options.cancellation { isCancelled = { cancellation.isCancelled } }
+        return try HashingCancellation.$isCancelled.withValue(isCancelled) {
+            try saveLocked(source, at: package, options: options, clock: clock)
+        }
+    }
+
+    /// `save` once the input was checked: under the lock, after recovery.
+    private static func saveLocked(
+        _ source: some SaveSource, at package: PackageLocation, options: SaveOptions, clock: Stopwatch
+    ) throws -> SaveOutcome {
         return try withExclusiveAccess(to: package, durability: options.durability) { recovery in
             let packageExists = try FileSystem.statusIfExists(package.path) != nil
             // Recovery (now or earlier) found the package may hold what its manifest does
@@ -117,7 +130,7 @@ public enum PackageSaver {
         to package: PackageLocation, durability: Durability, _ body: (_ recovery: PackageRecovery.Report) throws -> R
     ) throws -> R {
         if PackageLockScope.holdsSharedOnly(package) {
-            throw SaveRefusal("cannot save '\(package)' while this task holds its lock for reading")
+            throw SaveRefusal(path: "\(package)", reason: .lockedForReading)
         }
         func recoverAndRun() throws -> R {
             var report = PackageRecovery.Report()
@@ -135,7 +148,7 @@ public enum PackageSaver {
     /// Refuses a package path that holds something other than a directory.
     static func refuseNonDirectory(_ package: PackageLocation) throws {
         if let existing = try FileSystem.statusIfExists(package.path), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(package)': it is a \(existing.kind), not a package directory")
+            throw SaveRefusal(path: "\(package)", reason: .destinationNotADirectory(existing.kind))
         }
     }
 
