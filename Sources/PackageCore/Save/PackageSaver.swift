@@ -60,7 +60,7 @@ public enum PackageSaver {
         try source.validate(for: package)
         var isCancelled: (@Sendable () -> Bool)?
         if let cancellation = options.cancellation { isCancelled = { cancellation.isCancelled } }
-        return try HashingCancellation.$isCancelled.withValue(isCancelled) {
+        return try HashingCancellation.binding(isCancelled) {
             try saveLocked(source, at: package, options: options, clock: clock)
         }
     }
