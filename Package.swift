@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "PackageCore", targets: ["PackageCore"]),
         .library(name: "PackageZip", targets: ["PackageZip"]),
         .library(name: "PackageDocument", targets: ["PackageDocument"]),
+        .library(name: "PackageRemote", targets: ["PackageRemote"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
@@ -30,6 +31,16 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Linux syscalls and variadic calls Swift does not import (renameat2, copy_file_range, fcntl locks…).
         .target(name: "CSystemShims", cSettings: optimisedC),
         // XXH3-128 with a runtime-dispatched AVX2 kernel over libxxhash's streaming state.
@@ -41,7 +52,12 @@ let package = Package(
         ),
         // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
         .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
-        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
+        // libcurl's variadic setters, one typed wrapper each.
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
+        // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
+        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CZlib"]),
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip", "PackageRemote"]),
         // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
         .target(name: "PackageDocument", dependencies: ["PackageCore", "PackageZip"]),
         // The guide's samples, corrected as Specs/document.md says, compiled and tested.
@@ -65,6 +81,8 @@ let package = Package(
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
         .testTarget(
             name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
+        .testTarget(
+            name: "PackageRemoteTests", dependencies: ["PackageRemote", "PkgToolCLI", "PackageCore", "PackageTestSupport"]),
         .testTarget(
             name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
             path: "Tests/PackageBenchTests"),
