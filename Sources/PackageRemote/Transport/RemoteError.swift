@@ -30,6 +30,10 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         case server
         /// The store does not honour conditional writes: versions could be lost on it.
         case unsupportedStore
+        /// A local file changed while it was being pushed.
+        case localChange
+        /// A local file or directory could not be read or written.
+        case localFailure
         /// Cancelled by the caller.
         case cancelled
     }

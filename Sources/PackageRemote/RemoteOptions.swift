@@ -1,0 +1,37 @@
+/// How a push, pull, log or diff reaches a remote and runs.
+public struct RemoteOptions: Sendable {
+    public var configuration: S3Configuration
+    /// This machine's cache of remote state (`LocalCache`): manifests, packs of interrupted
+    /// pushes, the version each package was last synced with.
+    public var cacheDirectory: String
+    public var chunking: Chunking
+    /// Bytes a pack holds at most (4 MiB): a push keeps `packBuffers` of them in memory.
+    public var packSize: Int
+    /// Pack buffers of a push: packers fill some while transfers send the others.
+    public var packBuffers: Int
+    /// Threads reading and hashing files for a push.
+    public var readers: Int
+    /// Threads scanning and hashing the local package.
+    public var workers: Int
+    /// Cancels the operation from another thread (transfers abort at once).
+    public var cancellation: TransferCancellation?
+
+    public init(
+        configuration: S3Configuration, cacheDirectory: String? = nil, chunking: Chunking = Chunking(),
+        packSize: Int = 4 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil
+    ) {
+        self.configuration = configuration
+        self.cacheDirectory = cacheDirectory ?? LocalCache.defaultRoot(S3Configuration.currentEnvironment())
+        self.chunking = chunking
+        self.packSize = max(packSize, Int(chunking.maximumPiece) + 64 << 10)
+        self.readers = max(1, readers)
+        self.packBuffers = max(1, readers) + configuration.transport.concurrency
+        self.workers = max(1, workers)
+        self.cancellation = cancellation
+    }
+
+    /// Options from the environment (`S3Configuration.fromEnvironment`), `endpoint` overriding it.
+    public static func fromEnvironment(endpoint: String? = nil) throws(RemoteError) -> RemoteOptions {
+        RemoteOptions(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint))
+    }
+}

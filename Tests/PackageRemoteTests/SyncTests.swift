@@ -1,0 +1,68 @@
+import Foundation
+import PackageCore
+import PackageTestSupport
+import Testing
+
+@testable import PackageRemote
+
+/// Push, pull and log through the library against a real SeaweedFS.
+@Suite("Sync") struct SyncTests {
+    @Test func pushThenPullGivesTheSamePackage() throws {
+        let fixture = try RemoteFixture()
+        let source = try fixture.makePackage("source")
+        let options = fixture.options()
+        let first = try PackageRemote.push(source, to: fixture.location, options: options)
+        #expect(first.createdVersion)
+        #expect(first.version.sequence == 1)
+        #expect(first.version.rootHash == (try RemoteFixture.rootHash(source)))
+        #expect(first.packsUploaded >= 1 && first.packsUploaded <= 3)
+
+        let pulled = try PackageRemote.pull(fixture.location, to: fixture.path("copy"), options: fixture.options(device: "b"))
+        #expect(!pulled.unchanged)
+        #expect(try RemoteFixture.rootHash(fixture.path("copy")) == first.version.rootHash)
+        #expect(try FileSystem.status(fixture.path("copy/run.sh")).permissions & 0o777 == 0o755)
+        #expect(try FileSystem.readSymbolicLink(fixture.path("copy/link")) == "pages/a/page0.json")
+        #expect(try FileSystem.statusIfExists(fixture.path(".copy.pkgtool-pull")) == nil)
+
+        // A second push of the same package is one GET.
+        let again = try PackageRemote.push(source, to: fixture.location, options: options)
+        #expect(!again.createdVersion)
+        #expect(again.requests == 1)
+    }
+
+    @Test func incrementalPushAndPullMoveOnlyTheChange() throws {
+        let fixture = try RemoteFixture()
+        let source = try fixture.makePackage("source", mediaSize: 8 << 20)
+        let options = fixture.options()
+        let first = try PackageRemote.push(source, to: fixture.location, options: options)
+        _ = try PackageRemote.pull(fixture.location, to: fixture.path("copy"), options: fixture.options(device: "b"))
+
+        // 1 MiB in the middle of the media file, one page rewritten, one page removed.
+        try fixture.overwrite(source + "/media/movie.mp4", at: 3 << 20 + 12345, count: 1 << 20, seed: 7)
+        try Files.write(source + "/pages/a/page2.json", "{\"edited\": true}")
+        try FileSystem.remove(source + "/pages/b/page3.json")
+        let second = try PackageRemote.push(source, to: fixture.location, options: options)
+        #expect(second.version.sequence == 2)
+        #expect(second.version.parent == first.version.id)
+        #expect(second.filesRead == 2)
+        // The two 1 MiB pieces the change touched, and the page.
+        #expect(second.blobsUploaded == 3)
+        #expect(second.bytesUploaded < 3 << 20)
+
+        let pulled = try PackageRemote.pull(fixture.location, to: fixture.path("copy"), options: fixture.options(device: "b"))
+        #expect(pulled.blobsDownloaded == 3)
+        #expect(pulled.blobsFromDestination == 6)
+        #expect(try RemoteFixture.rootHash(fixture.path("copy")) == second.version.rootHash)
+        #expect(try FileSystem.statusIfExists(fixture.path("copy/pages/b/page3.json")) == nil)
+
+        let versions = try PackageRemote.log(fixture.location, options: options)
+        #expect(versions.map(\.sequence) == [2, 1])
+        #expect(versions[0].parent == versions[1].id)
+
+        // An older version, by number.
+        let old = try PackageRemote.pull(
+            fixture.location, to: fixture.path("old"), version: "1", options: fixture.options(device: "c"))
+        #expect(old.version.id == first.version.id)
+        #expect(try RemoteFixture.rootHash(fixture.path("old")) == first.version.rootHash)
+    }
+}
