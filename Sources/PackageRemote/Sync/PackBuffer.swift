@@ -83,7 +83,10 @@ final class PackBufferPool: Sendable {
     let capacity: Int
 
     init(count: Int, capacity: Int) {
-        slots = DispatchSemaphore(value: count)
+        // Made at 0 and raised: libdispatch traps when a semaphore is freed below its
+        // initial value, which a push that failed with buffers in flight would do.
+        slots = DispatchSemaphore(value: 0)
+        for _ in 0..<max(1, count) { slots.signal() }
         self.capacity = capacity
     }
 

@@ -182,7 +182,9 @@ enum PullOperation {
         result.contentsAssembled = pending.count
         let statistics = try PullHandoff.save(
             manifest, to: destination, current: current, staging: staging,
-            options: SaveOptions(durability: durability, workers: options.workers))
+            // Not trusting DEST's manifest: a file edited behind pkgtool's back (and found
+            // by the scan above) must not be taken for the version's content.
+            options: SaveOptions(durability: durability, workers: options.workers, trustManifest: false))
         guard statistics.rootHash == target.rootHash else {
             throw RemoteError(
                 .verificationFailed,

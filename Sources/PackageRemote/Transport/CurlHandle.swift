@@ -100,6 +100,10 @@ final class CurlHandle {
             pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, settings.stallTimeoutSeconds)
             pkg_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, 256 << 10)
             pkg_curl_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, 256 << 10)
+            if let rate = settings.maximumBytesPerSecond {
+                pkg_curl_setopt_offset(handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate))
+                pkg_curl_setopt_offset(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate))
+            }
             if let bundle = settings.certificateBundle {
                 pkg_curl_setopt_pointer(handle, CURLOPT_CAINFO, bundle)
             }

@@ -118,6 +118,9 @@ public struct TransportSettings: Sendable {
     public var connectTimeoutMilliseconds: Int = 10_000
     /// A transfer that moves nothing for this long is abandoned (and retried).
     public var stallTimeoutSeconds: Int = 30
+    /// A cap on each transfer's speed, bytes per second, both ways (nil: none): a push or
+    /// pull then uses at most `concurrency ×` this of the link.
+    public var maximumBytesPerSecond: Int64?
     /// The CA bundle (`AWS_CA_BUNDLE`) for https endpoints; nil: the system's.
     public var certificateBundle: String?
 

@@ -7,15 +7,24 @@ import PackageTestSupport
 /// A remote in its own bucket of the shared SeaweedFS, with its own cache directory (a
 /// "device"), and helpers to make packages.
 struct RemoteFixture {
-    let server = SeaweedServer.shared
+    let server: SeaweedServer
     let bucket: String
     let location: RemoteLocation
     let directory: TemporaryDirectory
 
     init(_ label: String = "sync", prefix: String = "docs/notes") throws {
+        server = SeaweedServer.shared
         bucket = try server.makeBucket(label)
         location = RemoteLocation(bucket: bucket, prefix: prefix)
         directory = try TemporaryDirectory(label)
+    }
+
+    /// A remote in a bucket of another server.
+    init(existingBucket bucket: String, server: SeaweedServer, prefix: String = "docs/notes") throws {
+        self.server = server
+        self.bucket = bucket
+        location = RemoteLocation(bucket: bucket, prefix: prefix)
+        directory = try TemporaryDirectory(bucket)
     }
 
     /// Options for one device: its own cache (`device` names it).

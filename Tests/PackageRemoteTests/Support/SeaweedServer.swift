@@ -117,7 +117,14 @@ final class SeaweedServer: @unchecked Sendable {
                 lock.withLock { weedPid = pid }
             }
             let connection = S3Connection(configuration: configuration(attempts: 1), counters: TransferCounters(), cancellation: nil)
-            if (try? connection.createBucket("readiness-probe")) != nil, weedPid != 0 { return }
+            // Ready when a bucket, an object write and its read all work (after a restart the
+            // gateway answers before the filer and volume servers are back).
+            if weedPid != 0, (try? connection.createBucket("readiness-probe")) != nil,
+                (try? connection.put(bucket: "readiness-probe", key: "probe", bytes: [1])) != nil,
+                (try? connection.getObject(bucket: "readiness-probe", key: "probe", limit: 10))??.bytes == [1]
+            {
+                return
+            }
             guard process.isRunning else { break }
             usleep(200_000)
         }

@@ -1,0 +1,143 @@
+import Foundation
+import PackageCore
+import PackageRemote
+
+/// What `push`, `pull`, `log` and `diff … s3://…` share: the remote's URL, the options that
+/// reach it, the progress line, and how a `RemoteError` becomes an exit status.
+enum RemoteCommandSupport {
+    static let endpoint = OptionSpec(
+        "endpoint", .value(placeholder: "URL"), help: "the S3 endpoint (default: AWS_ENDPOINT_URL, else AWS)")
+    static let transfers = OptionSpec(
+        "transfers", .value(placeholder: "N"), help: "transfers in flight at once (1–64, default 4)")
+
+    static let retries = OptionSpec(
+        "retries", .value(placeholder: "N"), help: "retries of a request after a connection error or 5xx (0–20, default 5)")
+    static let limitRate = OptionSpec(
+        "limit-rate", .value(placeholder: "BYTES"), help: "cap each transfer at BYTES per second (suffixes k, m)")
+
+    static let environmentHelp = """
+        The store is reached as every S3 tool does: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+        AWS_SESSION_TOKEN, AWS_REGION (or AWS_DEFAULT_REGION), AWS_ENDPOINT_URL (--endpoint
+        overrides it; path-style addressing for such endpoints), AWS_CA_BUNDLE. What this
+        machine remembers about remotes lives in PKGTOOL_CACHE_DIR (default ~/.cache/pkgtool).
+        """
+
+    /// Parses an `s3://BUCKET/PREFIX` argument; a malformed one is a usage error.
+    static func location(_ text: String, usageLine: String) throws -> RemoteLocation {
+        do {
+            return try RemoteLocation(parsing: text)
+        } catch {
+            throw UsageError(error.message, usageLine: usageLine)
+        }
+    }
+
+    static func isRemote(_ text: String) -> Bool { text.hasPrefix("s3://") }
+
+    /// Options from the environment and the command line.
+    static func options(_ arguments: ParsedArguments, usageLine: String) throws -> RemoteOptions {
+        var options = try RemoteOptions.fromEnvironment(endpoint: arguments.value("endpoint"))
+        if arguments.values["transfers"] != nil {
+            options.configuration.transport.concurrency = try arguments.integer(
+                "transfers", in: 1...64, default: 4, usageLine: usageLine)
+            options.packBuffers = options.readers + options.configuration.transport.concurrency
+        }
+        if arguments.values["retries"] != nil {
+            options.configuration.transport.attempts = 1 + (try arguments.integer("retries", in: 0...20, default: 5, usageLine: usageLine))
+        }
+        if arguments.values["jobs"] != nil { options.workers = try arguments.workers(usageLine: usageLine) }
+        if let text = arguments.value("limit-rate") {
+            let lowered = text.lowercased()
+            let multiplier: Int64 = lowered.hasSuffix("k") ? 1 << 10 : lowered.hasSuffix("m") ? 1 << 20 : 1
+            let digits = multiplier == 1 ? lowered : String(lowered.dropLast())
+            guard let value = Int64(digits), value >= 1024 / multiplier, value <= (1 << 40) / multiplier else {
+                throw UsageError("--limit-rate expects bytes per second (at least 1024; suffixes k, m), not '\(text)'", usageLine: usageLine)
+            }
+            options.configuration.transport.maximumBytesPerSecond = value * multiplier
+        }
+        return options
+    }
+
+    /// Runs `body`, turning a `RemoteError` into its line and exit status (1 refused, 2 trouble).
+    static func run(console: Console, _ body: () throws -> ExitStatus) throws -> ExitStatus {
+        do {
+            return try body()
+        } catch let error as RemoteError {
+            console.clearProgress()
+            console.error(error.message)
+            return error.isRefusal ? .failure : .trouble
+        } catch {
+            console.clearProgress()
+            throw error
+        }
+    }
+
+    /// "1.5 MiB", "820 B".
+    static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func summary(_ version: VersionSummary) -> JSON {
+        .object([
+            ("id", .string(version.id.description)), ("sequence", .int(version.sequence)),
+            ("time", .string(version.isoTime)), ("time_ns", .int(version.time)),
+            ("parent", version.parent.map { .string($0.description) } ?? .null),
+            ("root_hash", .string(version.rootHash.description)), ("size", .int(version.size)),
+            ("entries", .int(version.entryCount)),
+        ])
+    }
+}
+
+/// Draws a push's or pull's progress on a terminal's stderr, ten times a second, from its
+/// own thread (the work blocks the calling one).
+final class RemoteProgressLine: @unchecked Sendable {
+    // @unchecked: `running` is read by the drawing thread and cleared by the owner under `lock`.
+    private let manager: ProgressManager
+    private let console: Console
+    private let verb: String
+    private let lock = NSLock()
+    private var running = true
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts drawing when stderr is a terminal; nil (and no thread) otherwise.
+    static func start(_ manager: ProgressManager, console: Console, verb: String) -> RemoteProgressLine? {
+        guard console.errorIsTerminal else { return nil }
+        let line = RemoteProgressLine(manager: manager, console: console, verb: verb)
+        Thread.detachNewThread { line.loop() }
+        return line
+    }
+
+    private init(manager: ProgressManager, console: Console, verb: String) {
+        self.manager = manager
+        self.console = console
+        self.verb = verb
+    }
+
+    private func loop() {
+        while lock.withLock({ running }) {
+            let percent = Int((manager.fractionCompleted * 100).rounded(.down))
+            let done = Int64(manager.completedByteCount)
+            let total = Int64(manager.totalByteCount)
+            lock.withLock {
+                if running {
+                    console.progress(
+                        "\(verb): \(percent)%  \(RemoteCommandSupport.bytes(done)) of \(RemoteCommandSupport.bytes(total))")
+                }
+            }
+            usleep(100_000)
+        }
+        finished.signal()
+    }
+
+    func stop() {
+        lock.withLock { running = false }
+        finished.wait()
+        console.clearProgress()
+    }
+}
