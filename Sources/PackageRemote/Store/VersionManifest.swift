@@ -143,7 +143,7 @@ struct VersionManifest: Sendable {
                 guard format <= formatVersion else {
                     throw RemoteError(.notARemote, "version \(id.description.prefix(12)) has format \(format), newer than this pkgtool's")
                 }
-                _ = try reader.read(UInt32.self)
+                let flags = try reader.read(UInt32.self)
                 let sequence = try reader.read(UInt64.self)
                 let time = try reader.read(Int64.self)
                 let root = try reader.hash()
@@ -151,12 +151,13 @@ struct VersionManifest: Sendable {
                 let entryCount = try reader.read(UInt64.self)
                 let packCount = try reader.read(UInt64.self)
                 let hasParent = try reader.read(UInt8.self)
-                try reader.skip(7)
+                let reserved = try reader.bytes(7)
                 let parentBytes = try reader.bytes(32)
                 let compressed = try reader.read(UInt64.self)
                 let body = try reader.read(UInt64.self)
-                guard sequence >= 1, sequence < 1 << 48, size < 1 << 62, entryCount < 1 << 32, packCount < 1 << 32,
-                    hasParent <= 1, (hasParent == 1) == (sequence > 1), compressed < 1 << 40,
+                guard flags == 0, reserved.allSatisfy({ $0 == 0 }), sequence >= 1, sequence < 1 << 48, size < 1 << 62, entryCount < 1 << 32, packCount < 1 << 32,
+                    hasParent <= 1, (hasParent == 1) == (sequence > 1), hasParent == 1 || parentBytes.allSatisfy({ $0 == 0 }),
+                    compressed < 1 << 40,
                     body <= UInt64(maximumBodySize)
                 else { throw damaged("its header is out of range") }
                 let summary = VersionSummary(
@@ -182,6 +183,9 @@ struct VersionManifest: Sendable {
         guard let body = Zlib.decompress(bytes[headerSize...], expectedSize: bodySize) else {
             throw damaged("its entries do not inflate to the size its header states")
         }
+        // Every record takes at least 39 bytes: a count beyond that is damage, not a reason
+        // to reserve memory.
+        guard summary.entryCount <= body.count / 39 else { throw damaged("it states more entries than it holds") }
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(summary.entryCount)
         do {

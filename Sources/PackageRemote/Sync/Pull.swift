@@ -44,6 +44,11 @@ enum PullOperation {
             try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
         let manifest = try store.manifest(target.id, connection)
+        guard manifest.summary(id: target.id) == target else {
+            throw RemoteError(
+                .verificationFailed,
+                "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
+        }
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
