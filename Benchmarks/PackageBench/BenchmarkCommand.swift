@@ -23,7 +23,9 @@ public enum BenchmarkCommand {
                             suites
 
         options:
-          --suite LIST      save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep (both)
+          --suite LIST      save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep (both),
+                            sync (push/pull through a local SeaweedFS beside rclone and
+                            restic; only when asked for)
           --shape LIST      document, small-files, huge (default: all; --quick: document)
           --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
                             everything, rename, page-add-remove (default: all)
@@ -148,7 +150,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var quiet = false
     public var arguments: [String] = []
 
-    public static let allSuites = ["save", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries"]
+    public static let allSuites = ["save", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries", "sync"]
 
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
         var options = BenchmarkOptions()
