@@ -5,11 +5,10 @@ public struct RemoteOptions: Sendable {
     /// pushes, the version each package was last synced with.
     public var cacheDirectory: String
     public var chunking: Chunking
-    /// Bytes a pack holds at most (4 MiB): a push keeps `packBuffers` of them in memory.
+    /// Bytes of blobs a pack holds at most (8 MiB): one PUT each. Packs are streamed from
+    /// the package's files, never held in memory, so their size costs no memory.
     public var packSize: Int
-    /// Pack buffers of a push: packers fill some while transfers send the others.
-    public var packBuffers: Int
-    /// Threads reading and hashing files for a push.
+    /// Threads reading and hashing files for a push (each with one chunk buffer).
     public var readers: Int
     /// Threads scanning and hashing the local package.
     public var workers: Int
@@ -18,14 +17,13 @@ public struct RemoteOptions: Sendable {
 
     public init(
         configuration: S3Configuration, cacheDirectory: String? = nil, chunking: Chunking = Chunking(),
-        packSize: Int = 4 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil
+        packSize: Int = 8 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil
     ) {
         self.configuration = configuration
         self.cacheDirectory = cacheDirectory ?? LocalCache.defaultRoot(S3Configuration.currentEnvironment())
         self.chunking = chunking
-        self.packSize = max(packSize, Int(chunking.maximumPiece) + 64 << 10)
+        self.packSize = max(packSize, Int(chunking.maximumPiece))
         self.readers = max(1, readers)
-        self.packBuffers = max(1, readers) + configuration.transport.concurrency
         self.workers = max(1, workers)
         self.cancellation = cancellation
     }

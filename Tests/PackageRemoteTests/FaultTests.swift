@@ -43,10 +43,9 @@ import Testing
         var configuration = server.configuration(attempts: rate == nil ? 6 : 2)
         configuration.transport.retryDelay = 0.2
         var options = RemoteOptions(
-            configuration: configuration, cacheDirectory: fixture.path("cache-\(device)"), packSize: 1 << 20 + 128 << 10)
+            configuration: configuration, cacheDirectory: fixture.path("cache-\(device)"), packSize: 1 << 20)
         options.configuration.transport.concurrency = 2
         options.configuration.transport.maximumBytesPerSecond = rate
-        options.packBuffers = options.readers + 2
         return options
     }
 

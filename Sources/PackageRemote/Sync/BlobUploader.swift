@@ -4,14 +4,15 @@ import PackageCore
 import Synchronization
 
 /// The sending half of a push: reads the files the remote lacks, cuts them into blobs,
-/// keeps the blobs the remote does not hold yet in pack buffers, and uploads each pack as
-/// it fills, in parallel.
+/// plans packs of the blobs the remote does not hold yet, and uploads each pack as soon as
+/// it is planned, in parallel.
 ///
-/// Each file is read once: straight into a pack buffer, where SHA-256 names each blob and
-/// XXH3 checks the whole file against the content hash the scan found (a file edited during
-/// the push is refused, not sent half old, half new). `readers` threads read and hash
-/// while the transfer threads send; the pool of pack buffers bounds memory and how far
-/// reading runs ahead of sending.
+/// Files are read twice: once here, to name each blob (SHA-256) and to check the whole file
+/// against the content hash the scan found (a file edited during the push is refused, not
+/// sent half old, half new), and once by the upload, which streams each pack from the files
+/// and checks every blob again on the way. Memory is one chunk buffer per reader thread and
+/// libcurl's buffers, whatever the pack size, chunk size or file sizes; the second read
+/// usually comes from the page cache.
 final class BlobUploader: Sendable {
     /// A file to send.
     struct Work: Sendable {
@@ -61,17 +62,16 @@ final class BlobUploader: Sendable {
     static func units(_ size: Int64) -> Int { 1 + Int(size >> 16) }
 
     /// Sends what `files` need and returns each file's blobs, by index into `files`.
-    /// - Complexity: every byte of `files` read once and hashed twice (SHA-256, XXH3); one
-    ///   PUT per pack of new blobs; memory `packBuffers × packSize`.
+    /// - Complexity: every byte of `files` read and hashed (SHA-256, XXH3), the new blobs'
+    ///   bytes read and hashed again as they go out; one PUT per pack of new blobs (8 MiB);
+    ///   memory: `readers` chunk buffers.
     func run(_ files: [Work]) throws -> (blobs: [[BlobLocation]], statistics: Statistics) {
         let workers = store.workers(store.configuration.transport.concurrency)
-        let pool = PackBufferPool(count: options.packBuffers, capacity: options.packSize)
-        let root = try FileDescriptor.openDirectory(packagePath)
-        let rootDescriptor = root.rawValue
+        let root = try OpenDirectory(packagePath)
         let readers = min(options.readers, max(1, files.count))
         DispatchQueue.concurrentPerform(iterations: readers) { _ in
             do {
-                try self.readFiles(files, root: rootDescriptor, pool: pool, workers: workers)
+                try self.readFiles(files, root: root, workers: workers)
             } catch {
                 workers.fail(error)
             }
@@ -95,54 +95,47 @@ final class BlobUploader: Sendable {
         return (blobs, statistics.withLock { $0 })
     }
 
-    /// One reader thread: takes files until none is left, filling its own pack buffer.
-    private func readFiles(_ files: [Work], root: Int32, pool: PackBufferPool, workers: TransferWorkers) throws {
+    /// One reader thread: takes files until none is left, planning its own packs.
+    private func readFiles(_ files: [Work], root: OpenDirectory, workers: TransferWorkers) throws {
         let hasher = SHA256Hasher()
         let fileHasher = ContentHasher()
-        var buffer: PackBuffer?
-        defer {
-            if let buffer {
-                if buffer.isEmpty || workers.hasFailed { pool.release(buffer) } else { send(buffer, pool: pool, workers: workers) }
-            }
-        }
+        let buffer = ChunkBuffer(size: Int(options.chunking.maximumPiece))
+        var pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
         while !workers.hasFailed {
             let index = nextFile.wrappingAdd(1, ordering: .relaxed).oldValue
-            guard index < files.count else { return }
+            guard index < files.count else { break }
             let work = files[index]
             let shown = PackageLayout.joined(packagePath, work.relativePath)
-            let file = try FileDescriptor.openWithoutSymlinks(work.relativePath, relativeTo: root, displayPath: shown)
+            let file = try FileDescriptor.openWithoutSymlinks(work.relativePath, relativeTo: root.rawValue, displayPath: shown)
             let status = try file.status()
             guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
             var places: [Place] = []
             fileHasher.reset()
             for piece in try options.chunking.pieces(of: file, size: work.size) {
                 let length = Int(piece.count)
-                if buffer == nil || buffer!.free < length {
-                    if let full = buffer { send(full, pool: pool, workers: workers) }
-                    buffer = nil
-                    guard let fresh = pool.acquire(stop: { workers.hasFailed }) else { return }
-                    fresh.reset(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
-                    buffer = fresh
-                }
-                let pack = buffer!
-                let tail = pack.tail(length)
-                guard try file.readFully(into: tail, at: piece.lowerBound) == length else { throw Self.changed(shown) }
-                let bytes = UnsafeRawBufferPointer(tail)
-                fileHasher.update(bytes)
+                let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
+                guard try file.readFully(into: bytes, at: piece.lowerBound) == length else { throw Self.changed(shown) }
+                fileHasher.update(UnsafeRawBufferPointer(bytes))
                 hasher.reset()
-                hasher.update(bytes)
+                hasher.update(UnsafeRawBufferPointer(bytes))
                 let digest = hasher.finish()
-                let offset = UInt32(pack.used)
+                if pack.size > 0 && pack.size + length > options.packSize {
+                    send(pack, root: root, workers: workers)
+                    pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
+                }
+                let serial = pack.serial
+                let offset = UInt32(pack.size)
                 let existing: Place? = known.withLock { known in
                     if let place = known[digest] { return place }
-                    known[digest] = .packed(serial: pack.serial, digest: digest, offset: offset, length: UInt32(length))
+                    known[digest] = .packed(serial: serial, digest: digest, offset: offset, length: UInt32(length))
                     return nil
                 }
                 if let existing {
                     places.append(existing)
                 } else {
-                    _ = pack.commit(digest, length: length)
-                    places.append(.packed(serial: pack.serial, digest: digest, offset: offset, length: UInt32(length)))
+                    _ = pack.append(
+                        PackPlan.Piece(path: work.relativePath, offset: piece.lowerBound, length: length, digest: digest))
+                    places.append(.packed(serial: serial, digest: digest, offset: offset, length: UInt32(length)))
                 }
             }
             guard fileHasher.digest() == work.contentHash else { throw Self.changed(shown) }
@@ -153,37 +146,41 @@ final class BlobUploader: Sendable {
             }
             progress?.complete(count: Self.units(work.size))
         }
+        if !pack.isEmpty && !workers.hasFailed { send(pack, root: root, workers: workers) }
     }
 
-    /// Names a full pack and queues its upload; the buffer returns to the pool once sent.
-    private func send(_ buffer: PackBuffer, pool: PackBufferPool, workers: TransferWorkers) {
-        let id = buffer.seal()
-        packNames.withLock { $0[buffer.serial] = id }
+    /// Names a planned pack and queues its upload.
+    private func send(_ pack: PackPlan, root: OpenDirectory, workers: TransferWorkers) {
+        let (trailer, id) = pack.sealed()
+        packNames.withLock { $0[pack.serial] = id }
         let store = self.store
+        let packagePath = self.packagePath
         workers.submit { [self] connection in
-            let outcome = try connection.put(
-                bucket: store.location.bucket, key: RemoteLayout.pack(id, store.location), body: buffer, payloadHash: id)
+            let body = PackBody(plan: pack, trailer: trailer, root: root.rawValue, packagePath: packagePath)
+            let outcome = try withExtendedLifetime(root) {
+                try connection.put(
+                    bucket: store.location.bucket, key: RemoteLayout.pack(id, store.location), body: body, payloadHash: nil)
+            }
             guard case .stored = outcome else {
                 throw RemoteError(.server, "the store refused pack \(id.description.prefix(12))")
             }
             var offset: UInt32 = 0
             var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)] = []
-            for blob in buffer.blobs {
-                blobs.append((blob.digest, offset, blob.length))
-                offset += blob.length
+            for piece in pack.pieces {
+                blobs.append((piece.digest, offset, UInt32(piece.length)))
+                offset += UInt32(piece.length)
             }
             // Recorded once it arrived: a push interrupted after this will not send it again.
             try? store.cache.appendPending(LocalCache.PendingPack(id: id, blobs: blobs))
             statistics.withLock {
                 $0.packsUploaded += 1
                 $0.blobsUploaded += blobs.count
-                $0.bytesUploaded += buffer.length
+                $0.bytesUploaded += body.length
             }
             if let progress {
-                let sent = UInt64(buffer.length)
+                let sent = UInt64(body.length)
                 progress.withProperties { $0.completedByteCount += sent }
             }
-            pool.release(buffer)
         }
     }
 

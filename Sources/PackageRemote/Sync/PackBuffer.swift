@@ -1,107 +1,124 @@
-import Dispatch
-import Synchronization
+import Glibc
+import PackageCore
 
-/// One pack being filled, then uploaded, from memory: blobs are read from their files
-/// straight into it, hashed in place, and sent from it.
-///
-/// A pack is the unit of memory of a push: the pool holds a few of them, so peak memory is
-/// `buffers × capacity` whatever the package's size. Owned by one thread at a time (the
-/// packer that fills it, then the transfer thread that sends it).
-final class PackBuffer: RequestBody, @unchecked Sendable {
-    // @unchecked: handed from the filling thread to the sending one through the workers'
-    // queue (a lock), never used by two threads at once.
-    let storage: UnsafeMutableRawBufferPointer
-    private(set) var used = 0
-    private(set) var blobs: [(digest: SHA256Digest, length: UInt32)] = []
-    /// Unique per push: blobs placed in this pack refer to it until it has a name.
-    var serial = 0
-    private(set) var id: SHA256Digest?
-    private var position = 0
-
-    init(capacity: Int) {
-        storage = .allocate(byteCount: capacity, alignment: 4096)
+/// A pack as a push plans it: the blobs it will hold, each a range of a file of the
+/// package, and its trailer. The bytes stay in the files: the upload reads them again
+/// (usually from the page cache), so a push holds no pack in memory, whatever the pack size
+/// or the chunk size.
+struct PackPlan: Sendable {
+    /// A blob: `length` bytes at `offset` of the package's file `path`, whose SHA-256 is `digest`.
+    struct Piece: Sendable {
+        var path: String
+        var offset: Int64
+        var length: Int
+        var digest: SHA256Digest
     }
 
-    deinit { storage.deallocate() }
+    var serial: Int
+    var pieces: [Piece] = []
+    var size = 0
 
-    var capacity: Int { storage.count }
-    var free: Int { storage.count - used - PackFormat.trailerFixedSize - (blobs.count + 1) * PackFormat.trailerRecordSize }
-    var isEmpty: Bool { blobs.isEmpty }
+    init(serial: Int) { self.serial = serial }
 
-    /// Empties the buffer for a new pack.
-    func reset(serial: Int) {
-        used = 0
-        blobs.removeAll(keepingCapacity: true)
-        id = nil
-        position = 0
-        self.serial = serial
-    }
-
-    /// Where the next blob's bytes go: `count` bytes after the last blob.
-    func tail(_ count: Int) -> UnsafeMutableRawBufferPointer {
-        UnsafeMutableRawBufferPointer(rebasing: storage[used..<(used + count)])
-    }
-
-    /// Keeps the `length` bytes just written at the tail as a blob; returns its offset.
-    func commit(_ digest: SHA256Digest, length: Int) -> UInt32 {
-        let offset = used
-        used += length
-        blobs.append((digest, UInt32(length)))
+    mutating func append(_ piece: Piece) -> UInt32 {
+        let offset = size
+        pieces.append(piece)
+        size += piece.length
         return UInt32(offset)
     }
 
-    /// Appends the trailer and names the pack by the SHA-256 of its bytes.
-    func seal() -> SHA256Digest {
-        let trailer = PackFormat.trailer(blobs)
-        trailer.withUnsafeBytes { storage.baseAddress!.advanced(by: used).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        used += trailer.count
-        let digest = SHA256Digest.of(UnsafeRawBufferPointer(rebasing: storage[..<used]))
-        id = digest
-        return digest
+    var isEmpty: Bool { pieces.isEmpty }
+
+    /// The trailer and the pack's name: the SHA-256 of the trailer, which lists every blob's
+    /// SHA-256 and length, so it determines every byte of the pack (Specs/remote.md).
+    func sealed() -> (trailer: [UInt8], id: SHA256Digest) {
+        let trailer = PackFormat.trailer(pieces.map { ($0.digest, UInt32($0.length)) })
+        return (trailer, SHA256Digest.of(trailer))
+    }
+}
+
+/// The body of a pack's PUT, streamed from the package's files: each blob is read again
+/// and checked against the SHA-256 it was planned with as it goes out. A blob that changed
+/// in between aborts the transfer before the pack's last byte, so the store never
+/// completes a pack whose bytes are not what its name says.
+final class PackBody: RequestBody, @unchecked Sendable {
+    // @unchecked: used by one transfer thread at a time (libcurl's callbacks run on it).
+    private let plan: PackPlan
+    private let trailer: [UInt8]
+    private let root: Int32
+    private let packagePath: String
+    private let hasher = SHA256Hasher()
+    private var index = 0
+    private var within = 0
+    private var trailerSent = 0
+    private var file: SharedDescriptor?
+    private(set) var failure: (any Error)?
+
+    /// - Parameter root: a descriptor of the package's directory, open for the whole push.
+    init(plan: PackPlan, trailer: [UInt8], root: Int32, packagePath: String) {
+        self.plan = plan
+        self.trailer = trailer
+        self.root = root
+        self.packagePath = packagePath
     }
 
-    // MARK: RequestBody
+    var length: Int64 { Int64(plan.size + trailer.count) }
 
-    var length: Int64 { Int64(used) }
-    var failure: (any Error)? { nil }
-    func rewind() { position = 0 }
+    func rewind() {
+        index = 0
+        within = 0
+        trailerSent = 0
+        file = nil
+        hasher.reset()
+    }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        let count = min(buffer.count, used - position)
-        guard count > 0 else { return 0 }
-        buffer.baseAddress!.copyMemory(from: storage.baseAddress! + position, byteCount: count)
-        position += count
+        do {
+            if index < plan.pieces.count { return try readBlob(into: buffer) }
+            let count = min(buffer.count, trailer.count - trailerSent)
+            guard count > 0 else { return 0 }
+            trailer.withUnsafeBytes { source in
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + trailerSent, byteCount: count)
+            }
+            trailerSent += count
+            return count
+        } catch {
+            failure = error
+            return nil
+        }
+    }
+
+    private func readBlob(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let piece = plan.pieces[index]
+        let shown = PackageLayout.joined(packagePath, piece.path)
+        if within == 0 {
+            file = SharedDescriptor(try FileDescriptor.openWithoutSymlinks(piece.path, relativeTo: root, displayPath: shown))
+            hasher.reset()
+        }
+        let wanted = min(buffer.count, piece.length - within)
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted])
+        let count = try file!.descriptor.readFully(into: target, at: piece.offset + Int64(within))
+        guard count == wanted else { throw BlobUploader.changed(shown) }
+        hasher.update(UnsafeRawBufferPointer(target))
+        within += count
+        if within == piece.length {
+            guard hasher.finish() == piece.digest else { throw BlobUploader.changed(shown) }
+            file = nil
+            within = 0
+            index += 1
+        }
         return count
     }
 }
 
-/// A bounded set of pack buffers: `acquire` waits while all are in use, which is what
-/// keeps packers from reading further ahead than the uploads can follow.
-final class PackBufferPool: Sendable {
-    private let free = Mutex<[PackBuffer]>([])
-    private let made = Mutex(0)
-    private let slots: DispatchSemaphore
-    let capacity: Int
+/// A directory held open for `*at` calls from several threads at once: the kernel allows
+/// concurrent `openat` on one descriptor, and nothing here changes it after opening.
+final class OpenDirectory: @unchecked Sendable {
+    // @unchecked: the descriptor is only read (as the base of openat) until deinit closes it.
+    let descriptor: FileDescriptor
+    var rawValue: Int32 { descriptor.rawValue }
 
-    init(count: Int, capacity: Int) {
-        // Made at 0 and raised: libdispatch traps when a semaphore is freed below its
-        // initial value, which a push that failed with buffers in flight would do.
-        slots = DispatchSemaphore(value: 0)
-        for _ in 0..<max(1, count) { slots.signal() }
-        self.capacity = capacity
-    }
-
-    /// A buffer, allocated on first need; nil when `stop()` says to give up waiting.
-    func acquire(stop: () -> Bool) -> PackBuffer? {
-        while slots.wait(timeout: .now() + .milliseconds(100)) == .timedOut {
-            if stop() { return nil }
-        }
-        if let buffer = free.withLock({ $0.popLast() }) { return buffer }
-        made.withLock { $0 += 1 }
-        return PackBuffer(capacity: capacity)
-    }
-
-    func release(_ buffer: PackBuffer) {
-        free.withLock { $0.append(buffer) }
-        slots.signal()
+    init(_ path: String) throws {
+        descriptor = try FileDescriptor.openDirectory(path)
     }
 }

@@ -39,7 +39,6 @@ enum RemoteCommandSupport {
         if arguments.values["transfers"] != nil {
             options.configuration.transport.concurrency = try arguments.integer(
                 "transfers", in: 1...64, default: 4, usageLine: usageLine)
-            options.packBuffers = options.readers + options.configuration.transport.concurrency
         }
         if arguments.values["retries"] != nil {
             options.configuration.transport.attempts = 1 + (try arguments.integer("retries", in: 0...20, default: 5, usageLine: usageLine))
