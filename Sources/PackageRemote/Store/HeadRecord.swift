@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PackageCore
 
 /// The remote's one mutable object, `PREFIX/HEAD`: the latest version's summary and those of
@@ -7,7 +7,7 @@ import PackageCore
 /// JSON, readable with any S3 tool:
 /// ```
 /// {"format": "pkgtool-remote", "format_version": 1,
-///  "head": {"id": "<sha256>", "sequence": 3, "time_ns": …, "parent": "<sha256>" | null,
+///  "head": {"id": "<sha256>", "sequence": 3, "time_ns": …, "parent": "<sha256>" (absent for the first),
 ///           "root": "<xxh3-128>", "size": …, "entries": …},
 ///  "history": [ {…the parent…}, {…its parent…}, … ]}        (newest first, at most 100)
 /// ```
@@ -28,36 +28,58 @@ struct HeadRecord: Sendable, Equatable {
         HeadRecord(head: version, history: Array(([head] + history).prefix(Self.historyLimit)))
     }
 
+    /// The JSON form of a version summary (the field names of the spec).
+    struct SummaryJSON: Codable {
+        var id: String
+        var sequence: Int
+        var time_ns: Int64
+        var parent: String?
+        var root: String
+        var size: Int64
+        var entries: Int
+    }
+
+    struct RecordJSON: Codable {
+        var format: String
+        var format_version: Int?
+        var head: SummaryJSON?
+        var history: [SummaryJSON]?
+    }
+
     func encoded() -> [UInt8] {
-        let object: [String: Any] = [
-            "format": Self.formatName, "format_version": Self.formatVersion,
-            "head": Self.json(head), "history": history.map(Self.json),
-        ]
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Array(data) + [UInt8(ascii: "\n")]
+        let record = RecordJSON(
+            format: Self.formatName, format_version: Self.formatVersion, head: Self.json(head),
+            history: history.map(Self.json))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain strings and integers cannot fail.
+        return Array((try? encoder.encode(record)) ?? Data()) + [UInt8(ascii: "\n")]
     }
 
     /// Parses a head record; nil when the object is not one (another program's data).
     /// - Throws: when it claims to be one but is damaged or of a newer format.
     static func decode(_ bytes: [UInt8], location: RemoteLocation) throws(RemoteError) -> HeadRecord? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-            object["format"] as? String == formatName
-        else { return nil }
+        struct Probe: Codable { var format: String? }
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: Data(bytes)), probe.format == formatName else {
+            return nil
+        }
         func damaged(_ why: String) -> RemoteError {
             RemoteError(.verificationFailed, "the HEAD of \(location) is damaged: \(why)")
         }
-        guard let version = object["format_version"] as? Int else { throw damaged("no format_version") }
+        guard let object = try? JSONDecoder().decode(RecordJSON.self, from: Data(bytes)) else {
+            throw damaged("it is not the JSON pkgtool writes")
+        }
+        guard let version = object.format_version else { throw damaged("no format_version") }
         guard version <= formatVersion else {
             throw RemoteError(
                 .notARemote,
                 "\(location) was written by a newer pkgtool (remote format \(version); this one reads \(formatVersion))")
         }
-        guard let headObject = object["head"] as? [String: Any], let head = summary(headObject) else {
+        guard let headObject = object.head, let head = summary(headObject) else {
             throw damaged("its head version is malformed")
         }
-        let historyObjects = object["history"] as? [[String: Any]] ?? []
         var history: [VersionSummary] = []
-        for item in historyObjects {
+        for item in object.history ?? [] {
             guard let summary = summary(item) else { throw damaged("a history entry is malformed") }
             history.append(summary)
         }
@@ -72,29 +94,25 @@ struct HeadRecord: Sendable, Equatable {
         return HeadRecord(head: head, history: history)
     }
 
-    static func json(_ summary: VersionSummary) -> [String: Any] {
-        [
-            "id": summary.id.description, "sequence": summary.sequence, "time_ns": summary.time,
-            "parent": summary.parent.map { $0.description as Any } ?? NSNull(), "root": summary.rootHash.description,
-            "size": summary.size, "entries": summary.entryCount,
-        ]
+    static func json(_ summary: VersionSummary) -> SummaryJSON {
+        SummaryJSON(
+            id: summary.id.description, sequence: summary.sequence, time_ns: summary.time,
+            parent: summary.parent?.description, root: summary.rootHash.description, size: summary.size,
+            entries: summary.entryCount)
     }
 
-    static func summary(_ object: [String: Any]) -> VersionSummary? {
-        guard let idText = object["id"] as? String, let id = SHA256Digest(hex: idText),
-            let sequence = object["sequence"] as? Int, sequence >= 1,
-            let time = (object["time_ns"] as? NSNumber)?.int64Value,
-            let rootText = object["root"] as? String, let root = ContentHash(hex: rootText),
-            let size = (object["size"] as? NSNumber)?.int64Value, size >= 0,
-            let entries = object["entries"] as? Int, entries >= 0
+    static func summary(_ object: SummaryJSON) -> VersionSummary? {
+        guard let id = SHA256Digest(hex: object.id), object.sequence >= 1, let root = ContentHash(hex: object.root),
+            object.size >= 0, object.entries >= 0
         else { return nil }
         var parent: SHA256Digest?
-        if let parentText = object["parent"] as? String {
-            guard let digest = SHA256Digest(hex: parentText) else { return nil }
+        if let text = object.parent {
+            guard let digest = SHA256Digest(hex: text) else { return nil }
             parent = digest
         }
-        guard (parent == nil) == (sequence == 1) else { return nil }
+        guard (parent == nil) == (object.sequence == 1) else { return nil }
         return VersionSummary(
-            id: id, sequence: sequence, time: time, parent: parent, rootHash: root, size: size, entryCount: entries)
+            id: id, sequence: object.sequence, time: object.time_ns, parent: parent, rootHash: root, size: object.size,
+            entryCount: object.entries)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import PackageCore
 
 /// Hands a pulled version to the save engine: DEST becomes exactly the version, written

@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 import CCurlShims
 import Glibc
 import Synchronization
@@ -182,8 +181,7 @@ final class CurlExchange {
 
     /// A header line; a status line starts a new set (after a 100 Continue, say).
     func headerLine(_ bytes: UnsafeRawBufferPointer) {
-        guard let line = String(bytes: bytes, encoding: .isoLatin1)?.trimmingCharacters(in: .whitespacesAndNewlines)
-        else { return }
+        let line = Self.trimmed(String(decoding: bytes, as: UTF8.self)[...])
         if line.hasPrefix("HTTP/") {
             headers = [:]
             let parts = line.split(separator: " ")
@@ -192,8 +190,14 @@ final class CurlExchange {
         }
         guard let colon = line.firstIndex(of: ":") else { return }
         let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        headers[name] = value
+        headers[name] = String(Self.trimmed(line[line.index(after: colon)...]))
+    }
+
+    /// `text` without the spaces, tabs and line ends around it ("\r\n" is one Character).
+    static func trimmed(_ text: Substring) -> Substring {
+        guard let first = text.firstIndex(where: { !$0.isWhitespace }), let last = text.lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
+        return text[first...last]
     }
 
     /// Body bytes: to the sink on success, kept (capped) as the error document otherwise.

@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 
 /// How to reach a store: endpoint, addressing style, region, credentials, CA bundle, and
@@ -91,7 +90,7 @@ public struct S3Configuration: Sendable {
 
     /// The URL, `Host` header and path (as signed) of `key` in `bucket` (nil key: the bucket).
     func address(bucket: String, key: String?) -> (url: String, host: String, path: String) {
-        let schemeEnd = endpoint.range(of: "://")!.upperBound
+        let schemeEnd = endpoint.firstRange(of: "://")!.upperBound
         let scheme = String(endpoint[..<schemeEnd])
         let authority = String(endpoint[schemeEnd...])
         let encodedKey = key.map { S3Encoding.encode($0, keepingSlashes: true) }

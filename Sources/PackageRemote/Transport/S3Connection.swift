@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import Synchronization
 
@@ -268,7 +267,8 @@ struct S3ErrorDocument {
     }
 
     static func element(_ name: String, in text: String) -> String? {
-        guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex)
+        guard let start = text.firstRange(of: "<\(name)>"),
+            let end = text[start.upperBound...].firstRange(of: "</\(name)>")
         else { return nil }
         return XMLText.unescape(String(text[start.upperBound..<end.lowerBound]))
     }
@@ -280,8 +280,8 @@ enum ListingParser {
         let text = String(decoding: bytes, as: UTF8.self)
         var objects: [(key: String, size: Int64)] = []
         var cursor = text.startIndex
-        while let start = text.range(of: "<Contents>", range: cursor..<text.endIndex),
-            let end = text.range(of: "</Contents>", range: start.upperBound..<text.endIndex)
+        while let start = text[cursor...].firstRange(of: "<Contents>"),
+            let end = text[start.upperBound...].firstRange(of: "</Contents>")
         {
             let item = String(text[start.upperBound..<end.lowerBound])
             if let key = S3ErrorDocument.element("Key", in: item) {
@@ -300,9 +300,9 @@ enum XMLText {
         guard text.contains("&") else { return text }
         var result = text
         for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&#39;", "'")] {
-            result = result.replacingOccurrences(of: entity, with: character)
+            result = result.replacing(entity, with: character)
         }
-        return result.replacingOccurrences(of: "&amp;", with: "&")
+        return result.replacing("&amp;", with: "&")
     }
 }
 

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import Synchronization
 
 /// A fixed set of threads, each with its own S3 connection (one libcurl handle, so one
@@ -31,16 +30,13 @@ final class TransferWorkers: Sendable {
     init(count: Int, configuration: S3Configuration, counters: TransferCounters, cancellation: TransferCancellation) {
         self.count = max(1, count)
         self.cancellation = cancellation
-        for index in 0..<self.count {
+        for _ in 0..<self.count {
             done.enter()
-            let thread = Thread { [self] in
+            DetachedThread.start { [self] in
                 let connection = S3Connection(configuration: configuration, counters: counters, cancellation: cancellation)
                 self.run(connection)
                 self.done.leave()
             }
-            thread.name = "pkgtool-transfer-\(index)"
-            thread.stackSize = 1 << 20
-            thread.start()
         }
     }
 

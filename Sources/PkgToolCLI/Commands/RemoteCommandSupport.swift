@@ -1,6 +1,8 @@
-import Foundation
+import Dispatch
+import Glibc
 import PackageCore
 import PackageRemote
+import Synchronization
 
 /// What `push`, `pull`, `log` and `diff … s3://…` share: the remote's URL, the options that
 /// reach it, the progress line, and how a `RemoteError` becomes an exit status.
@@ -79,7 +81,8 @@ enum RemoteCommandSupport {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) B" : String(format: "%.1f %@", value, units[unit])
+        let tenths = Int((value * 10).rounded())
+        return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
     }
 
     static func summary(_ version: VersionSummary) -> JSON {
@@ -95,20 +98,32 @@ enum RemoteCommandSupport {
 
 /// Draws a push's or pull's progress on a terminal's stderr, ten times a second, from its
 /// own thread (the work blocks the calling one).
-final class RemoteProgressLine: @unchecked Sendable {
-    // @unchecked: `running` is read by the drawing thread and cleared by the owner under `lock`.
+final class RemoteProgressLine: Sendable {
     private let manager: ProgressManager
-    private let console: Console
+    // The console is used from the drawing thread only while `running`, under the lock.
+    private nonisolated(unsafe) let console: Console
     private let verb: String
-    private let lock = NSLock()
-    private var running = true
+    private let running = Mutex(true)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts drawing when stderr is a terminal; nil (and no thread) otherwise.
     static func start(_ manager: ProgressManager, console: Console, verb: String) -> RemoteProgressLine? {
         guard console.errorIsTerminal else { return nil }
         let line = RemoteProgressLine(manager: manager, console: console, verb: verb)
-        Thread.detachNewThread { line.loop() }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(line).toOpaque()
+        let status = pthread_create(&thread, &attributes, { context in
+            Unmanaged<RemoteProgressLine>.fromOpaque(context!).takeRetainedValue().loop()
+            return nil
+        }, context)
+        if status != 0 {
+            Unmanaged<RemoteProgressLine>.fromOpaque(context).release()
+            return nil
+        }
         return line
     }
 
@@ -119,23 +134,22 @@ final class RemoteProgressLine: @unchecked Sendable {
     }
 
     private func loop() {
-        while lock.withLock({ running }) {
+        while true {
             let percent = Int((manager.fractionCompleted * 100).rounded(.down))
-            let done = Int64(manager.completedByteCount)
-            let total = Int64(manager.totalByteCount)
-            lock.withLock {
-                if running {
-                    console.progress(
-                        "\(verb): \(percent)%  \(RemoteCommandSupport.bytes(done)) of \(RemoteCommandSupport.bytes(total))")
-                }
+            let done = RemoteCommandSupport.bytes(Int64(manager.completedByteCount))
+            let total = RemoteCommandSupport.bytes(Int64(manager.totalByteCount))
+            let drawn = running.withLock { running -> Bool in
+                if running { console.progress("\(verb): \(percent)%  \(done) of \(total)") }
+                return running
             }
+            if !drawn { break }
             usleep(100_000)
         }
         finished.signal()
     }
 
     func stop() {
-        lock.withLock { running = false }
+        running.withLock { $0 = false }
         finished.wait()
         console.clearProgress()
     }
