@@ -98,8 +98,8 @@ final class S3Connection {
         return (Int64(response.header("content-length") ?? "") ?? 0, response.header("etag"))
     }
 
-    /// PUTs an object from `body`, whose SHA-256 is signed when known (the server then
-    /// refuses a body that arrives different), under `condition`.
+    /// PUTs an object from `body`, whose SHA-256 is signed when known (AWS then refuses a
+    /// body that arrives different), under `condition`.
     func put(
         bucket: String, key: String, body: some RequestBody, payloadHash: SHA256Digest?, condition: WriteCondition = .none
     ) throws(RemoteError) -> PutOutcome {

@@ -17,8 +17,9 @@ public struct S3Credentials: Sendable, Equatable {
 /// AWS Signature Version 4 for S3, computed here on libcrypto's HMAC-SHA256 rather than by
 /// libcurl's `CURLOPT_AWS_SIGV4`: curl 7.88 (Debian 12) signs neither the payload hash S3
 /// requires (`x-amz-content-sha256`) nor the conditional headers, and SeaweedFS refuses
-/// its signatures on PUTs with a body (tried). Signing here also lets a PUT carry the
-/// body's real SHA-256, which the server then checks: a corrupted upload is refused.
+/// its signatures on PUTs with a body (tried). Small objects carry their real payload
+/// SHA-256, which AWS checks (SeaweedFS does not: tried); packs are sent as
+/// `UNSIGNED-PAYLOAD` and checked blob by blob on both sides instead.
 ///
 /// The canonical request is: method, URI (each segment percent-encoded, `/` kept), the
 /// query sorted by name, the signed headers (lowercase names, sorted, trimmed values), the
