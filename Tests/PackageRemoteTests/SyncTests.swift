@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PackageCore
 import PackageTestSupport
@@ -64,5 +65,61 @@ import Testing
             fixture.location, to: fixture.path("old"), version: "1", options: fixture.options(device: "c"))
         #expect(old.version.id == first.version.id)
         #expect(try RemoteFixture.rootHash(fixture.path("old")) == first.version.rootHash)
+    }
+
+    @Test func progressReachesTheEndAndCancellationStopsCleanly() throws {
+        let fixture = try RemoteFixture("cancel", prefix: "")
+        let source = try fixture.makePackage("source", pages: 20, mediaSize: 6 << 20)
+        let root = ProgressManager(totalCount: 2)
+        let pushed = try PackageRemote.push(
+            source, to: fixture.location, options: fixture.options(), progress: root.subprogress(assigningCount: 1))
+        #expect(root.fractionCompleted == 0.5)
+        #expect(root.summary(of: ProgressManager.Properties.CompletedByteCount.self) >= 6 << 20)
+        _ = try PackageRemote.pull(
+            fixture.location, to: fixture.path("copy"), options: fixture.options(device: "b"),
+            progress: root.subprogress(assigningCount: 1))
+        #expect(root.isFinished)
+
+        // A push cancelled from another thread stops at once; the remote keeps its version.
+        try fixture.overwrite(source + "/media/movie.mp4", at: 0, count: 6 << 20, seed: 77)
+        var options = fixture.options()
+        options.configuration.transport.maximumBytesPerSecond = 1 << 20
+        let cancellation = TransferCancellation()
+        options.cancellation = cancellation
+        let started = DispatchTime.now()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { cancellation.cancel() }
+        #expect {
+            _ = try PackageRemote.push(source, to: fixture.location, options: options)
+        } throws: { error in (error as? RemoteError)?.kind == .cancelled }
+        #expect(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds < 3_000_000_000)
+        #expect(try PackageRemote.log(fixture.location, options: fixture.options()).map(\.id) == [pushed.version.id])
+        let again = try PackageRemote.push(source, to: fixture.location, options: fixture.options())
+        #expect(again.version.sequence == 2)
+    }
+
+    @Test func aBlobThatChangedBeforeItsUploadAbortsThePack() throws {
+        let directory = try TemporaryDirectory("packbody")
+        try Files.write(directory.url("a.bin"), SeededBytes(seed: 3).bytesArray(200_000))
+        let original = SHA256Digest.of(try Files.read(directory.url("a.bin")))
+        var plan = PackPlan(serial: 0)
+        _ = plan.append(PackPlan.Piece(path: "a.bin", offset: 0, length: 200_000, digest: original))
+        let (trailer, _) = plan.sealed()
+        let root = try OpenDirectory(directory.path)
+        func drain(_ body: PackBody) -> Int? {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            var total = 0
+            while true {
+                guard let count = buffer.withUnsafeMutableBytes({ body.read(into: $0) }) else { return nil }
+                if count == 0 { return total }
+                total += count
+            }
+        }
+        let body = PackBody(plan: plan, trailer: trailer, root: root.rawValue, packagePath: directory.path)
+        #expect(drain(body) == 200_000 + trailer.count)
+        // The same bytes again after a rewind; then the file changes under it.
+        body.rewind()
+        try Files.write(directory.url("a.bin"), SeededBytes(seed: 4).bytesArray(200_000))
+        #expect(drain(body) == nil)
+        #expect((body.failure as? RemoteError)?.kind == .localChange)
     }
 }
