@@ -5,7 +5,7 @@ import PackageCore
 /// The library leg of sweep (b): what a document application pays. A `FileWrapper` tree is
 /// read from the package once (untimed, as an application opens its document); each run
 /// replaces one small file's contents in memory (untimed) and times
-/// `PackageSaver.save(tree, to: package, options:)` in this process. The tree read from
+/// `PackageSaver.save(FileWrapperSource(tree), to: package, options:)` in this process. The tree read from
 /// the package knows what changed since, so from the second save on the cost should follow
 /// the change, not the package.
 ///
@@ -45,11 +45,13 @@ enum LibraryJobs {
                     _ = directory.addRegularFile(withContents: Data(bytes[..<count]), preferredFilename: name)
                     // The save, timed.
                     var statistics: SaveStatistics?
-                    let cost = try InProcessCost.measure { statistics = try PackageSaver.save(root, to: package, options: options) }
+                    let cost = try InProcessCost.measure {
+                        statistics = try PackageSaver.save(FileWrapperSource(root), to: package, options: options).statistics
+                    }
                     return Outcome(
                         cost: cost, filesWritten: statistics?.filesWritten,
                         reportedBytes: statistics.map { $0.bytesWritten + $0.metadataBytesWritten },
-                        command: "PackageSaver.save(FileWrapper(url: \(package)) with \(path) replaced, to: \(package), "
+                        command: "PackageSaver.save(FileWrapperSource(FileWrapper(url: \(package))) with \(path) replaced, to: \(package), "
                             + "options: SaveOptions(strategy: .journaled, durability: .\(fsync)))",
                         measuredRSS: false)
                 })

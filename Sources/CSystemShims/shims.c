@@ -7,6 +7,7 @@
 #include <linux/openat2.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -109,3 +110,8 @@ const char *pkg_errno_name(int code) {
 int pkg_start_writeback(int fd) {
     return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : -errno;
 }
+
+int pkg_flock(int fd, int operation) { return flock(fd, operation); }
+
+const int PKG_SEEK_DATA = SEEK_DATA;
+const int PKG_SEEK_HOLE = SEEK_HOLE;

@@ -58,7 +58,8 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
             configuration.operation == .export ? [.atomic] : [.atomic, .withNameUpdating]
         let statistics = try wrapper.write(
             to: destination, options: options, originalContentsURL: configuration.originalContentsURL,
-            durability: configuration.durability)
+            saveOptions: SaveOptions(durability: configuration.durability)
+        ).statistics
         configuration.fileWrapperHandoff.produced = wrapper
         configuration.fileWrapperHandoff.statistics = statistics
         manager.complete(count: 1)

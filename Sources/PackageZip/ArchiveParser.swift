@@ -3,6 +3,7 @@ import PackageCore
 /// What the structural pass over an archive found.
 struct ParsedArchive {
     var entries: [ZipEntry]
+    var tree: PathTree
     var comment: String
     var centralDirectoryOffset: Int64
     var isZip64: Bool
@@ -71,6 +72,11 @@ struct ArchiveParser {
                 let moved = try? read(file, at: centralOffset + shift, count: 4, what: "central directory"),
                 moved.withUnsafeBytes({ $0.le32(0) }) == ZipFormat.centralHeaderSignature
             {
+                if startsWithLocalHeader(file) {
+                    throw fail(
+                        .inconsistent, nil,
+                        "the end record says the central directory starts at offset \(centralOffset), but it starts at \(centralOffset + shift) (a wrong offset: the file starts with a local header, not with other data)")
+                }
                 throw fail(
                     .junk, nil,
                     "\(shift) bytes of other data precede the archive (self-extractors and prefixed archives are not accepted)")
@@ -102,10 +108,10 @@ struct ArchiveParser {
             entries.removeAll { $0.path.isEmpty }
             for index in entries.indices { entries[index].index = index }
         }
-        try checkPaths(entries)
+        let tree = try checkPaths(entries)
         try checkTotals(entries)
         return ParsedArchive(
-            entries: entries, comment: String(decoding: end.comment, as: UTF8.self),
+            entries: entries, tree: tree, comment: String(decoding: end.comment, as: UTF8.self),
             centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil)
     }
 
@@ -141,6 +147,7 @@ struct ArchiveParser {
             }
             throw fail(.notAnArchive, nil, "not a ZIP archive (no end-of-central-directory record)")
         }
+        try refuseHiddenRecords(in: tail, commentStart: position + ZipFormat.endRecordSize)
         var record = tail.withUnsafeBytes { bytes in
             EndRecord(
                 position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
@@ -167,6 +174,32 @@ struct ArchiveParser {
             throw fail(.inconsistent, nil, "the end record's fields are ZIP64 markers, but there is no ZIP64 locator")
         }
         return record
+    }
+
+    /// Refuses an archive whose comment holds another end record (classic or ZIP64) or a
+    /// central directory header: an archive hidden in the comment. Readers that take the
+    /// last end-record signature in the file (python's zipfile, unzip, bsdtar) would read
+    /// that one; we would read the outer one: the archive reads two ways.
+    func refuseHiddenRecords(in tail: [UInt8], commentStart: Int) throws {
+        let hidden: [(UInt32, String)] = [
+            (ZipFormat.endSignature, "an end-of-central-directory record"),
+            (ZipFormat.centralHeaderSignature, "a central directory header"),
+            (ZipFormat.zip64EndSignature, "a ZIP64 end record"),
+            (ZipFormat.zip64LocatorSignature, "a ZIP64 end locator"),
+        ]
+        try tail.withUnsafeBytes { bytes in
+            var position = commentStart
+            while position + 4 <= bytes.count {
+                if bytes[position] == 0x50, bytes[position + 1] == 0x4B,
+                    let (_, what) = hidden.first(where: { $0.0 == bytes.le32(position) })
+                {
+                    throw fail(
+                        .ambiguous, nil,
+                        "the archive comment holds \(what) (an archive hidden in the comment, which other tools would read instead)")
+                }
+                position += 1
+            }
+        }
     }
 
     func readZip64End(_ file: borrowing FileDescriptor, locator tail: [UInt8], at position: Int, record: inout EndRecord)
@@ -335,11 +368,16 @@ struct ArchiveParser {
         }
         // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
         // as without the prefix; the root entry itself is checked like any other, then dropped.
-        while name.hasPrefix("./") { name.removeFirst(2) }
+        name = ZipNames.droppingDotSlashes(name)
         let isRoot = name.isEmpty && !shownName.isEmpty
         if isRoot { name = "./" }
         if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
             throw fail(problem.contains("long") ? .limit : .unsafeName, name, problem)
+        }
+        if !isRoot, ZipNames.isReservedTopLevel(name) {
+            throw fail(
+                .reservedName, name,
+                "'\(PackageLayout.metadataDirectoryName)' at the top holds pkgtool's own state, which is never taken from an archive (remove it: zip -d ARCHIVE '\(PackageLayout.metadataDirectoryName)/*')")
         }
         guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
         if flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || methodValue == 99 {
@@ -363,14 +401,17 @@ struct ArchiveParser {
                 .inconsistent, name, "a stored entry with different sizes (\(compressed) stored, \(uncompressed) declared)")
         }
 
-        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19).
+        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19)
+        // and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
+        // no mode, and files get 0644, directories 0755. A stored mode is restored as it
+        // is, 0000 included, without set-id and sticky bits.
         let host = versionMadeBy >> 8
         let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
+        let hasUnixMode = unixMode != 0
         var kind: FileKind = .regular
-        var permissions: UInt32 = 0o644
         if name.hasSuffix("/") {
             kind = .directory
-        } else if unixMode != 0 {
+        } else if hasUnixMode {
             switch unixMode & 0o170000 {
             case 0o120000: kind = .symbolicLink
             case 0o040000: kind = .directory
@@ -382,8 +423,12 @@ struct ArchiveParser {
         } else if external & 0x10 != 0 && (host == 0 || host == 10 || host == 11 || host == 14) {
             kind = .directory
         }
-        if kind == .directory { permissions = 0o755 }
-        if unixMode & 0o777 != 0 { permissions = unixMode & 0o777 }
+        if kind == .directory && !name.hasSuffix("/") && !isRoot {
+            throw fail(
+                .inconsistent, name,
+                "a directory entry (by its \(hasUnixMode ? "Unix mode" : "MS-DOS attribute")) whose name lacks the trailing '/' (other tools would extract it as a file)")
+        }
+        let permissions: UInt32 = hasUnixMode ? unixMode & 0o777 : (kind == .directory ? 0o755 : 0o644)
         if isRoot && kind != .directory { throw fail(.unsafeName, shownName, "the name '.' is not a directory") }
         if kind == .directory && uncompressed != 0 {
             throw fail(.inconsistent, name, "a directory entry with \(uncompressed) bytes of data")
@@ -396,7 +441,8 @@ struct ArchiveParser {
             crc32: crc, compressedSize: Int64(compressed), uncompressedSize: Int64(uncompressed),
             contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
             dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
-            dosTime: dosTime, dosDate: dosDate, flags: flags, pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
+            dosTime: dosTime, dosDate: dosDate, flags: flags, extendedModificationTime: modificationSeconds,
+            pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
@@ -420,17 +466,32 @@ struct ArchiveParser {
         for index in order {
             var entry = entries[index]
             let name = entry.name
+            if entry.localHeaderOffset >= centralOffset {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
+            }
             if let previousName, entry.localHeaderOffset < previousEnd {
                 throw fail(
                     .overlap, name,
                     "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
             }
             if previousName != nil, entry.localHeaderOffset > previousEnd {
+                if isLocalHeader(file, at: previousEnd, window: window) {
+                    throw fail(
+                        .inconsistent, name,
+                        "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
+                }
                 throw fail(
                     .inconsistent, name,
                     "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
             }
             if previousName == nil && entry.localHeaderOffset != 0 {
+                if isLocalHeader(file, at: 0, window: window) {
+                    throw fail(
+                        .inconsistent, name,
+                        "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
+                }
                 throw fail(
                     .junk, nil,
                     "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
@@ -452,6 +513,20 @@ struct ArchiveParser {
         } else if centralOffset != 0 {
             throw fail(.junk, nil, "\(centralOffset) bytes of other data precede the (empty) central directory")
         }
+    }
+
+    /// Whether a local header signature is at `offset` (for messages about wrong offsets).
+    func isLocalHeader(_ file: borrowing FileDescriptor, at offset: Int64, window: ReadWindow) -> Bool {
+        guard let bytes = try? window.bytes(file, at: offset, count: 4, parser: self, what: "local header", entry: "")
+        else { return false }
+        return bytes.le32(0) == ZipFormat.localHeaderSignature
+    }
+
+    /// Whether the file starts with a local header: then it has no prefix (a self-extractor's
+    /// code would come first), and a shifted offset is a wrong one.
+    func startsWithLocalHeader(_ file: borrowing FileDescriptor) -> Bool {
+        guard let bytes = try? read(file, at: 0, count: 4, what: "first local header") else { return false }
+        return bytes.withUnsafeBytes { $0.le32(0) } == ZipFormat.localHeaderSignature
     }
 
     func checkLocalHeader(
@@ -490,7 +565,7 @@ struct ArchiveParser {
             // Compare raw bytes with the central name when it was UTF-8; a CP437 or
             // Unicode-path name is compared after decoding the same way.
             guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
-            while decoded.hasPrefix("./") { decoded.removeFirst(2) }
+            decoded = ZipNames.droppingDotSlashes(decoded)
             return decoded == (entry.path.isEmpty ? "" : name)
         }()
         let extra = UnsafeRawBufferPointer(rebasing: variable[nameLength..<(nameLength + extraLength)])
@@ -501,6 +576,7 @@ struct ArchiveParser {
         var localHash: ContentHash?
         var hasZip64 = false
         var unicodeName: String?
+        var localModificationSeconds: Int64?
         for item in records {
             let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
             if ZipFormat.singleExtraIDs.contains(item.id) {
@@ -525,6 +601,8 @@ struct ArchiveParser {
                 {
                     unicodeName = unicode
                 }
+            case ZipFormat.extendedTimestampID:
+                if data.count >= 5, data[0] & 1 != 0 { localModificationSeconds = Int64(data.le32(1)) }
             case ZipFormat.contentHashID:
                 localHash = try parseContentHash(data, entry: name)
             default: break
@@ -537,8 +615,15 @@ struct ArchiveParser {
                 .inconsistent, name,
                 "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
         }
-        guard centralNameMatches || unicodeName.map({ $0.hasPrefix("./") ? String($0.dropFirst(2)) : $0 }) == name else {
+        guard centralNameMatches || unicodeName.map(ZipNames.droppingDotSlashes) == name else {
             throw fail(.inconsistent, name, "the local header names a different file")
+        }
+        // unzip and bsdtar take the local time, python and we the central one: only
+        // agreement is safe (both fields present is already checked above).
+        if localModificationSeconds != entry.extendedModificationTime {
+            throw fail(
+                .inconsistent, name,
+                "the local and central extended timestamps (0x5455) disagree on the modification time (local \(describeSeconds(localModificationSeconds)), central \(describeSeconds(entry.extendedModificationTime)), in Unix seconds)")
         }
         if let localHash, let centralHash = entry.contentHash, localHash != centralHash {
             throw fail(.inconsistent, name, "the local and central headers disagree on the content hash")
@@ -596,30 +681,37 @@ struct ArchiveParser {
 
     // MARK: Paths and totals
 
-    /// Refuses duplicates, entries beneath files or links.
-    func checkPaths(_ entries: [ZipEntry]) throws {
-        var kinds: [PathKey: FileKind] = [:]
-        kinds.reserveCapacity(entries.count)
-        for entry in entries {
-            if kinds.updateValue(entry.kind, forKey: PathKey(entry.path)) != nil {
+    /// Builds the archive's path tree, refusing duplicates and entries beneath files or
+    /// links. The directories the entries imply count against the entry limit: each is
+    /// created on extraction (one entry 2,047 levels deep makes 2,047 directories).
+    ///
+    /// - Complexity: O(bytes of all names), whatever the depth.
+    func checkPaths(_ entries: [ZipEntry]) throws -> PathTree {
+        var tree = PathTree(expectedEntries: entries.count)
+        for (index, entry) in entries.enumerated() {
+            switch tree.insert(entry: index, path: entry.path, kind: entry.kind, maximumNodes: limits.maximumEntries) {
+            case .inserted: break
+            case .duplicate:
                 throw fail(.duplicate, entry.name, "the archive holds this path more than once")
-            }
-        }
-        for entry in entries {
-            var parent = Substring(entry.path)
-            while let slash = parent.lastIndex(of: "/") {
-                parent = parent[..<slash]
-                guard let kind = kinds[PathKey(parent)] else { continue }
-                if kind == .symbolicLink {
+            case .beneath(let deeper, let ancestor):
+                let name = entries[Int(deeper)].name
+                let parent = ZipError.printable(tree.path(of: ancestor))
+                // An implied directory the current entry lands on takes the entry's kind.
+                let ancestorNode = tree.nodes[Int(ancestor)]
+                let ancestorKind = ancestorNode.entry >= 0 ? ancestorNode.kind : entry.kind
+                if ancestorKind == .symbolicLink {
                     throw fail(
-                        .symlinkEscape, entry.name,
+                        .symlinkEscape, name,
                         "the entry lies beneath the symbolic link '\(parent)' (extracting it would write through the link)")
                 }
-                if kind != .directory {
-                    throw fail(.duplicate, entry.name, "the entry lies beneath '\(parent)', which is a file")
-                }
+                throw fail(.duplicate, name, "the entry lies beneath '\(parent)', which is a file")
+            case .tooMany:
+                throw fail(
+                    .limit, nil,
+                    "the entries and the directories their paths imply are more than the limit of \(limits.maximumEntries)")
             }
         }
+        return tree
     }
 
     func checkTotals(_ entries: [ZipEntry]) throws {
@@ -680,6 +772,9 @@ final class ReadWindow {
         return UnsafeRawBufferPointer(rebasing: storage[from..<(from + count)])
     }
 }
+
+/// A Unix time in seconds for messages, or "none".
+func describeSeconds(_ seconds: Int64?) -> String { seconds.map { "\($0)" } ?? "none" }
 
 func hex16(_ value: UInt16) -> String { String(value, radix: 16).leftPadded(to: 4) }
 

@@ -17,16 +17,24 @@ extension ZipArchive {
     /// (`.NAME.pkgtool-tmp-…`) and renamed into place only when every entry has been written
     /// and checked (sizes, CRC-32, content hash); on any failure the staging directory is
     /// removed and `destination` is left as it was. Files are created with
-    /// `openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH)`, symbolic links last, so nothing
-    /// outside the staging directory is ever written, whatever the archive holds. Modes
-    /// (without set-id bits), modification times, links and empty directories are restored.
+    /// `openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH)` and `O_EXCL`, symbolic links last,
+    /// so nothing outside the staging directory is ever written, whatever the archive holds.
+    /// Modes as stored (0000 included, without set-id bits), modification times, links and
+    /// empty directories are restored. An existing `destination` keeps its own mode, owner
+    /// and group. Two entries that land on one file (a destination that folds case or
+    /// normalises names) are refused, never written one over the other.
     ///
     /// - Parameters:
     ///   - durability: `.full` fsyncs every file and directory before the rename.
     ///   - progress: called from worker threads with the bytes of each file written.
-    /// - Complexity: reads all compressed data once; one `openat2`, the writes, one
-    ///   `fchmod` and one `futimens` per file, one `mkdirat` per directory; on `workers`
-    ///   threads with about 2 MiB of buffers each.
+    /// - Throws: `ZipError` for twins on a folding destination; `FileSystemError` for I/O
+    ///   trouble, or when an existing destination's owner cannot be kept.
+    /// - Complexity: reads all compressed data once; per file one `openat2` (the kernel
+    ///   walks its path: linear in the bytes of the names), the writes, one `fchmod` and
+    ///   one `futimens`; per directory one `mkdirat`, one `fchmod` and one `futimens`, each
+    ///   relative to a descriptor of its parent or itself, and two or three `openat2` of at
+    ///   most 32 components (`DirectoryWalk`); on `workers` threads with about 2 MiB of
+    ///   buffers each.
     @discardableResult
     public func extract(
         to destination: String, workers: Int = ProcessInfoCores.active, durability: Durability = .none,
@@ -49,9 +57,19 @@ extension ZipArchive {
         let staging = "." + name + AtomicFile.temporaryMarker + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let parentHandle = try FileDescriptor.openDirectory(parent)
         try FileSystem.makeDirectory(staging, relativeTo: parentHandle.rawValue, permissions: 0o700)
-        let stagingPath = parent == "." ? staging : (parent.hasSuffix("/") ? parent + staging : parent + "/" + staging)
         do {
-            let report = try populate(stagingPath, displayRoot: target, workers: workers, durability: durability, progress: progress)
+            let root = try FileDescriptor.openDirectory(staging, relativeTo: parentHandle.rawValue, displayPath: target)
+            let ownOwner = try root.status()
+            if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }
+            let report = try populate(root, displayRoot: target, workers: workers, durability: durability, progress: progress)
+            // The new root takes the place of DEST: its owner, group and mode, or 0755 for
+            // a new one. Given away only now, so that no other user controls the staging
+            // directory while it is built.
+            if let existing, ownOwner.userID != existing.userID || ownOwner.groupID != existing.groupID {
+                try root.setOwner(userID: existing.userID, groupID: existing.groupID)
+            }
+            try root.setPermissions(existing?.permissions ?? 0o755)
+            if durability == .full { try root.sync() }
             if existing != nil {
                 try FileSystem.rename(
                     staging, to: name, fromDirectory: parentHandle.rawValue, toDirectory: parentHandle.rawValue)
@@ -67,40 +85,55 @@ extension ZipArchive {
         }
     }
 
+    /// Checks, before anything is written, that the staging root can be given the owner and
+    /// group of the existing, empty destination it will replace: gives it to them and back
+    /// (only root can give a directory to another user; others only to a group they are
+    /// in). Otherwise unpack stops here, with nothing written.
+    private static func checkOwner(
+        of existing: FileStatus, canBeGivenTo root: borrowing FileDescriptor, from own: FileStatus, destination: String
+    ) throws {
+        guard own.userID != existing.userID || own.groupID != existing.groupID else { return }
+        do {
+            try root.setOwner(userID: existing.userID, groupID: existing.groupID)
+            try root.setOwner(userID: own.userID, groupID: own.groupID)
+        } catch {
+            throw FileSystemError(
+                .setOwner, path: destination, errno: error.errno,
+                reason:
+                    "the existing destination belongs to user \(existing.userID), group \(existing.groupID), and the unpacked tree cannot be given to them (unpack into a new directory instead)"
+            )
+        }
+    }
+
     /// Writes the whole tree into the (empty, new) directory `root`.
     private func populate(
-        _ root: String, displayRoot: String, workers: Int, durability: Durability, progress: (@Sendable (Int64) -> Void)?
+        _ root: borrowing FileDescriptor, displayRoot: String, workers: Int, durability: Durability,
+        progress: (@Sendable (Int64) -> Void)?
     ) throws -> ExtractReport {
-        let rootHandle = try FileDescriptor.openDirectory(root)
-        let rootDescriptor = rootHandle.rawValue
+        let rootDescriptor = root.rawValue
+        let tree = self.tree
         func shown(_ relative: String) -> String { displayRoot + "/" + relative }
 
-        // Directories first, parents before children (explicit ones and the implied parents of entries).
-        var directories: [PathKey: (path: String, entry: ZipEntry?)] = [:]
-        for entry in entries {
-            if entry.kind == .directory { directories[PathKey(entry.path)] = (entry.path, entry) }
-            var parent = Substring(entry.path)
-            while let slash = parent.lastIndex(of: "/") {
-                parent = parent[..<slash]
-                let key = PathKey(parent)
-                if directories[key] == nil { directories[key] = (String(parent), nil) }
+        // Directories first, parents before children (explicit ones and the implied parents
+        // of entries), each made through its parent's descriptor, owner-only until finished.
+        let directories = tree.directoriesInPreorder()
+        let maker = DirectoryWalk(tree: tree, root: root, displayRoot: displayRoot)
+        for node in directories {
+            let parentDescriptor = try maker.descriptor(of: tree.nodes[Int(node)].parent)
+            do { try FileSystem.makeDirectory(tree.name(of: node), relativeTo: parentDescriptor, permissions: 0o700) } catch {
+                if error.errno == .fileExists { throw twinRefusal(node, root: rootDescriptor, displayRoot: displayRoot) }
+                throw FileSystemError(.makeDirectory, path: maker.shown(node), errno: error.errno, reason: error.reason)
             }
+            maker.enter(node)
         }
-        let directoryPaths = directories.values.map(\.path).sorted { PathOrder.pathLess($0, $1) }
-        for path in directoryPaths {
-            do { try FileSystem.makeDirectory(path, relativeTo: rootDescriptor, permissions: 0o700) } catch {
-                throw FileSystemError(.makeDirectory, path: shown(path), errno: error.errno, reason: error.reason)
-            }
-        }
+        try maker.finish()
 
         // Files, in parallel. Each is created exclusively, never through a link.
         let bytes = Atomic<Int64>(0)
         let files = Atomic<Int>(0)
         try forEachEntryInParallel(workers: workers, skipDirectories: true) { entry, reader in
             guard entry.kind == .regular else { return }
-            let file = try FileDescriptor.openWithoutSymlinks(
-                entry.path, relativeTo: rootDescriptor, access: .writeOnly, options: [.create, .exclusive],
-                permissions: 0o600, beneath: true, displayPath: displayRoot + "/" + entry.path)
+            let file = try self.createFile(entry, root: rootDescriptor, displayRoot: displayRoot)
             try reader.read(entry, file: self.file, archivePath: self.path) { chunk in try file.write(chunk) }
             try file.setPermissions(entry.permissions)
             try file.setModificationTime(entry.modificationTime)
@@ -119,27 +152,79 @@ extension ZipArchive {
                 try FileSystem.makeSymbolicLink(entry.path, target: target, relativeTo: rootDescriptor)
                 try FileSystem.setModificationTime(entry.path, entry.modificationTime, relativeTo: rootDescriptor)
             } catch {
+                if error.errno == .fileExists {
+                    throw twinRefusal(tree.nodeOfEntry[entry.index], root: rootDescriptor, displayRoot: displayRoot)
+                }
                 throw FileSystemError(error.operation, path: shown(entry.path), errno: error.errno, reason: error.reason)
             }
             links += 1
         }
 
-        // Directory modes and times last, deepest first (a read-only directory is finished).
-        for path in directoryPaths.reversed() {
-            let entry = directories[PathKey(path)]?.entry
+        // Directory modes and times last, deepest first, each through its own descriptor
+        // while its parent is still open to its owner: a 0000 directory is finished last.
+        let entries = self.entries
+        let finisher = DirectoryWalk(tree: tree, root: root, displayRoot: displayRoot) { node, directory in
+            let item = tree.nodes[Int(node)]
+            let entry = item.entry >= 0 ? entries[Int(item.entry)] : nil
             do {
-                try FileSystem.setPermissions(path, entry?.permissions ?? 0o755, relativeTo: rootDescriptor)
-                if let entry { try FileSystem.setModificationTime(path, entry.modificationTime, relativeTo: rootDescriptor) }
-                if durability == .full { try FileSystem.syncDirectory(path, relativeTo: rootDescriptor) }
-            } catch {
-                throw FileSystemError(error.operation, path: shown(path), errno: error.errno, reason: error.reason)
+                try directory.setPermissions(entry?.permissions ?? 0o755)
+                if let entry { try directory.setModificationTime(entry.modificationTime) }
+                if durability == .full { try directory.sync() }
+            } catch let error as FileSystemError {
+                throw FileSystemError(
+                    error.operation, path: shown(tree.path(of: node)), errno: error.errno, reason: error.reason)
             }
         }
-        try rootHandle.setPermissions(0o755)
-        if durability == .full { try rootHandle.sync() }
+        for node in directories {
+            _ = try finisher.descriptor(of: tree.nodes[Int(node)].parent)
+            finisher.enter(node)
+        }
+        try finisher.finish()
         return ExtractReport(
-            files: files.load(ordering: .relaxed), directories: directoryPaths.count, links: links,
+            files: files.load(ordering: .relaxed), directories: directories.count, links: links,
             bytes: bytes.load(ordering: .relaxed))
+    }
+
+    /// Creates `entry`'s file, exclusively and never through a link.
+    private func createFile(_ entry: ZipEntry, root: Int32, displayRoot: String) throws -> FileDescriptor {
+        do {
+            return try FileDescriptor.openWithoutSymlinks(
+                entry.path, relativeTo: root, access: .writeOnly, options: [.create, .exclusive],
+                permissions: 0o600, beneath: true, displayPath: displayRoot + "/" + entry.path)
+        } catch {
+            if error.errno == .fileExists {
+                throw twinRefusal(tree.nodeOfEntry[entry.index], root: root, displayRoot: displayRoot)
+            }
+            throw error
+        }
+    }
+
+    /// The refusal for `node`, whose name was already taken when it was created: the
+    /// staging directory holds only what this extraction made, from distinct paths, so
+    /// the destination's file system took two of the archive's names for one (it folds
+    /// case, like vfat, exFAT and ext4 with casefold, or normalises Unicode). Names the
+    /// entry that took it: a sibling whose name is equal once case and normalisation are
+    /// folded, else one the file system shows as the same file.
+    func twinRefusal(_ node: Int32, root: Int32, displayRoot: String) -> ZipError {
+        let item = tree.nodes[Int(node)]
+        func stored(_ node: Int32) -> String {
+            let entry = tree.nodes[Int(node)].entry
+            return entry >= 0 ? entries[Int(entry)].name : tree.path(of: node) + "/"
+        }
+        let mine = tree.name(of: node).lowercased()
+        let siblings = tree.children(of: item.parent).filter { $0 != node }
+        var twin = siblings.first { tree.name(of: $0).lowercased() == mine }
+        if twin == nil, let taken = try? FileSystem.status(tree.path(of: node), relativeTo: root) {
+            twin = siblings.first { sibling in
+                guard let status = try? FileSystem.status(tree.path(of: sibling), relativeTo: root) else { return false }
+                return status.inode == taken.inode && status.device == taken.device
+            }
+        }
+        let other = twin.map { "entry '\(ZipError.printable(stored($0)))'" } ?? "another entry"
+        return ZipError(
+            .ambiguous, archive: path, entry: stored(node),
+            "on '\(displayRoot)' it names the same file as \(other): the destination's file system folds case or Unicode normalisation (refused rather than writing one over the other)"
+        )
     }
 
     static func split(_ path: String) -> (directory: String, name: String) {

@@ -10,12 +10,12 @@ extension ZipArchive {
     /// `ZipEntry.crc32` and `uncompressedSize` instead. Directories implied by deeper
     /// entries are added; directory hashes are the Merkle hashes of Specs/hashing.md.
     ///
-    /// - Complexity: O(n log n) in the entries without reading data; with
+    /// - Complexity: O(n log n) in the entries (and implied directories, from the archive's
+    ///   `PathTree`) without reading data; with
     ///   `computingMissingHashes`, one read of each entry that lacks a hash.
     public func snapshot(computingMissingHashes: Bool = false) throws -> TreeSnapshot {
         var result: [SnapshotEntry] = []
         result.reserveCapacity(entries.count)
-        var seen = Set<PathKey>()
         let reader = EntryReader()
         for entry in entries {
             var hash = entry.contentHash
@@ -27,17 +27,10 @@ extension ZipArchive {
                 hash = hasher.digest()
             }
             result.append(entry.snapshotEntry(hash: hash))
-            seen.insert(PathKey(entry.path))
         }
-        for entry in entries {
-            var parent = Substring(entry.path)
-            while let slash = parent.lastIndex(of: "/") {
-                parent = parent[..<slash]
-                if seen.insert(PathKey(parent)).inserted {
-                    result.append(
-                        SnapshotEntry(path: String(parent), kind: .directory, permissions: 0o755, size: 0, hash: .empty))
-                }
-            }
+        for node in tree.impliedDirectories {
+            result.append(
+                SnapshotEntry(path: tree.path(of: node), kind: .directory, permissions: 0o755, size: 0, hash: .empty))
         }
         return TreeSnapshot.assemble(result)
     }

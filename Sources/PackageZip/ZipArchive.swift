@@ -34,16 +34,19 @@ public final class ZipArchive: @unchecked Sendable {
     public let isZip64: Bool
     public let limits: ZipLimits
     let file: FileDescriptor
+    /// The entries' paths as a tree (parents, implied directories): see `PathTree`.
+    let tree: PathTree
     private let indexByPath: [PathKey: Int]
 
     private init(
-        path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], comment: String,
-        centralDirectoryOffset: Int64, isZip64: Bool, limits: ZipLimits
+        path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], tree: PathTree,
+        comment: String, centralDirectoryOffset: Int64, isZip64: Bool, limits: ZipLimits
     ) {
         self.path = path
         self.file = file
         self.fileSize = fileSize
         self.entries = entries
+        self.tree = tree
         self.comment = comment
         self.centralDirectoryOffset = centralDirectoryOffset
         self.isZip64 = isZip64
@@ -86,19 +89,18 @@ public final class ZipArchive: @unchecked Sendable {
         var parser = ArchiveParser(path: path, size: status.size, limits: limits)
         let parsed = try parser.parse(file)
         var entries = parsed.entries
-        try readLinkTargets(&entries, file: file, path: path, limits: limits)
+        try readLinkTargets(&entries, tree: parsed.tree, file: file, path: path, limits: limits)
         return ZipArchive(
-            path: path, file: file, fileSize: status.size, entries: entries, comment: parsed.comment,
+            path: path, file: file, fileSize: status.size, entries: entries, tree: parsed.tree, comment: parsed.comment,
             centralDirectoryOffset: parsed.centralDirectoryOffset, isZip64: parsed.isZip64, limits: limits)
     }
 
     /// Reads every link's target, checks it, and refuses links that would lead outside.
     private static func readLinkTargets(
-        _ entries: inout [ZipEntry], file: borrowing FileDescriptor, path: String, limits: ZipLimits
+        _ entries: inout [ZipEntry], tree: PathTree, file: borrowing FileDescriptor, path: String, limits: ZipLimits
     ) throws {
         let links = entries.indices.filter { entries[$0].kind == .symbolicLink }
         guard !links.isEmpty else { return }
-        var targets: [PathKey: String] = [:]
         let reader = EntryReader()
         for index in links {
             let entry = entries[index]
@@ -116,48 +118,13 @@ public final class ZipArchive: @unchecked Sendable {
             guard let target = String(validating: bytes, as: UTF8.self) else {
                 throw ZipError(.malformed, archive: path, entry: entry.path, "the link target is not valid UTF-8")
             }
-            targets[PathKey(entry.path)] = target
             entries[index].linkTarget = target
         }
+        var resolution = LinkResolution(tree: tree, entries: entries)
         for index in links {
-            let entry = entries[index]
-            if let problem = LinkResolution.escape(link: entry.path, targets: targets) {
-                throw ZipError(.symlinkEscape, archive: path, entry: entry.path, problem)
+            if let problem = resolution.problem(link: index) {
+                throw ZipError(.symlinkEscape, archive: path, entry: entries[index].path, problem)
             }
         }
-    }
-}
-
-/// Lexical and link-following resolution of symbolic-link targets within the archive.
-enum LinkResolution {
-    /// Why following `link` would leave the extraction root, or nil when it stays inside.
-    ///
-    /// Resolves the target as the kernel would in a tree holding only this archive's
-    /// entries: ".." pops a component, and a component naming another link of the archive
-    /// is replaced by that link's target (at most 40 times, as Linux allows).
-    static func escape(link: String, targets: [PathKey: String]) -> String? {
-        guard let target = targets[PathKey(link)] else { return nil }
-        if target.hasPrefix("/") { return "the link points to an absolute path ('\(target)')" }
-        var stack = link.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        stack.removeLast()
-        var pending = Array(target.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed())
-        var hops = 0
-        while let component = pending.popLast() {
-            if component == "." { continue }
-            if component == ".." {
-                if stack.isEmpty { return "the link leads outside the destination ('\(target)')" }
-                stack.removeLast()
-                continue
-            }
-            stack.append(component)
-            if let next = targets[PathKey(stack.joined(separator: "/"))] {
-                hops += 1
-                if hops > 40 { return "the link's target goes round in a loop of links ('\(target)')" }
-                if next.hasPrefix("/") { return "the link leads through a link to an absolute path ('\(next)')" }
-                stack.removeLast()
-                pending += next.split(separator: "/", omittingEmptySubsequences: true).map(String.init).reversed()
-            }
-        }
-        return nil
     }
 }

@@ -6,7 +6,8 @@ public struct ZipEntry: Sendable, Equatable {
     /// The relative path, "/"-separated, without a directory's trailing slash.
     public var path: String
     public var kind: FileKind
-    /// Permission bits (`0o777`): from the Unix mode when the archive was made on Unix,
+    /// Permission bits (`0o777`): from the Unix mode when the archive records one (made on
+    /// Unix or macOS, upper 16 bits of the external attributes not all zero), 0000 included;
     /// otherwise 0o644 for files and links, 0o755 for directories. Set-id and sticky bits
     /// are dropped.
     public var permissions: UInt32
@@ -36,6 +37,9 @@ public struct ZipEntry: Sendable, Equatable {
     var dosTime: UInt16
     var dosDate: UInt16
     var flags: UInt16
+    /// The modification time of the central extended-timestamp field (0x5455), in
+    /// seconds, when it has one: the local field's must be the same.
+    var extendedModificationTime: Int64?
     /// Which of the fields that must be in both headers the central header has.
     var pairedExtras: Set<UInt16> = []
 

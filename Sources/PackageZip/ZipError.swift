@@ -40,6 +40,12 @@ public struct ZipError: InputRejectedError, Sendable, Equatable {
         case unsupported
         /// Past a configured limit (entries, total size, entry size, ratio, name length).
         case limit
+        /// The archive reads two ways and other tools would pick the other: another end
+        /// record or central directory hidden in the comment; on a destination that folds
+        /// case or normalises names, two entries that would land on one file.
+        case ambiguous
+        /// A top-level `.pkgtool` (pkgtool's own state), which no archive may carry.
+        case reservedName
     }
 
     public var kind: Kind

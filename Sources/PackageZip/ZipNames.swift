@@ -1,3 +1,5 @@
+import PackageCore
+
 /// Entry names: decoding (UTF-8 or CP437) and the rules a name must follow to be extracted.
 enum ZipNames {
     /// Decodes a raw name. With general-purpose bit 11 it must be UTF-8; without it, valid
@@ -23,11 +25,15 @@ enum ZipNames {
     ///
     /// `name` is as stored, a directory's with its trailing "/". Refused: empty names, NUL,
     /// absolute paths, drive letters, empty, "." and ".." components, with "\\" counted as a
-    /// separator as well as "/".
+    /// separator as well as "/"; paths (without a directory's "/") longer than
+    /// `maximumLength` bytes, components longer than 255 (NAME_MAX).
     static func problem(with name: String, maximumLength: Int) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "the name is empty" }
-        if bytes.count > maximumLength { return "the name is \(bytes.count) bytes long, over the limit of \(maximumLength)" }
+        let length = bytes.last == UInt8(ascii: "/") ? bytes.count - 1 : bytes.count
+        if length > maximumLength {
+            return "the path is \(length) bytes long, over the limit of \(maximumLength) (PATH_MAX is 4096 bytes with the NUL)"
+        }
         if bytes.contains(0) { return "the name contains a NUL byte" }
         // A backslash is an ordinary character on Linux, but a separator to Windows tools:
         // the checks below treat it as one, so "..\\x" and "\\x" are refused too.
@@ -38,15 +44,42 @@ enum ZipNames {
         var body = bytes[...]
         if body.last == UInt8(ascii: "/") { body = body.dropLast() }
         if body.isEmpty { return "the name is empty" }
-        for component in body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == 0x2F || $0 == 0x5C }) {
-            if component.isEmpty { return "the name has an empty component ('//')" }
-            if component.elementsEqual([UInt8(ascii: ".")]) { return "the name has a '.' component" }
-            if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+        // One pass over the components (no array of slices: names may be 64 KiB long).
+        var start = body.startIndex
+        for end in body.startIndex...body.endIndex
+        where end == body.endIndex || body[end] == UInt8(ascii: "/") || body[end] == UInt8(ascii: "\\") {
+            let count = end - start
+            if count == 0 { return "the name has an empty component ('//')" }
+            if count == 1 && body[start] == UInt8(ascii: ".") { return "the name has a '.' component" }
+            if count == 2 && body[start] == UInt8(ascii: ".") && body[start + 1] == UInt8(ascii: ".") {
                 return "the name has a '..' component (path traversal)"
             }
-            if component.count > 255 { return "a component of the name is longer than 255 bytes" }
+            if count > 255 { return "a component of the name is \(count) bytes long, over the limit of 255 (NAME_MAX)" }
+            start = end + 1
         }
         return nil
+    }
+
+    /// `name` without its leading "./" pairs (bsdtar's tar-style names): one pass, one copy,
+    /// however many pairs a hostile name repeats.
+    static func droppingDotSlashes(_ name: String) -> String {
+        let bytes = name.utf8
+        var start = bytes.startIndex
+        while let dot = bytes[start...].first, dot == UInt8(ascii: "."),
+            bytes.index(after: start) < bytes.endIndex, bytes[bytes.index(after: start)] == UInt8(ascii: "/")
+        {
+            start = bytes.index(start, offsetBy: 2)
+        }
+        return start == bytes.startIndex ? name : String(name[start...])
+    }
+
+    /// The top-level name reserved for pkgtool's own state (`.pkgtool`), and any name a
+    /// case-folding or normalising file system would take for it (`.PKGTOOL`, or with the
+    /// Kelvin sign U+212A for the k): such an archive is refused, never extracted.
+    static func isReservedTopLevel(_ name: String) -> Bool {
+        let first = name.prefix { $0 != "/" }
+        return first.utf8.count <= 3 * PackageLayout.metadataDirectoryName.utf8.count
+            && first.lowercased() == PackageLayout.metadataDirectoryName
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
@@ -75,4 +108,7 @@ struct PathKey: Hashable, Sendable {
     let bytes: [UInt8]
     init(_ path: String) { bytes = Array(path.utf8) }
     init<S: StringProtocol>(_ path: S) { bytes = Array(path.utf8) }
+
+    /// The bytes as one block (the synthesized hash would feed them one at a time).
+    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

@@ -132,6 +132,15 @@ public enum ZipPacker {
         report.skipped = scan.skipped.map(\.path)
 
         var snapshotEntries = scan.snapshot.entries
+        // `.pkgtool` itself was left out above; a name a case-folding file system would take
+        // for it (`.PKGTOOL`) is refused rather than written into an archive unpack refuses.
+        if let reserved = snapshotEntries.first(where: { !$0.path.contains("/") && ZipNames.isReservedTopLevel($0.path) }) {
+            throw FileSystemError(
+                FileOperation(verb: "pack", systemCall: "-"), path: PackageLayout.joined(source, reserved.path),
+                reason:
+                    "a top-level name that folds to '\(PackageLayout.metadataDirectoryName)' is reserved for pkgtool's own state, and unpack refuses it (rename it)"
+            )
+        }
         // An existing output inside the source is not packed into itself, nor is the
         // previous archive kept beside it (whether or not this pack keeps one).
         let ownFiles = [

@@ -51,9 +51,9 @@ struct CrashConsistencyTests {
             let home = try TemporaryDirectory(label)
             let package = home.url("doc.pkg")
             if mode.keepsPrevious {
-                _ = try PackageSaver.save(directory: olderSource, to: package, options: options(mode))
+                _ = try PackageSaver.save(DirectorySource(olderSource), to: package, options: options(mode)).statistics
             }
-            _ = try PackageSaver.save(directory: oldSource, to: package, options: options(mode))
+            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode)).statistics
             return (home, package)
         }
 
@@ -81,8 +81,8 @@ struct CrashConsistencyTests {
             }
         }
         var beside = try Trees.names(home.path)
-        let previous = home.url(".doc.pkg.pkgtool-previous")
-        if let kept = beside.firstIndex(of: ".doc.pkg.pkgtool-previous") {
+        let previous = home.url(SiblingNames(forName: "doc.pkg").previous)
+        if let kept = beside.firstIndex(of: SiblingNames(forName: "doc.pkg").previous) {
             // A kept previous version must be exactly what its manifest says: the next
             // save builds on it.
             beside.remove(at: kept)
@@ -92,7 +92,7 @@ struct CrashConsistencyTests {
                 return "the kept previous version's manifest does not describe it"
             }
         }
-        if beside != [".doc.pkg.pkgtool-lock", "doc.pkg"] { return "leftovers beside the package: \(beside)" }
+        if beside != ["doc.pkg"] { return "leftovers beside the package: \(beside)" }
         if try PackageRecovery.needsRecovery(packagePath: package) { return "recovery left work undone" }
         return nil
     }
@@ -111,7 +111,7 @@ struct CrashConsistencyTests {
         let (countingHome, countingPackage) = try fixture.freshPackage("count", mode: mode)
         let counter = CrashAfter(.max)
         try IOFaultInjection.withInjector(counter) {
-            _ = try PackageSaver.save(directory: fixture.newSource, to: countingPackage, options: fixture.options(mode))
+            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
         }
         #expect(try Self.violation(fixture, home: countingHome, package: countingPackage, mustBeNew: true) == nil)
         let steps = counter.mutations
@@ -123,7 +123,7 @@ struct CrashConsistencyTests {
             let (home, package) = try fixture.freshPackage("crash-\(limit)", mode: mode)
             let crash = CrashAfter(limit)
             let saved = (try? IOFaultInjection.withInjector(crash) {
-                try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(mode))
+                try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
             }) != nil
             if !crash.crashed { violations.append("step \(limit): the crash point was never reached") }
             if saved {
@@ -151,7 +151,7 @@ struct CrashConsistencyTests {
                 // Measure recovery's steps on a copy of this state by replaying the crash.
                 let (twinHome, twinPackage) = try fixture.freshPackage("twin-\(limit)", mode: mode)
                 _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
-                    try PackageSaver.save(directory: fixture.newSource, to: twinPackage, options: fixture.options(mode))
+                    try PackageSaver.save(DirectorySource(fixture.newSource), to: twinPackage, options: fixture.options(mode)).statistics
                 }
                 try IOFaultInjection.withInjector(recoveryCounter) { try Self.recover(twinPackage) }
                 recoverySteps = recoveryCounter.mutations
@@ -159,7 +159,7 @@ struct CrashConsistencyTests {
                 for recoveryLimit in 0..<recoverySteps {
                     let (againHome, againPackage) = try fixture.freshPackage("again-\(limit)-\(recoveryLimit)", mode: mode)
                     _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
-                        try PackageSaver.save(directory: fixture.newSource, to: againPackage, options: fixture.options(mode))
+                        try PackageSaver.save(DirectorySource(fixture.newSource), to: againPackage, options: fixture.options(mode)).statistics
                     }
                     _ = try? IOFaultInjection.withInjector(CrashAfter(recoveryLimit)) { try Self.recover(againPackage) }
                     try Self.recover(againPackage)
@@ -174,7 +174,7 @@ struct CrashConsistencyTests {
                 violations.append("step \(limit): \(problem)")
             }
             // The next save completes the job.
-            _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(mode))
+            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
             if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                 violations.append("step \(limit), next save: \(problem)")
             }
@@ -192,7 +192,7 @@ struct CrashConsistencyTests {
         defer { withExtendedLifetime(countingHome) {} }
         let counter = CrashAfter(.max)
         try IOFaultInjection.withInjector(counter) {
-            _ = try PackageSaver.save(directory: fixture.newSource, to: countingPackage, options: fixture.options(mode))
+            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
         }
         var violations: [String] = []
         var tried = 0
@@ -203,7 +203,7 @@ struct CrashConsistencyTests {
                 var thrown: (any Error)?
                 do {
                     try IOFaultInjection.withInjector(fault) {
-                        _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(mode))
+                        _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
                     }
                 } catch {
                     thrown = error
@@ -242,7 +242,7 @@ struct CrashConsistencyTests {
                 {
                     violations.append("step \(index) \(error.name): the previous package was not left intact")
                 }
-                _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(mode))
+                _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                     violations.append("step \(index) \(error.name), next save: \(problem)")
                 }
@@ -259,14 +259,14 @@ struct CrashConsistencyTests {
             let (home, package) = try fixture.freshPackage("eacces", strategy: strategy)
             #expect {
                 try IOFaultInjection.withInjector(FailNth(.create, index: 2, error: .permissionDenied)) {
-                    _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+                    _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(strategy)).statistics
                 }
             } throws: { error in
                 let text = String(describing: error)
                 return text.hasPrefix("cannot create '\(package)/") && text.hasSuffix("Permission denied (EACCES from openat)")
             }
             #expect(try Trees.contentHash(package) == fixture.oldHash, "\(strategy)")
-            _ = try PackageSaver.save(directory: fixture.newSource, to: package, options: fixture.options(strategy))
+            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(strategy)).statistics
             #expect(try Self.violation(fixture, home: home, package: package, mustBeNew: true) == nil, "\(strategy)")
         }
     }
@@ -284,12 +284,12 @@ struct CrashConsistencyTests {
         try Files.writeRandom(source.url("media/a.bin"), size: 2 << 20, seed: 1)
         try Files.writeRandom(source.url("media/b.bin"), size: 2 << 20, seed: 2)
         let package = mountPoint.url("doc.pkg")
-        _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: .full, durability: .full))
+        _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: SaveOptions(strategy: .full, durability: .full)).statistics
         let before = try Trees.contentHash(package)
         try Files.writeRandom(source.url("media/c.bin"), size: 3 << 20, seed: 3)
         for strategy in SaveStrategy.allCases {
             #expect {
-                _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: strategy))
+                _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: SaveOptions(strategy: strategy)).statistics
             } throws: { error in
                 (error as? FileSystemError)?.errno == .noSpace
                     && String(describing: error).contains("No space left on device (ENOSPC")
@@ -297,8 +297,8 @@ struct CrashConsistencyTests {
             #expect(try Trees.contentHash(package) == before, "\(strategy)")
         }
         try FileSystem.remove(source.url("media/c.bin"))
-        _ = try PackageSaver.save(directory: source.path, to: package, options: SaveOptions(strategy: .journaled))
-        #expect(try Trees.names(mountPoint.path) == [".doc.pkg.pkgtool-lock", "doc.pkg"])
+        _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: SaveOptions(strategy: .journaled)).statistics
+        #expect(try Trees.names(mountPoint.path) == ["doc.pkg"])
         #expect(try Trees.names(package + "/.pkgtool/tmp").isEmpty)
     }
 }
@@ -337,7 +337,7 @@ struct EditedTreeCrashTests {
         let newHash = try countingTree.contentHash
         let counter = CrashAfter(.max)
         let statistics = try IOFaultInjection.withInjector(counter) {
-            try PackageSaver.save(countingTree, to: countingPackage, options: options)
+            try PackageSaver.save(FileWrapperSource(countingTree), to: countingPackage, options: options).statistics
         }
         #expect(statistics.filesWritten == 4)
         #expect(try Trees.contentHash(countingPackage) == newHash)
@@ -347,7 +347,7 @@ struct EditedTreeCrashTests {
             let (home, package) = try freshPackage("tree-crash-\(limit)")
             let tree = try Self.editedTree(package)
             let saved = (try? IOFaultInjection.withInjector(CrashAfter(limit)) {
-                try PackageSaver.save(tree, to: package, options: options)
+                try PackageSaver.save(FileWrapperSource(tree), to: package, options: options)
             }) != nil
             try CrashConsistencyTests.recover(package)
             let hash = try Trees.contentHash(package)
@@ -357,9 +357,9 @@ struct EditedTreeCrashTests {
             if let manifest = try PackageManifest.load(packagePath: package), manifest.snapshot.rootHash != hash {
                 violations.append("step \(limit): the manifest does not describe the package")
             }
-            if try Trees.names(home.path) != [".doc.pkg.pkgtool-lock", "doc.pkg"] { violations.append("step \(limit): leftovers") }
+            if try Trees.names(home.path) != ["doc.pkg"] { violations.append("step \(limit): leftovers") }
             // Saving the same tree again (as a document would retry) completes the job.
-            _ = try PackageSaver.save(tree, to: package, options: options)
+            _ = try PackageSaver.save(FileWrapperSource(tree), to: package, options: options)
             if try Trees.contentHash(package) != newHash { violations.append("step \(limit): the retry did not save") }
         }
         print("crash consistency (edited tree): \(counter.mutations) crash points, \(violations.count) violations")

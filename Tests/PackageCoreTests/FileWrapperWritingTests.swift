@@ -17,8 +17,8 @@ struct FileWrapperWritingTests {
         let target = try TemporaryDirectory("fw-write-dst")
         let package = try FileWrapper(url: URL(fileURLWithPath: source.path))
         let destination = target.path + "/Copy.pkg"
-        try package.write(to: URL(fileURLWithPath: destination), originalContentsURL: nil, durability: .none)
-        #expect(try TreeScanner().scan(destination).snapshot.rootHash == (try package.contentHash))
+        try package.write(to: URL(fileURLWithPath: destination), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        #expect(try PackageScan.scan(destination, useManifest: false).snapshot.rootHash == (try package.contentHash))
         #expect(package.fileWrappers?["media"]?.fileWrappers?["movie.bin"]?.contents == nil)
         // Modes and dates come along.
         let script = try FileSystem.status(destination + "/run.sh")
@@ -39,7 +39,7 @@ struct FileWrapperWritingTests {
             "metadata.json": FileWrapper(regularFileWithContents: Data("{}".utf8))
         ])
         try fresh.write(to: URL(fileURLWithPath: destination), options: .atomic, originalContentsURL: nil)
-        #expect(try names(in: destination) == ["metadata.json"])
+        #expect(try names(in: destination) == [".pkgtool", "metadata.json"])
         #expect(try names(in: target.path) == ["Doc.pkg"])
         #expect(try Files.read(destination + "/metadata.json") == Array("{}".utf8))
     }
@@ -72,7 +72,7 @@ struct FileWrapperWritingTests {
         let destination = target.path + "/Named.pkg"
         try directory.write(
             to: URL(fileURLWithPath: destination), options: .withNameUpdating, originalContentsURL: nil,
-            durability: .none)
+            saveOptions: SaveOptions(durability: .none))
         #expect(directory.filename == "Named.pkg")
         #expect(first.filename == "page.txt" && second.filename == "2 - page.txt")
         #expect(second.backingFile?.path == destination + "/2 - page.txt")
@@ -81,7 +81,7 @@ struct FileWrapperWritingTests {
         #expect(directory.matchesContents(of: URL(fileURLWithPath: destination)))
         // Without the option, names stay as they were.
         let other = FileWrapper(regularFileWithContents: Data())
-        try other.write(to: URL(fileURLWithPath: target.path + "/x"), originalContentsURL: nil, durability: .none)
+        try other.write(to: URL(fileURLWithPath: target.path + "/x"), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
         #expect(other.filename == nil)
     }
 
@@ -91,20 +91,23 @@ struct FileWrapperWritingTests {
         let destination = target.path + "/Doc.pkg"
         try Files.makeDirectory(destination)
         try makeSamplePackage(at: destination)
-        let before = try TreeScanner().scan(destination).snapshot.rootHash
+        let before = try PackageScan.scan(destination, useManifest: false).snapshot.rootHash
         let replacement = FileWrapper(directoryWithFileWrappers: [
             "a.txt": FileWrapper(regularFileWithContents: Data("a".utf8)),
             "b.txt": FileWrapper(regularFileWithContents: Data("b".utf8)),
         ])
-        for step in [IOStep.write, .sync, .exchange, .makeDirectory] {
+        for step in [IOStep.write, .sync, .create, .rename] {
             let fault = FailingStep(step, pathFragment: "", fault: .error(.noSpace))
             #expect(throws: FileSystemError.self, "\(step)") {
                 try IOFaultInjection.withInjector(fault) {
                     try replacement.write(to: URL(fileURLWithPath: destination), originalContentsURL: nil)
                 }
             }
-            #expect(try TreeScanner().scan(destination).snapshot.rootHash == before, "\(step)")
+            #expect(try PackageScan.scan(destination, useManifest: false).snapshot.rootHash == before, "\(step)")
             #expect(try names(in: target.path) == ["Doc.pkg"], "\(step)")
+            // The failed save removed what it had written (no temporaries left to the next command).
+            let temporaries = destination + "/.pkgtool/tmp"
+            if try FileSystem.statusIfExists(temporaries) != nil { #expect(try names(in: temporaries) == [], "\(step)") }
         }
     }
 
@@ -144,7 +147,8 @@ struct FileWrapperIncrementalWriteTests {
         pages.addRegularFile(withContents: Data("ONE, edited".utf8), preferredFilename: "1.txt")
 
         let statistics = try package.write(
-            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, durability: .none)
+            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, saveOptions: SaveOptions(durability: .none)
+        ).statistics
         #expect(statistics.filesWritten == 1)
         #expect(statistics.bytesWritten == Int64("ONE, edited".utf8.count))
         #expect(try Files.read(path + "/pages/1.txt") == Array("ONE, edited".utf8))
@@ -153,31 +157,46 @@ struct FileWrapperIncrementalWriteTests {
             == (try package.contentHash))
 
         let again = try package.write(
-            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, durability: .none)
+            to: url, options: [.atomic, .withNameUpdating], originalContentsURL: url, saveOptions: SaveOptions(durability: .none)
+        ).statistics
         #expect(again.filesWritten == 0 && again.bytesWritten == 0)
 
         // A file read from disk and renamed is taken from where it was, not from memory.
         let media = try #require(package.fileWrappers?["media"])
         try #require(media.fileWrappers?["movie.bin"]).preferredFilename = "film.bin"
         let renamed = try package.write(
-            to: url, options: [.withNameUpdating], originalContentsURL: url, durability: .none)
+            to: url, options: [.withNameUpdating], originalContentsURL: url, saveOptions: SaveOptions(durability: .none)
+        ).statistics
         #expect(renamed.filesWritten == 1)
         #expect(try FileSystem.statusIfExists(path + "/media/movie.bin") == nil)
         #expect(try FileSystem.status(path + "/media/film.bin").size == 3 << 20 | 12345)
     }
 
-    @Test("writing elsewhere, or without original contents, is a full write")
-    func fullWhenNotInPlace() throws {
+    @Test("writing elsewhere goes through the save engine: a package with its manifest, whose next save in place is incremental")
+    func newLocationThroughEngine() throws {
         let directory = try TemporaryDirectory("fw-not-in-place")
         let path = directory.path + "/Doc.pkg"
         try Files.makeDirectory(path)
         try makeSamplePackage(at: path)
         let package = try FileWrapper(url: URL(fileURLWithPath: path))
+        let copyPath = directory.path + "/Copy.pkg"
         let copy = try package.write(
-            to: URL(fileURLWithPath: directory.path + "/Copy.pkg"), originalContentsURL: URL(fileURLWithPath: path),
-            durability: .none)
-        #expect(copy.strategy == .full && copy.filesWritten == 4 && copy.symbolicLinksWritten == 1)
-        let over = try package.write(to: URL(fileURLWithPath: path), originalContentsURL: nil, durability: .none)
-        #expect(over.strategy == .full && over.filesWritten == 4)
+            to: URL(fileURLWithPath: copyPath), originalContentsURL: URL(fileURLWithPath: path),
+            saveOptions: SaveOptions(durability: .none)
+        ).statistics
+        #expect(copy.filesWritten == 4 && copy.symbolicLinksWritten == 1)
+        // The copy has its manifest: a fresh tree of it saves back with nothing to write.
+        let manifest = try #require(try PackageManifest.load(packagePath: copyPath))
+        #expect(manifest.snapshot.rootHash == (try package.contentHash))
+        let reread = try FileWrapper(url: URL(fileURLWithPath: copyPath))
+        let again = try reread.write(
+            to: URL(fileURLWithPath: copyPath), originalContentsURL: URL(fileURLWithPath: copyPath),
+            saveOptions: SaveOptions(durability: .none)
+        ).statistics
+        #expect(again.unchanged && again.filesWritten == 0 && again.filesHashed == 0)
+        // Over the package itself without original contents: compared, nothing to write.
+        let over = try package.write(to: URL(fileURLWithPath: path), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+            .statistics
+        #expect(over.filesWritten == 0)
     }
 }

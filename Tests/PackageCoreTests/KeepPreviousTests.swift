@@ -22,10 +22,10 @@ struct KeepPreviousTests {
         let directory = try TemporaryDirectory("keep-previous")
         let source = directory.url("src")
         let package = directory.url("doc.pkg")
-        let previous = directory.url(".doc.pkg.pkgtool-previous")
+        let previous = directory.url(SiblingNames(forName: "doc.pkg").previous)
         try makeDocument(source)
         let originalMetadata = try Files.read(source + "/metadata.json")
-        let first = try PackageSaver.save(directory: source, to: package, options: Self.options)
+        let first = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options).statistics
         #expect(!first.reusedPrevious)
         #expect(try FileSystem.statusIfExists(previous) == nil, "a first save replaces nothing")
 
@@ -53,10 +53,10 @@ struct KeepPreviousTests {
         for (round, (label, change)) in changes.enumerated() {
             let before = try Trees.contentHash(package)
             try change()
-            let statistics = try PackageSaver.save(directory: source, to: package, options: Self.options)
+            let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options).statistics
             #expect(try Trees.contentHash(package) == Trees.contentHash(source), "\(label)")
             #expect(try Self.describedByManifest(package), "\(label): the package's manifest")
-            #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", ".doc.pkg.pkgtool-previous", "doc.pkg", "src"])
+            #expect(try Trees.names(directory.path) == [SiblingNames(forName: "doc.pkg").previous, "doc.pkg", "src"])
             if statistics.unchanged {
                 #expect(label == "nothing")
                 continue
@@ -85,7 +85,7 @@ struct KeepPreviousTests {
         #expect(page.inode == (try FileSystem.status(previous + "/pages/9.txt")).inode)
         // A plain atomic save afterwards still works, and leaves the kept version alone.
         try Files.write(source + "/pages/8.txt", "page eight, edited")
-        _ = try PackageSaver.save(directory: source, to: package, options: SaveOptions(strategy: .atomic, durability: .none))
+        _ = try PackageSaver.save(DirectorySource(source), to: package, options: SaveOptions(strategy: .atomic, durability: .none)).statistics
         #expect(try Trees.contentHash(package) == Trees.contentHash(source))
         #expect(try Self.describedByManifest(previous))
     }
@@ -95,17 +95,17 @@ struct KeepPreviousTests {
         let directory = try TemporaryDirectory("keep-previous-damaged")
         let source = directory.url("src")
         let package = directory.url("doc.pkg")
-        let previous = directory.url(".doc.pkg.pkgtool-previous")
+        let previous = directory.url(SiblingNames(forName: "doc.pkg").previous)
         try makeDocument(source)
-        _ = try PackageSaver.save(directory: source, to: package, options: Self.options)
+        _ = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options).statistics
         try Files.write(source + "/pages/1.txt", "one")
-        _ = try PackageSaver.save(directory: source, to: package, options: Self.options)
+        _ = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options).statistics
         let replaced = try Trees.contentHash(package)
         // Replaced, not written in place: the two trees share their manifest files' inodes.
         try FileSystem.remove(previous + "/.pkgtool/index")
         try Files.write(previous + "/.pkgtool/index", "not a manifest")
         try Files.write(source + "/pages/2.txt", "two")
-        let statistics = try PackageSaver.save(directory: source, to: package, options: Self.options)
+        let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options).statistics
         #expect(!statistics.reusedPrevious)
         #expect(statistics.notes.contains { $0.contains("could not be trusted") })
         #expect(try Trees.contentHash(package) == Trees.contentHash(source))
@@ -121,8 +121,8 @@ struct KeepPreviousTests {
         for strategy in [SaveStrategy.journaled, .full] {
             #expect(throws: SaveRefusal.self) {
                 try PackageSaver.save(
-                    directory: source, to: directory.url("\(strategy).pkg"),
-                    options: SaveOptions(strategy: strategy, keepsPrevious: true))
+                    DirectorySource(source), to: directory.url("\(strategy).pkg"),
+                    options: SaveOptions(strategy: strategy, keepsPrevious: true)).statistics
             }
         }
     }

@@ -40,11 +40,11 @@ struct SaveEngineTests {
         let package = directory.url("doc.pkg")
         try makeDocument(source)
         let options = SaveOptions(strategy: strategy, durability: .none, workers: 2)
-        let first = try PackageSaver.save(directory: source, to: package, options: options)
+        let first = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         #expect(first.filesWritten == 33)
         #expect(try Trees.contentHash(package) == Trees.contentHash(source))
         try changeDocument(source)
-        let second = try PackageSaver.save(directory: source, to: package, options: options)
+        let second = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         #expect(try Trees.contentHash(package) == Trees.contentHash(source))
         #expect(second.rootHash == (try Trees.contentHash(source)))
         // Permission bits beyond the executable bit follow the source too.
@@ -55,18 +55,18 @@ struct SaveEngineTests {
         let rescan = try PackageScan.scan(package)
         #expect(TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty)
         // Nothing but the package and its lock file beside it; no temporaries inside.
-        #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", "doc.pkg", "src"])
+        #expect(try Trees.names(directory.path) == ["doc.pkg", "src"])
         if strategy == .journaled { #expect(try Trees.names(package + "/.pkgtool/tmp").isEmpty) }
         // With nothing to do, a save writes no file. Entries touched moments ago may be
         // reread once (racy timestamps, renamed files' new ctimes) and recorded afresh;
         // after that a save reads nothing either.
-        let third = try PackageSaver.save(directory: source, to: package, options: options)
+        let third = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         let regularFiles = try PackageScan.scan(source, useManifest: false).snapshot.entries.filter { $0.kind == .regular }.count
         #expect(third.filesWritten == (strategy == .full ? regularFiles : 0))
         if strategy != .full {
             usleep(20_000)
-            _ = try PackageSaver.save(directory: source, to: package, options: options)
-            let fourth = try PackageSaver.save(directory: source, to: package, options: options)
+            _ = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+            let fourth = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             #expect(fourth.unchanged && fourth.filesWritten == 0 && fourth.metadataBytesWritten == 0)
             #expect(fourth.filesHashed == 0, "files are not reread when their stat data match")
         }
@@ -88,14 +88,14 @@ struct SaveEngineTests {
         for (round, strategy) in [SaveStrategy.journaled, .atomic].enumerated() {
             let package = directory.url("\(strategy).pkg")
             let options = SaveOptions(strategy: strategy, durability: .none, workers: 2)
-            _ = try PackageSaver.save(directory: source, to: package, options: options)
+            _ = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             // Change 1 MiB inside one media file and one small JSON file.
             let media = source + "/media/2.bin"
             let file = try FileDescriptor.open(media, access: .readWrite)
             var generator = SeededBytes(seed: 99 + UInt64(round))
             try generator.bytes(1 << 20).withUnsafeBytes { try file.write($0, at: 1 << 20) }
             try Files.write(source + "/pages/7/7.json", #"{"page":7,"edited":\#(round)}"#)
-            let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+            let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             let changedBytes = Int64(4 << 20) + Int64(#"{"page":7,"edited":\#(round)}"#.utf8.count)
             #expect(statistics.filesWritten == 2, "\(strategy)")
             #expect(statistics.bytesWritten == changedBytes, "\(strategy)")
@@ -113,10 +113,10 @@ struct SaveEngineTests {
         let package = directory.url("doc.pkg")
         try makeDocument(source)
         let options = SaveOptions(strategy: .atomic, durability: .none, workers: 2)
-        _ = try PackageSaver.save(directory: source, to: package, options: options)
+        _ = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         try Files.write(source + "/pages/3.txt", "page three, rewritten")
         let statistics = try IOFaultInjection.withInjector(FailingStep(.link, pathFragment: "", fault: .error(.crossDevice))) {
-            try PackageSaver.save(directory: source, to: package, options: options)
+            try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         }
         #expect(statistics.filesLinked == 0)
         #expect(statistics.filesWritten == 1)
@@ -124,7 +124,7 @@ struct SaveEngineTests {
         #expect(statistics.filesCopiedForLinks == 32)
         #expect(statistics.notes.contains { $0.contains("hard links are impossible here (EXDEV)") })
         #expect(try Trees.contentHash(package) == Trees.contentHash(source))
-        #expect(try Trees.names(directory.path) == [".doc.pkg.pkgtool-lock", "doc.pkg", "src"])
+        #expect(try Trees.names(directory.path) == ["doc.pkg", "src"])
     }
 
     @Test("a one-file save writes a manifest record whose size does not grow with the package")
@@ -139,9 +139,9 @@ struct SaveEngineTests {
             }
             let package = directory.url("big.pkg")
             let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2)
-            _ = try PackageSaver.save(directory: source, to: package, options: options)
+            _ = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             try Files.write(source + "/d3/42", "edited!")
-            let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+            let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             #expect(statistics.entryCount == folders * 401)
             #expect(statistics.filesWritten == 1)
             metadataBytes.append(statistics.metadataBytesWritten)
@@ -159,7 +159,7 @@ struct SaveEngineTests {
         try makeDocument(source, mediaSize: (5 << 20) + 7)
         let reports = LockedList<SaveProgress>()
         let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2) { reports.append($0) }
-        _ = try PackageSaver.save(directory: source, to: directory.url("p"), options: options)
+        _ = try PackageSaver.save(DirectorySource(source), to: directory.url("p"), options: options).statistics
         let all = reports.items
         let last = try #require(all.last)
         #expect(last.fractionCompleted == 1.0)
@@ -175,16 +175,16 @@ struct SaveEngineTests {
         try makeDocument(source, mediaSize: (3 << 20) + 5)
         let parent = ProgressManager(totalCount: 10)
         let statistics = try PackageSaver.save(
-            directory: source, to: directory.url("p"), options: SaveOptions(durability: .none),
-            progress: parent.subprogress(assigningCount: 10))
+            DirectorySource(source), to: directory.url("p"), options: SaveOptions(durability: .none),
+            progress: parent.subprogress(assigningCount: 10)).statistics
         #expect(statistics.filesWritten == 33)
         #expect(parent.fractionCompleted == 1.0)
         #expect(parent.isFinished)
         // A save with nothing to do still completes its share.
         let second = ProgressManager(totalCount: 2)
         _ = try PackageSaver.save(
-            directory: source, to: directory.url("p"), options: SaveOptions(durability: .none),
-            progress: second.subprogress(assigningCount: 2))
+            DirectorySource(source), to: directory.url("p"), options: SaveOptions(durability: .none),
+            progress: second.subprogress(assigningCount: 2)).statistics
         #expect(second.fractionCompleted == 1.0)
     }
 
@@ -193,10 +193,10 @@ struct SaveEngineTests {
         let directory = try TemporaryDirectory("save-bad")
         try Files.write(directory.url("file"), "x")
         try Files.makeDirectory(directory.url("src/inner"))
-        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("file"), to: directory.url("p")) }
-        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("src"), to: directory.url("file")) }
-        #expect(throws: SaveRefusal.self) { try PackageSaver.save(directory: directory.url("src"), to: directory.url("src/inner")) }
-        #expect(throws: FileSystemError.self) { try PackageSaver.save(directory: directory.url("missing"), to: directory.url("p")) }
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(DirectorySource(directory.url("file")), to: directory.url("p")).statistics }
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(DirectorySource(directory.url("src")), to: directory.url("file")).statistics }
+        #expect(throws: SaveRefusal.self) { try PackageSaver.save(DirectorySource(directory.url("src")), to: directory.url("src/inner")).statistics }
+        #expect(throws: FileSystemError.self) { try PackageSaver.save(DirectorySource(directory.url("missing")), to: directory.url("p")).statistics }
     }
 }
 

@@ -17,10 +17,10 @@ final class IOCounter: IOFaultInjector {
     var pathsRead: [String] { readPaths.withLock { $0 } }
 }
 
-/// The names in a directory, sorted, without the coordinator's lock files.
+/// The names in a directory, sorted, without pkgtool's own metadata (`.pkgtool`).
 func visibleNames(in path: String) throws -> [String] {
     try DirectoryListing.names(in: FileDescriptor.openDirectory(path))
-        .filter { !$0.hasSuffix(".pkgtool-lock") }
+        .filter { $0 != PackageLayout.metadataDirectoryName }
         .sorted()
 }
 

@@ -116,7 +116,7 @@ struct TextDocumentTests {
         }
         #expect(!session.hasUnsavedChanges)
         #expect(try text(at: path) == "5")
-        #expect(counter.count(.exchange) == 1, "one autosave, not one per change")
+        #expect(counter.count(.rename) == 1, "one autosave (one atomic replacement), not one per change")
         session.stopAutosaving()
     }
 

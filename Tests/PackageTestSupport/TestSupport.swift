@@ -7,7 +7,9 @@ public final class TemporaryDirectory {
     public let path: String
 
     public init(_ label: String = "test") throws {
-        var template = Array("\(NSTemporaryDirectory())/pkgtool-\(label)-XXXXXX".utf8CString)
+        var base = NSTemporaryDirectory()
+        while base.hasSuffix("/") { base.removeLast() }
+        var template = Array("\(base)/pkgtool-\(label)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw Errno(rawValue: errno) }
         path = String(cString: created)
     }

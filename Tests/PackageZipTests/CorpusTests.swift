@@ -19,6 +19,8 @@ struct CorpusTests {
         case "filename_duplicate.zip": return .duplicate
         case "filename_duplicate_empty.zip", "filename_empty.zip": return .unsafeName
         case "multidisk.zip": return .unsupported
+        // A second archive in the comment: other tools read that one (issue 17).
+        case "zip-in-archive-comment.zip", "zip64-in-archive-comment.zip": return .ambiguous
         case "testbzip2.zip", "testbzip2broken.zip", "testfile-lzma.zip", "lzma-no-eos.zip", "testfile-xz.zip",
             "testfile-zstd.zip":
             return .unsupportedMethod
@@ -57,13 +59,16 @@ struct CorpusTests {
         }
     }
 
-    @Test("the real end record wins over an archive hidden in the comment")
+    @Test("an archive hidden in the comment makes the archive ambiguous: refused, naming what the comment holds")
     func hiddenArchives() throws {
         let corpus = try #require(corpusDirectory())
         for name in ["zip-in-archive-comment.zip", "zip64-in-archive-comment.zip"] {
-            let archive = try ZipArchive.open(corpus + "/" + name)
-            try archive.verify()
-            #expect(!archive.comment.isEmpty)
+            #expect {
+                _ = try ZipArchive.open(corpus + "/" + name)
+            } throws: { error in
+                let refusal = error as? ZipError
+                return refusal?.kind == .ambiguous && refusal?.description.contains("hidden in the comment") == true
+            }
         }
     }
 

@@ -33,6 +33,12 @@ struct HostileArchiveTests {
                 .symlinkEscape, "outside"
             ),
             ("link-loop", CraftedZip([Entry.symlink("p", to: "q"), Entry.symlink("q", to: "p")]), .symlinkEscape, "loop"),
+            ("link-self", CraftedZip([Entry.symlink("d/s", to: "../d/s/x")]), .symlinkEscape, "loop"),
+            (
+                "link-chain-41",
+                CraftedZip([good] + (1...41).map { Entry.symlink("l\($0)", to: $0 == 41 ? "ok.txt" : "l\($0 + 1)") }),
+                .symlinkEscape, "a chain of more than 40 links"
+            ),
             ("duplicate", CraftedZip([good, Entry("ok.txt", "again")]), .duplicate, "more than once"),
             ("file-and-directory", CraftedZip([good, Entry.directory("ok.txt")]), .duplicate, "more than once"),
             ("beneath-a-file", CraftedZip([good, Entry("ok.txt/inner", "x")]), .duplicate, "which is a file"),
@@ -154,12 +160,25 @@ struct HostileArchiveTests {
         #expect(try listing(directory.path) == ["late.zip"])
     }
 
-    @Test("an archive hidden in the comment is not mistaken for the archive")
+    @Test("an archive hidden in the comment, or a lone central header or end record there, is refused as ambiguous")
     func archiveInComment() throws {
         let directory = try TemporaryDirectory("zip-comment")
         let inner = CraftedZip([Entry("inner.txt", "hidden")]).bytes
         var outer = CraftedZip([Entry("outer.txt", "visible")])
-        outer.comment = inner
+        for (label, comment) in [
+            ("archive", inner), ("central", Array("see PK".utf8) + le32(0x0201_4B50)),
+            ("end", le32(0x0605_4B50) + [UInt8](repeating: 0, count: 18)), ("zip64-end", le32(0x0606_4B50) + [1, 2, 3]),
+        ] {
+            outer.comment = comment
+            try outer.write(to: directory.url("c.zip"))
+            #expect(throws: ZipError.self, "\(label)") { _ = try ZipArchive.open(directory.url("c.zip")) }
+            let unpacked = pkgtool("unpack", directory.url("c.zip"), directory.url("out"))
+            #expect(unpacked.status == .failure && unpacked.errors.count == 1, "\(label): \(unpacked.errors)")
+            #expect(unpacked.errors.first?.contains("the archive comment holds") == true, "\(label): \(unpacked.errors)")
+            #expect(try FileSystem.statusIfExists(directory.url("out")) == nil)
+        }
+        // A comment of plain text is fine.
+        outer.comment = Array("made by hand; PK is just two letters".utf8)
         try outer.write(to: directory.url("c.zip"))
         let archive = try ZipArchive.open(directory.url("c.zip"))
         #expect(archive.entries.map(\.path) == ["outer.txt"])

@@ -76,8 +76,12 @@ func listing(_ path: String) throws -> [String] {
     try DirectoryListing.names(in: FileDescriptor.openDirectory(path)).sorted()
 }
 
-/// The libzip regression corpus beside the package root, or nil when absent (a user's clone).
+/// The libzip regression corpus beside the package root (or where `PKGTOOL_CORPUS` says: a
+/// worktree has no `../shared`), or nil when absent (a user's clone).
 func corpusDirectory() -> String? {
+    if let given = ProcessInfo.processInfo.environment["PKGTOOL_CORPUS"], FileManager.default.fileExists(atPath: given) {
+        return given
+    }
     let here = URL(fileURLWithPath: #filePath)
     let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     let corpus = root.deletingLastPathComponent().appendingPathComponent("shared/corpus/libzip-regress").path

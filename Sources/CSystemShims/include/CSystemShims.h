@@ -39,6 +39,13 @@ int pkg_ofd_unlock(int fd);
 /// getdents64(2): fills `buffer` with `struct linux_dirent64` records; 0 at the end.
 long pkg_getdents64(int fd, void *buffer, size_t size);
 
+/// flock(2) (Swift sees only `struct flock` under that name).
+int pkg_flock(int fd, int operation);
+
+/// lseek whence values glibc defines only under _GNU_SOURCE.
+extern const int PKG_SEEK_DATA;
+extern const int PKG_SEEK_HOLE;
+
 /// Flags Swift does not import as constants.
 extern const int PKG_O_TMPFILE;
 extern const int PKG_O_DIRECTORY;

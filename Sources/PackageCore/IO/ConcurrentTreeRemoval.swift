@@ -52,6 +52,12 @@ extension FileSystem {
                 }
             }
         } catch let error as FileSystemError {
+            // A folder that refuses (read-only, say): the careful serial walk opens it up.
+            if error.errno == .permissionDenied || error.errno == .notPermitted {
+                _ = consume root
+                try removeTree(path, relativeTo: directory)
+                return
+            }
             throw error
         } catch {
             throw FileSystemError(.remove, path: path, reason: "\(error)")
@@ -61,11 +67,13 @@ extension FileSystem {
         for relative in directories {
             do { try Syscall.unlinkat(rootDescriptor, relative, removeDirectory: true) } catch {
                 if error == .noSuchFileOrDirectory { continue }
+                if error == .permissionDenied || error == .notPermitted { break }
                 throw FileSystemError(.removeDirectory, path: path + "/" + relative, errno: error)
             }
         }
         _ = consume root
-        try removeDirectory(path, relativeTo: directory)
+        // Whatever is left (folders that refused) goes through the serial walk.
+        try removeTree(path, relativeTo: directory)
     }
 
     private static func depth(of relativePath: String) -> Int {

@@ -1,4 +1,3 @@
-import CSystemShims
 import Glibc
 
 /// One name in a directory, with the kind the directory entry reports (`d_type`).
@@ -16,22 +15,16 @@ public enum DirectoryListing {
     /// Names must be valid UTF-8 (see Specs/hashing.md); others fail with a clear error.
     /// - Complexity: one `getdents64` per 32 KiB of entries.
     public static func entries(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [DirectoryEntry] {
-        if let step = IOFaultInjection.check(.readDirectory, directory.path), case .error(let code) = step {
-            throw FileSystemError(.readDirectory, path: directory.path, errno: code)
-        }
         var result: [DirectoryEntry] = []
         let size = 32 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
         // Read from offset 0 whatever the descriptor's position: a descriptor listed twice works.
-        _ = lseek(directory.rawValue, 0, SEEK_SET)
+        _ = try? Syscall.lseek(directory.rawValue, 0, SEEK_SET)
         while true {
-            var count: Int
-            repeat {
-                count = pkg_getdents64(directory.rawValue, buffer.baseAddress, size)
-            } while count < 0 && errno == EINTR
-            if count < 0 {
-                throw FileSystemError(.readDirectory, path: directory.path, errno: .current)
+            let count: Int
+            do { count = try Syscall.getdents64(directory.rawValue, buffer, path: directory.path) } catch {
+                throw FileSystemError(.readDirectory, path: directory.path, errno: error)
             }
             if count == 0 { break }
             var offset = 0
@@ -41,7 +34,8 @@ public enum DirectoryListing {
                 let length = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
                 let type = record.load(fromByteOffset: 18, as: UInt8.self)
                 let namePointer = (record + 19).assumingMemoryBound(to: UInt8.self)
-                let nameLength = strlen(UnsafeRawPointer(namePointer).assumingMemoryBound(to: CChar.self))
+                var nameLength = 0
+                while namePointer[nameLength] != 0 { nameLength += 1 }
                 offset += length
                 let nameBytes = UnsafeBufferPointer(start: namePointer, count: nameLength)
                 if nameLength <= 2 && nameBytes.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }

@@ -1,3 +1,4 @@
+import CSystemShims
 import Glibc
 
 /// Streams bytes from one open file to another: in the kernel with `copy_file_range`
@@ -143,4 +144,85 @@ extension FileCopy {
             output += Int64(wanted)
         }
     }
+}
+
+extension FileCopy {
+    /// Streams the first `size` bytes of `source` into the empty `destination`, both from
+    /// offset 0, feeding every byte to `hasher` in the same pass: the hash describes exactly
+    /// what was written, never a second read of a file that may have changed meanwhile.
+    ///
+    /// With `sparse` (the source holds fewer blocks than its size says), holes are found
+    /// with `SEEK_DATA`/`SEEK_HOLE` and left as holes in the copy (as `cp --sparse=auto`
+    /// does); they hash as the zeros they read as.
+    ///
+    /// - Parameter chunkCompleted: after each chunk of at most `buffer.count` bytes (data or
+    ///   hole), with its length; may throw to stop the copy (cancellation).
+    /// - Throws: `FileSystemError`; with reason "it became shorter while it was being
+    ///   copied" when the source ends before `size`.
+    /// - Complexity: one `pread`, one `pwrite` and one hash update per chunk of data; two
+    ///   `lseek` per data segment of a sparse file; memory is `buffer` alone.
+    package static func copyHashing(
+        from source: borrowing FileDescriptor, size: Int64, sparse: Bool, to destination: borrowing FileDescriptor,
+        buffer: ChunkBuffer, hasher: borrowing ContentHasher, chunkCompleted: (Int64) throws -> Void
+    ) throws {
+        var offset: Int64 = 0
+        var endsInHole = false
+        while offset < size {
+            var dataStart = offset
+            var dataEnd = size
+            if sparse {
+                dataStart = try nextData(in: source, from: offset) ?? size
+                dataEnd = dataStart < size ? min(size, try nextHole(in: source, from: dataStart)) : size
+            }
+            // The hole before the data: zeros to the hash, nothing written.
+            while offset < dataStart {
+                let length = Int(min(Int64(ZeroBytes.count), dataStart - offset))
+                hasher.update(UnsafeRawBufferPointer(rebasing: ZeroBytes.buffer[..<length]))
+                offset += Int64(length)
+                endsInHole = true
+                try chunkCompleted(Int64(length))
+            }
+            while offset < dataEnd {
+                let wanted = Int(min(Int64(buffer.count), dataEnd - offset))
+                let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted])
+                let count = try source.readFully(into: chunk, at: offset)
+                guard count == wanted else {
+                    throw FileSystemError(.read, path: source.path, reason: "it became shorter while it was being copied")
+                }
+                let bytes = UnsafeRawBufferPointer(chunk)
+                hasher.update(bytes)
+                try destination.write(bytes, at: offset)
+                offset += Int64(count)
+                endsInHole = false
+                try chunkCompleted(Int64(count))
+            }
+        }
+        // A trailing hole: the size comes from the length, not from a write.
+        if endsInHole { try destination.truncate(to: size) }
+    }
+
+    /// The offset of the first data at or after `offset`, nil when only a hole follows.
+    private static func nextData(in file: borrowing FileDescriptor, from offset: Int64) throws(FileSystemError) -> Int64? {
+        do throws(Errno) { return try Syscall.lseek(file.rawValue, offset, PKG_SEEK_DATA) } catch {
+            if error == Errno(rawValue: ENXIO) { return nil }
+            throw FileSystemError(.seek, path: file.path, errno: error)
+        }
+    }
+
+    /// The offset of the first hole at or after `offset` (the end of the file counts as one).
+    private static func nextHole(in file: borrowing FileDescriptor, from offset: Int64) throws(FileSystemError) -> Int64 {
+        do throws(Errno) { return try Syscall.lseek(file.rawValue, offset, PKG_SEEK_HOLE) } catch {
+            throw FileSystemError(.seek, path: file.path, errno: error)
+        }
+    }
+}
+
+/// One MiB of zeros, shared and never written: what holes of sparse files hash as.
+enum ZeroBytes {
+    static let count = 1 << 20
+    nonisolated(unsafe) static let buffer: UnsafeMutableRawBufferPointer = {
+        let zeros = UnsafeMutableRawBufferPointer.allocate(byteCount: count, alignment: 4096)
+        zeros.initializeMemory(as: UInt8.self, repeating: 0)
+        return zeros
+    }()
 }

@@ -26,10 +26,8 @@ public struct FileDescriptor: ~Copyable {
     public consuming func close() throws(FileSystemError) {
         let descriptor = rawValue
         rawValue = -1
-        if Glibc.close(descriptor) != 0 {
-            let code = Errno.current
-            // EINTR from close still closed the descriptor on Linux; it is not a failure.
-            if code != .interrupted { throw FileSystemError(.close, path: path, errno: code) }
+        do { try Syscall.closeReporting(descriptor) } catch {
+            throw FileSystemError(.close, path: path, errno: error)
         }
     }
 
@@ -231,7 +229,7 @@ public struct FileDescriptor: ~Copyable {
     /// renamed over another was just written (`auto_da_alloc`), for writes that replace a
     /// file by other means. Not a durability promise; best effort, errors ignored.
     public func startWriteback() {
-        _ = pkg_start_writeback(rawValue)
+        Syscall.startWriteback(rawValue)
     }
 
     public func truncate(to length: Int64) throws(FileSystemError) {
@@ -256,9 +254,28 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
+    /// The status and the bytes of storage the file occupies (`st_blocks` × 512): fewer
+    /// than its size means it has holes.
+    package func statusAndAllocation() throws(FileSystemError) -> (status: FileStatus, allocated: Int64) {
+        do {
+            let info = try Syscall.fstat(rawValue, path: path)
+            return (FileStatus(info), Int64(info.st_blocks) * 512)
+        } catch {
+            throw FileSystemError(.stat, path: path, errno: error)
+        }
+    }
+
     public func setPermissions(_ permissions: UInt32) throws(FileSystemError) {
         do { try Syscall.fchmod(rawValue, permissions & 0o7777, path: path) } catch {
             throw FileSystemError(.setPermissions, path: path, errno: error)
+        }
+    }
+
+    /// Gives the file to `userID` and `groupID` (fchown; set-id bits are cleared, as the
+    /// kernel does). Root may give a file to anyone; others only to a group they are in.
+    public func setOwner(userID: UInt32, groupID: UInt32) throws(FileSystemError) {
+        do { try Syscall.fchown(rawValue, userID, groupID, path: path) } catch {
+            throw FileSystemError(.setOwner, path: path, errno: error)
         }
     }
 
@@ -287,7 +304,7 @@ public struct FileDescriptor: ~Copyable {
     public func unlock() { Syscall.unlock(rawValue) }
 
     /// Hints sequential reading to the kernel (larger read-ahead).
-    public func adviseSequential() { pkg_advise_sequential(rawValue) }
+    public func adviseSequential() { Syscall.adviseSequential(rawValue) }
 }
 
 extension timespec {

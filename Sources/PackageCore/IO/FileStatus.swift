@@ -100,6 +100,17 @@ public struct FileStatus: Sendable, Hashable {
     public var isExecutable: Bool { permissions & 0o100 != 0 }
 }
 
+extension FileStatus {
+    /// What differs between two stats of one path, in words.
+    static func describeChange(from old: FileStatus, to new: FileStatus) -> String {
+        if old.kind != new.kind { return "was a \(old.kind), now a \(new.kind)" }
+        if old.inode != new.inode || old.device != new.device { return "replaced by another file" }
+        if old.size != new.size { return "size \(old.size) → \(new.size) bytes" }
+        if old.modificationTime != new.modificationTime { return "modified: modification time \(old.modificationTime) → \(new.modificationTime) ns" }
+        return "its status changed"
+    }
+}
+
 /// Reads the status of `path` without following a final symbolic link.
 ///
 /// - Complexity: one `fstatat`.

@@ -163,45 +163,74 @@ public enum FileSystem {
         try descriptor.sync()
     }
 
-    /// Removes `path` and everything beneath it, never following symbolic links.
-    /// A missing path is not an error.
+    /// Removes `path` and everything beneath it, never following symbolic links. A missing
+    /// path is not an error.
+    ///
+    /// Directories inside the tree that refuse the removal (no write or search permission: a
+    /// read-only folder, say) are given their owner's permissions first: the whole tree is
+    /// going. The directory holding `path` itself is never changed. `displayPath` names
+    /// `path` in errors when it is relative to a directory the person does not know about.
     ///
     /// - Complexity: one `unlinkat` per entry plus one directory listing per directory.
-    public static func removeTree(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
-        guard let status = try statusIfExists(path, relativeTo: directory) else { return }
-        if status.kind == .directory {
-            let handle = try FileDescriptor.openDirectory(path, relativeTo: directory)
-            for entry in try DirectoryListing.names(in: handle) {
-                try removeTree(entry, relativeTo: handle.rawValue, displayParent: path)
-            }
-            try removeDirectory(path, relativeTo: directory)
-        } else {
-            try remove(path, relativeTo: directory)
-        }
+    public static func removeTree(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil
+    ) throws(FileSystemError) {
+        _ = try removeEntry(path, in: directory, shown: displayPath ?? path, parentIsInTree: false)
     }
 
-    private static func removeTree(
-        _ name: String, relativeTo directory: Int32, displayParent: String
-    ) throws(FileSystemError) {
-        let shown = displayParent + "/" + name
+    /// `removeTree`, returning the number of entries removed (0 when nothing was there).
+    package static func removeTreeCountingEntries(
+        _ path: String, relativeTo directory: Int32, displayPath: String
+    ) throws(FileSystemError) -> Int {
+        try removeEntry(path, in: directory, shown: displayPath, parentIsInTree: false)
+    }
+
+    private static func removeEntry(
+        _ name: String, in directory: Int32, shown: String, parentIsInTree: Bool
+    ) throws(FileSystemError) -> Int {
         let status: FileStatus
         do { status = FileStatus(try Syscall.fstatat(directory, name, followSymlinks: false)) } catch {
-            if error == .noSuchFileOrDirectory { return }
+            if error == .noSuchFileOrDirectory { return 0 }
             throw FileSystemError(.stat, path: shown, errno: error)
         }
+        var removed = 1
         if status.kind == .directory {
-            let handle = try FileDescriptor.openDirectory(name, relativeTo: directory, displayPath: shown)
+            let handle: FileDescriptor
+            do {
+                handle = try FileDescriptor.openDirectory(name, relativeTo: directory, displayPath: shown)
+            } catch where error.errno == .permissionDenied {
+                // No search or read permission: ours to grant, the folder is going.
+                do { try Syscall.fchmodat(directory, name, 0o700) } catch { throw FileSystemError(.setPermissions, path: shown, errno: error) }
+                handle = try FileDescriptor.openDirectory(name, relativeTo: directory, displayPath: shown)
+            }
+            var madeWritable = false
             for entry in try DirectoryListing.names(in: handle) {
-                try removeTree(entry, relativeTo: handle.rawValue, displayParent: shown)
+                let childShown = shown + "/" + entry
+                while true {
+                    do {
+                        removed += try removeEntry(entry, in: handle.rawValue, shown: childShown, parentIsInTree: true)
+                        break
+                    } catch where !madeWritable && (error.errno == .permissionDenied || error.errno == .notPermitted) {
+                        // The folder does not let its entries go: give it its owner's bits.
+                        madeWritable = true
+                        do { try Syscall.fchmod(handle.rawValue, (status.permissions | 0o700) & 0o7777, path: shown) } catch {
+                            throw FileSystemError(
+                                .remove, path: childShown, errno: error,
+                                reason: "its folder refuses changes (read-only or immutable)")
+                        }
+                    }
+                }
             }
             do { try Syscall.unlinkat(directory, name, removeDirectory: true) } catch {
+                if error == .noSuchFileOrDirectory { return removed - 1 }
                 throw FileSystemError(.removeDirectory, path: shown, errno: error)
             }
         } else {
             do { try Syscall.unlinkat(directory, name, removeDirectory: false) } catch {
-                if error == .noSuchFileOrDirectory { return }
+                if error == .noSuchFileOrDirectory { return 0 }
                 throw FileSystemError(.remove, path: shown, errno: error)
             }
         }
+        return removed
     }
 }

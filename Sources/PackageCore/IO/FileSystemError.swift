@@ -69,9 +69,10 @@ public struct FileOperation: Hashable, Sendable {
     public static let makeDirectory = FileOperation(verb: "create directory", systemCall: "mkdirat")
     public static let setPermissions = FileOperation(verb: "set permissions of", systemCall: "fchmod")
     public static let setTimes = FileOperation(verb: "set times of", systemCall: "utimensat")
+    public static let setOwner = FileOperation(verb: "set the owner of", systemCall: "fchown")
     public static let truncate = FileOperation(verb: "truncate", systemCall: "ftruncate")
     public static let copy = FileOperation(verb: "copy", systemCall: "copy_file_range")
-    public static let lock = FileOperation(verb: "lock", systemCall: "fcntl(F_OFD_SETLKW)")
+    public static let lock = FileOperation(verb: "lock", systemCall: "flock")
     public static let close = FileOperation(verb: "close", systemCall: "close")
     public static let seek = FileOperation(verb: "seek in", systemCall: "lseek")
 }

@@ -115,6 +115,11 @@ enum Syscall {
         _ = try retrying { Glibc.fchmod(descriptor, mode_t(mode)) }
     }
 
+    static func fchown(_ descriptor: Int32, _ user: UInt32, _ group: UInt32, path: String) throws(Errno) {
+        _ = try inject(.setPermissions, path)
+        _ = try retrying { Glibc.fchown(descriptor, uid_t(user), gid_t(group)) }
+    }
+
     static func fchmodat(_ directory: Int32, _ path: String, _ mode: UInt32) throws(Errno) {
         _ = try inject(.setPermissions, path)
         _ = try retrying { Glibc.fchmodat(directory, path, mode_t(mode), 0) }
@@ -199,5 +204,50 @@ enum Syscall {
 
     static func unlock(_ descriptor: Int32) {
         _ = pkg_ofd_unlock(descriptor)
+    }
+
+    /// sync_file_range(SYNC_FILE_RANGE_WRITE) over the whole file: best effort.
+    static func startWriteback(_ descriptor: Int32) { _ = pkg_start_writeback(descriptor) }
+
+    /// posix_fadvise(POSIX_FADV_SEQUENTIAL): a hint.
+    static func adviseSequential(_ descriptor: Int32) { pkg_advise_sequential(descriptor) }
+
+    /// flock(2) on the whole file (`LOCK_EX`, `LOCK_SH`, `LOCK_UN`, with `LOCK_NB`).
+    static func flock(_ descriptor: Int32, _ operation: Int32, path: String) throws(Errno) {
+        _ = try inject(.lock, path)
+        _ = try retrying { pkg_flock(descriptor, operation) }
+    }
+
+    /// realpath(3): the canonical absolute path, every symbolic link resolved.
+    static func realpath(_ path: String) throws(Errno) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `realpath` with the error as a `FileSystemError` naming `path`.
+    static func realpathOrThrow(_ path: String) throws(FileSystemError) -> String {
+        do { return try realpath(path) } catch { throw FileSystemError(.open, path: path, errno: error) }
+    }
+
+    /// clock_gettime(2) in nanoseconds.
+    static func clockNanoseconds(_ clock: clockid_t) -> Int64 {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    /// getdents64(2) into `buffer`; 0 at the end of the directory.
+    static func getdents64(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(Errno) -> Int {
+        _ = try inject(.readDirectory, path)
+        return try retrying { pkg_getdents64(descriptor, buffer.baseAddress, buffer.count) }
+    }
+
+    /// close(2), reporting its error (never retried: the descriptor is gone even on EINTR).
+    static func closeReporting(_ descriptor: Int32) throws(Errno) {
+        if Glibc.close(descriptor) != 0 {
+            let code = Errno.current
+            if code != .interrupted { throw code }
+        }
     }
 }

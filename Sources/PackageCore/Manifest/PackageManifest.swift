@@ -128,7 +128,7 @@ public struct PackageManifest: Sendable {
         -> ([UInt8], Int64)?
     {
         do {
-            let file = try FileDescriptor.open(name, relativeTo: directory.rawValue, options: [.noFollow])
+            let file = try FileDescriptor.open(name, relativeTo: directory.rawValue, options: [.noFollow], displayPath: path)
             let status = try file.status()
             guard status.kind == .regular else {
                 throw ManifestError(path: path, reason: .inconsistent("not a regular file"))

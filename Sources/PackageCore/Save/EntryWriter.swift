@@ -1,81 +1,84 @@
 import Glibc
 
-/// Writes the entries a save creates: regular files streamed in 1 MiB chunks (hashed in
-/// the same pass when their hash is not yet known), symbolic links and directories.
+/// Writes the entries a save creates: regular files streamed in 1 MiB chunks and hashed in
+/// the same pass, symbolic links and directories.
 ///
-/// One per saving thread: it owns the reused buffer.
+/// One per saving thread: it owns the reused buffer and hash state.
 final class EntryWriter {
     let buffer = ChunkBuffer()
+    let hasher = ContentHasher()
     let durability: Durability
     let progress: SaveProgressTracker
+    /// Called between chunks: throws to stop the save (cancellation).
+    let checkpoint: () throws -> Void
 
-    init(durability: Durability, progress: SaveProgressTracker) {
+    init(durability: Durability, progress: SaveProgressTracker, checkpoint: @escaping () throws -> Void) {
         self.durability = durability
         self.progress = progress
+        self.checkpoint = checkpoint
     }
 
     /// What writing a file produced.
     struct Written {
         var status: FileStatus
-        var hash: ContentHash
         var size: Int64
     }
 
     /// Creates the regular file `name` in `directory` (never replacing an existing name)
-    /// with the bytes of `origin`, the given permissions and modification time, and
-    /// fsyncs it when durability asks. When `expected` is given, the bytes written must
-    /// match its size (and its hash when hashing was needed): a source that changed under
-    /// the save fails it instead of saving something no one saw.
+    /// with the bytes of `origin`, the given permissions and modification time, and fsyncs
+    /// it when durability asks.
     ///
-    /// - Complexity: one chunked copy (`copy_file_range` from a file, or `write` from memory).
+    /// The bytes are hashed as they are written; unless they are exactly `expected` (size and
+    /// hash), the save is refused: the source changed between the moment it was described
+    /// and the moment it was copied. A file origin is also checked against the stat data seen
+    /// then, and before and after the copy (size, modification and change time): a file
+    /// rewritten in place during the copy — even to the same size — is refused, not saved as
+    /// a mix of two versions. `displayPath` names the entry in the package for messages.
+    ///
+    /// - Complexity: one streamed copy in chunks of `buffer.count` (holes of a sparse file
+    ///   skipped), one `fchmod`, `futimens`, `fsync` and `fstat`.
     func writeFile(
         _ origin: ContentOrigin, named name: String, in directory: Int32, displayPath: String,
-        permissions: UInt32, modificationTime: Int64?, expected: (hash: ContentHash, size: Int64)?
+        permissions: UInt32, modificationTime: Int64?, expected: (hash: ContentHash, size: Int64)
     ) throws -> Written {
         let file = try FileDescriptor.open(
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
             permissions: 0o600, displayPath: displayPath)
-        var hash: ContentHash
-        var size: Int64
+        hasher.reset()
+        var size: Int64 = 0
+        let chunkDone: (Int64) throws -> Void = { [progress, checkpoint] bytes in
+            progress.chunkWritten(bytes)
+            try checkpoint()
+        }
         switch origin {
         case .file(let path, let seen):
-            let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
-            let sourceStatus = try source.status()
-            guard sourceStatus.kind == .regular else {
-                throw FileSystemError(.read, path: path, reason: "is a \(sourceStatus.kind), not a regular file")
-            }
-            if let seen,
-                seen.inode != sourceStatus.inode || seen.size != sourceStatus.size
-                    || seen.modificationTime != sourceStatus.modificationTime
-            {
-                throw SaveRefusal("'\(path)' changed while it was being saved; save again")
-            }
-            let hashing = expected == nil
-            let outcome = try FileCopy.copy(
-                from: source, to: file, buffer: buffer, hashing: hashing,
-                expectedSize: expected?.size ?? sourceStatus.size
-            ) { [progress] bytes in progress.chunkWritten(bytes) }
-            size = outcome.bytes
-            hash = outcome.hash ?? expected?.hash ?? .empty
-            if let expected, size != expected.size || hash != expected.hash {
-                throw SaveRefusal(
-                    "'\(path)' changed while it was being saved (expected \(expected.size) bytes, read \(size)); save again")
-            }
+            size = try copyFile(path, seen: seen, expectedSize: expected.size, into: file, chunkDone: chunkDone)
         case .bytes(let bytes):
-            let hasher = ContentHasher()
-            var offset = 0
             try bytes.withUnsafeBytes { raw in
-                repeat {
+                var offset = 0
+                while offset < raw.count {
                     let end = min(raw.count, offset + buffer.count)
                     let chunk = UnsafeRawBufferPointer(rebasing: raw[offset..<end])
                     hasher.update(chunk)
                     try file.write(chunk)
-                    progress.chunkWritten(Int64(chunk.count))
                     offset = end
-                } while offset < raw.count
+                    try chunkDone(Int64(chunk.count))
+                }
             }
-            hash = hasher.digest()
             size = Int64(bytes.count)
+        case .stream(let stream):
+            try stream.forEachPiece { piece in
+                hasher.update(piece)
+                try file.write(piece)
+                size += Int64(piece.count)
+                try chunkDone(Int64(piece.count))
+            }
+        }
+        let hash = hasher.digest()
+        guard size == expected.size, hash == expected.hash else {
+            throw SaveRefusal(
+                "'\(origin.displayName ?? displayPath)' changed while it was being saved (expected \(expected.size) bytes "
+                    + "hashing \(expected.hash), read \(size) bytes hashing \(hash)); nothing was changed: save again")
         }
         try file.setPermissions(permissions)
         if let modificationTime { try file.setModificationTime(modificationTime) }
@@ -83,14 +86,71 @@ final class EntryWriter {
         let status = try file.status()
         try file.close()
         progress.fileWritten()
-        return Written(status: status, hash: hash, size: size)
+        return Written(status: status, size: size)
+    }
+
+    /// Copies the source file at `path` into `file`, hashing it in the same pass, and
+    /// checks it did not change before or during the copy. Returns the bytes copied.
+    private func copyFile(
+        _ path: String, seen: FileStatus?, expectedSize: Int64, into file: borrowing FileDescriptor,
+        chunkDone: (Int64) throws -> Void
+    ) throws -> Int64 {
+        let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
+        let (before, allocated) = try source.statusAndAllocation()
+        guard before.kind == .regular else {
+            throw SaveRefusal("'\(path)' changed while it was being saved: it is now a \(before.kind), not a regular file")
+        }
+        if let seen,
+            seen.inode != before.inode || seen.device != before.device || seen.size != before.size
+                || seen.modificationTime != before.modificationTime
+        {
+            throw SaveRefusal(
+                "'\(path)' changed while it was being saved (\(FileStatus.describeChange(from: seen, to: before))); "
+                    + "nothing was changed: save again")
+        }
+        guard before.size == expectedSize else {
+            throw SaveRefusal(
+                "'\(path)' changed while it was being saved (size \(expectedSize) → \(before.size) bytes); "
+                    + "nothing was changed: save again")
+        }
+        source.adviseSequential()
+        do {
+            try FileCopy.copyHashing(
+                from: source, size: before.size, sparse: allocated < before.size, to: file, buffer: buffer,
+                hasher: hasher, chunkCompleted: chunkDone)
+        } catch let error as FileSystemError where error.path == source.path && error.reason != nil {
+            throw SaveRefusal("'\(path)' changed while it was being saved (\(error.reason!)); nothing was changed: save again")
+        }
+        let after = try source.status()
+        if after.size != before.size || after.modificationTime != before.modificationTime
+            || after.changeTime != before.changeTime
+        {
+            throw SaveRefusal(
+                "'\(path)' changed while it was being saved (\(FileStatus.describeChange(from: before, to: after))); "
+                    + "nothing was changed: save again")
+        }
+        return before.size
     }
 
     /// Creates a symbolic link `name` in `directory` pointing at `target`.
-    func writeSymbolicLink(target: String, named name: String, in directory: Int32) throws -> FileStatus {
-        try FileSystem.makeSymbolicLink(name, target: target, relativeTo: directory)
+    func writeSymbolicLink(target: String, named name: String, in directory: Int32, displayPath: String) throws -> FileStatus {
+        do {
+            try FileSystem.makeSymbolicLink(name, target: target, relativeTo: directory)
+        } catch {
+            var named = error
+            named.path = displayPath
+            throw named
+        }
         progress.fileWritten()
         return try FileSystem.status(name, relativeTo: directory)
+    }
+}
+
+extension ContentOrigin {
+    /// The source path, for messages.
+    var displayName: String? {
+        if case .file(let path, _) = self { return path }
+        return nil
     }
 }
 

@@ -1,20 +1,33 @@
 /// Consistent reading of a package by commands that only look at it.
 public enum PackageAccess {
-    /// Runs `body` while the package is in a consistent state: an interrupted save is
-    /// recovered first (under the exclusive lock), and a shared lock is held during
-    /// `body` when the package has a lock file, so that no save runs meanwhile.
+    /// Runs `body` while the package is in a consistent state, and never fails because an
+    /// earlier save cannot be finished.
     ///
-    /// Directories that never saw a save have no lock file and get none: reading them
-    /// never writes anything beside them.
-    public static func reading<R>(_ packagePath: String, _ body: () throws -> R) throws -> R {
+    /// An interrupted save is recovered first, under the exclusive lock, when recovery
+    /// finds a journal it validated (never one it refused) or leftovers; should that fail
+    /// (a folder in the way, a full disk), `warn` hears why on one line and the package is
+    /// read as it stands. A shared lock is held during `body` when the package has a lock
+    /// file, so that no save runs meanwhile. Directories that never saw a save have no lock
+    /// file and get none: reading them writes nothing beside them.
+    ///
+    /// - Parameter warn: called with each warning (a journal set aside, an unfinished save).
+    public static func reading<R>(
+        _ packagePath: String, warn: (String) -> Void = { _ in }, _ body: () throws -> R
+    ) throws -> R {
+        guard let package = try? PackageLocation(packagePath) else { return try body() }
         // A task already holding the lock (a coordinated access) reads under it.
-        if PackageLockScope.covers(packagePath, exclusive: false) { return try body() }
-        if try PackageRecovery.needsRecovery(packagePath: packagePath) {
-            let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
-            defer { lock.release() }
-            try PackageRecovery.recover(packagePath: packagePath)
+        if PackageLockScope.covers(package, exclusive: false) { return try body() }
+        if PackageRecovery.needsRecovery(package) {
+            do {
+                let lock = try PackageLock.acquire(for: package, exclusive: true)
+                defer { lock.release() }
+                let report = try PackageRecovery.recover(package)
+                report.warnings.forEach(warn)
+            } catch {
+                warn("an earlier save of '\(package)' is unfinished (\(error)); reading it as it stands")
+            }
         }
-        let lock = try PackageLock.acquireSharedIfPresent(for: packagePath)
+        let lock = try? PackageLock.acquireSharedIfPresent(for: package)
         defer { lock?.release() }
         return try body()
     }

@@ -3,72 +3,110 @@ import Glibc
 /// The advisory lock that serialises everything that writes a package, and lets readers
 /// that need a consistent view wait for a save to finish.
 ///
-/// It is an OFD lock (`fcntl(F_OFD_SETLKW)`) on a zero-byte sibling file,
-/// `.<name>.pkgtool-lock`, beside the package: a sibling rather than a file inside,
-/// because saves that swap the whole package directory would swap a lock inside with it.
-/// OFD locks belong to the open file description, so two threads of one process exclude
-/// each other as two processes do, and the lock is released when the descriptor closes,
-/// even if the process dies. The lock file is never deleted (deleting lock files races).
+/// It is a `flock` on the package directory itself — nothing is created for it, inside the
+/// package or beside it. A save that swaps the whole directory (`full`, `atomic`) keeps
+/// holding the lock on the old directory, now under a staging name; so whoever waited for
+/// it checks, once granted, that the package's path still names the directory it locked,
+/// and if not, locks the new one (the usual protocol for locks on files that get replaced).
+/// A package that does not exist yet is created under a lock on its folder.
+///
+/// The package is found through its one canonical `PackageLocation`, whatever path the
+/// caller used. `flock` locks belong to the open file description: two threads of one
+/// process exclude each other as two processes do, and the lock goes when the process
+/// dies. Works on any item, a flat file included (the document layer locks those too).
 public final class PackageLock: @unchecked Sendable {
     // @unchecked: the descriptor is only closed by `release()` / deinit, which callers do
     // once; the lock itself is the kernel's.
-    private var descriptor: FileDescriptor?
-    public let packagePath: String
+    private var descriptor: SharedDescriptor?
+    public let package: PackageLocation
+    public var packagePath: String { package.path }
     public let exclusive: Bool
+    /// Whether the lock is on the folder (the package did not exist when it was taken).
+    public let isOnFolder: Bool
 
-    /// The lock file's path for the package at `packagePath`.
-    public static func lockFilePath(for packagePath: String) -> String {
-        let (parent, name) = AtomicFile.split(trimmingTrailingSlashes(packagePath))
-        return PackageLayout.joined(parent, "." + name + ".pkgtool-lock")
-    }
-
-    private init(descriptor: consuming FileDescriptor, packagePath: String, exclusive: Bool) {
-        self.descriptor = consume descriptor
-        self.packagePath = packagePath
+    private init(descriptor: SharedDescriptor, package: PackageLocation, exclusive: Bool, isOnFolder: Bool) {
+        self.descriptor = descriptor
+        self.package = package
         self.exclusive = exclusive
+        self.isOnFolder = isOnFolder
     }
 
     deinit { release() }
 
-    /// Takes the lock, waiting for it, creating the lock file when needed.
+    /// Takes the lock, waiting for it.
     ///
     /// - Parameter exclusive: true for writers (saves, recovery), false for readers.
-    public static func acquire(for packagePath: String, exclusive: Bool) throws -> PackageLock {
-        let path = lockFilePath(for: packagePath)
-        let file = try FileDescriptor.open(
-            path, access: .readWrite, options: [.create, .noFollow], permissions: 0o644)
-        try file.lock(exclusive: exclusive, wait: true)
-        return PackageLock(descriptor: file, packagePath: packagePath, exclusive: exclusive)
+    /// - Complexity: one `open`, one `flock` and two `stat`s, again after each swap that
+    ///   happened while waiting.
+    public static func acquire(for package: PackageLocation, exclusive: Bool) throws -> PackageLock {
+        let operation = exclusive ? LOCK_EX : LOCK_SH
+        while true {
+            guard let item = try openIfPresent(package.path) else {
+                // Not there yet: creating it is serialised on its folder.
+                let folder = SharedDescriptor(try FileDescriptor.openDirectory(package.parentPath))
+                try folder.descriptor.flock(operation, shownAs: package.parentPath)
+                if try FileSystem.statusIfExists(package.path) == nil {
+                    return PackageLock(descriptor: folder, package: package, exclusive: exclusive, isOnFolder: true)
+                }
+                continue
+            }
+            try item.descriptor.flock(operation, shownAs: package.path)
+            // Granted: is the path still the item we locked (no swap meanwhile)?
+            let locked = try item.descriptor.status()
+            if let current = try FileSystem.statusIfExists(package.path),
+                current.inode == locked.inode, current.device == locked.device
+            {
+                return PackageLock(descriptor: item, package: package, exclusive: exclusive, isOnFolder: false)
+            }
+        }
     }
 
-    /// Takes a shared lock when the lock file already exists; nil when no save has ever
-    /// created one (so that reading a directory never litters its parent).
-    public static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
-        let path = lockFilePath(for: packagePath)
-        let file: FileDescriptor
+    /// The item at `path` open for locking, or nil when nothing is there.
+    private static func openIfPresent(_ path: String) throws -> SharedDescriptor? {
         do {
-            file = try FileDescriptor.open(path, access: .readWrite, options: [.noFollow])
+            return SharedDescriptor(try FileDescriptor.open(path, options: [.noFollow, .nonBlocking], displayPath: path))
         } catch {
-            if error.isNotFound || error.errno == .readOnlyFileSystem || error.errno == .permissionDenied {
-                return nil
-            }
+            if error.isNotFound { return nil }
             throw error
         }
-        try file.lock(exclusive: false, wait: true)
-        return PackageLock(descriptor: file, packagePath: packagePath, exclusive: false)
     }
 
-    /// Releases the lock (closing the lock file). Idempotent.
-    public func release() {
-        if let descriptor = descriptor.take() {
-            descriptor.unlock()
-            _ = try? descriptor.close()
+    /// `acquire(for:exclusive:)` for a path, resolved to the package's location first.
+    public static func acquire(for packagePath: String, exclusive: Bool) throws -> PackageLock {
+        try acquire(for: try PackageLocation(packagePath), exclusive: exclusive)
+    }
+
+    /// Takes a shared lock when the package exists; nil when it does not (nothing to read).
+    public static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
+        try acquireSharedIfPresent(for: try PackageLocation(packagePath))
+    }
+
+    /// `acquireSharedIfPresent(for:)` for a resolved location.
+    public static func acquireSharedIfPresent(for package: PackageLocation) throws -> PackageLock? {
+        guard try FileSystem.statusIfExists(package.path) != nil else { return nil }
+        let lock = try acquire(for: package, exclusive: false)
+        if lock.isOnFolder {
+            lock.release()
+            return nil
         }
+        return lock
     }
 
-    static func trimmingTrailingSlashes(_ path: String) -> String {
-        var trimmed = Substring(path)
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-        return String(trimmed)
+    /// Releases the lock (closing its descriptor). Idempotent.
+    public func release() {
+        descriptor = nil
+    }
+}
+
+extension FileDescriptor {
+    /// `flock(operation)`, waiting; a file system without `flock` (ENOLCK, EOPNOTSUPP) is
+    /// taken as granting it, since nothing else can be locked there either.
+    func flock(_ operation: Int32, shownAs path: String) throws(FileSystemError) {
+        do {
+            try Syscall.flock(rawValue, operation, path: path)
+        } catch {
+            if error == Errno(rawValue: ENOLCK) || error == .notSupported { return }
+            throw FileSystemError(.lock, path: path, errno: error)
+        }
     }
 }

@@ -11,21 +11,33 @@ public enum PackageLockScope {
 
     /// Whether the current task holds the lock of the package at `packagePath`, exclusive
     /// if `exclusive` is asked for (a shared lock does not cover a write).
-    public static func covers(_ packagePath: String, exclusive: Bool) -> Bool {
-        guard let mode = held[key(packagePath)] else { return false }
+    public static func covers(_ package: PackageLocation, exclusive: Bool) -> Bool {
+        guard let mode = held[package.path] else { return false }
         return mode || !exclusive
+    }
+
+    /// `covers(_:exclusive:)` for a path (false when it cannot be resolved).
+    public static func covers(_ packagePath: String, exclusive: Bool) -> Bool {
+        guard let package = try? PackageLocation(packagePath) else { return false }
+        return covers(package, exclusive: exclusive)
     }
 
     /// Whether the current task holds a shared lock only on the package at `packagePath`:
     /// asking for the exclusive lock now would deadlock against itself.
+    public static func holdsSharedOnly(_ package: PackageLocation) -> Bool {
+        held[package.path] == false
+    }
+
+    /// `holdsSharedOnly(_:)` for a path.
     public static func holdsSharedOnly(_ packagePath: String) -> Bool {
-        held[key(packagePath)] == false
+        guard let package = try? PackageLocation(packagePath) else { return false }
+        return holdsSharedOnly(package)
     }
 
     /// Runs `body` with `lock` recorded as held by the current task (and its child tasks).
     public static func withLock<R>(_ lock: PackageLock, _ body: () throws -> R) rethrows -> R {
         var locks = held
-        locks[key(lock.packagePath)] = lock.exclusive
+        locks[lock.package.path] = lock.exclusive
         return try $held.withValue(locks, operation: body)
     }
 
@@ -34,16 +46,7 @@ public enum PackageLockScope {
         _ lock: PackageLock, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
     ) async rethrows -> R {
         var locks = held
-        locks[key(lock.packagePath)] = lock.exclusive
+        locks[lock.package.path] = lock.exclusive
         return try await $held.withValue(locks, operation: body)
-    }
-
-    /// The path as a key: duplicate and trailing slashes and "." components removed, so
-    /// that "/tmp//a/" and "/tmp/a" are one package.
-    static func key(_ path: String) -> String {
-        let absolute = path.hasPrefix("/")
-        let components = path.split(separator: "/").filter { $0 != "." }
-        let joined = components.joined(separator: "/")
-        return absolute ? "/" + joined : joined
     }
 }

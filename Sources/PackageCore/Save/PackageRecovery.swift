@@ -1,11 +1,18 @@
-import Glibc
-
-/// Brings a package back to exactly one complete version after an interrupted save.
+/// Brings a package back to exactly one complete version after an interrupted save, and
+/// keeps pkgtool's own metadata in it sound.
 ///
-/// Run, under the package's exclusive lock, by every save before it starts and by every
-/// command that finds leftovers: a committed journal is rolled forward; temporaries of
-/// an uncommitted journaled save are removed; staging directories beside the package
-/// are removed, and a package moved aside by the no-exchange fallback is put back.
+/// Run, under the package's exclusive lock, by every save before it starts and by the
+/// commands that find leftovers. In order:
+/// 1. Beside the package: a version set aside by the no-exchange fallback with nothing at
+///    the package's path is put back; staging trees and set-aside versions whose owner is
+///    gone are removed (`StagedReplacement.sweepLeftovers`).
+/// 2. Inside `.pkgtool`: pieces of the wrong type are set aside; a committed journal is
+///    validated (`SaveJournal.decode`) and rolled forward, or — refused — set aside with a
+///    warning and never applied; temporaries of an uncommitted save are removed.
+///
+/// Whenever the package may hold something its manifest does not say (a journal refused or
+/// lost, a damaged manifest), a marker asks the next save to check the package before
+/// trusting its manifest (`PackageRecovery.checkMarkerName`).
 public enum PackageRecovery {
     /// What recovery did.
     public struct Report: Sendable, Equatable {
@@ -13,113 +20,210 @@ public enum PackageRecovery {
         public var temporariesRemoved = 0
         public var stagingDirectoriesRemoved = 0
         public var restoredFromAside = false
+        /// Things set aside or left undone, one sentence each, for the person to read.
+        public var warnings: [String] = []
         public var didAnything: Bool {
             rolledForward || temporariesRemoved > 0 || stagingDirectoriesRemoved > 0 || restoredFromAside
+                || !warnings.isEmpty
         }
     }
 
-    /// The names of staging and set-aside directories of the package called `name`.
-    static func stagingPrefix(for name: String) -> String { "." + name + ".pkgtool-staging-" }
-    static func asidePrefix(for name: String) -> String { "." + name + ".pkgtool-old-" }
-    /// The previous version an atomic save keeps when asked (`SaveOptions.keepsPrevious`).
-    /// Not a leftover: recovery leaves it alone.
-    public static func previousName(for name: String) -> String { "." + name + ".pkgtool-previous" }
+    /// The marker file in `.pkgtool` that tells the next save not to trust the manifest
+    /// until it has checked the package against it (as `--check-package` does).
+    public static let checkMarkerName = "check"
+    /// Where pieces of `.pkgtool` that cannot be used are set aside, inside `.pkgtool`.
+    public static let setAsideDirectoryName = "set-aside"
 
     /// Whether there is anything to recover (cheap: a few stats and one listing of the
-    /// parent directory). A probe: where the package cannot even be looked into, it says
+    /// package's folder). A probe: where the package cannot even be looked into, it says
     /// no, and the operation that follows reports the real problem.
     public static func needsRecovery(packagePath: String) throws -> Bool {
-        do {
-            return try probe(packagePath)
-        } catch {
-            return false
-        }
+        guard let package = try? PackageLocation(packagePath) else { return false }
+        return needsRecovery(package)
     }
 
-    private static func probe(_ packagePath: String) throws -> Bool {
-        let metadata = PackageLayout.metadataDirectory(of: packagePath)
-        if try FileSystem.statusIfExists(PackageLayout.joined(metadata, SaveJournal.fileName)) != nil { return true }
-        let temporary = PackageLayout.joined(metadata, SaveJournal.temporaryDirectoryName)
-        if try FileSystem.statusIfExists(temporary) != nil {
+    /// `needsRecovery(packagePath:)` for a resolved location.
+    public static func needsRecovery(_ package: PackageLocation) -> Bool {
+        (try? probe(package)) ?? false
+    }
+
+    private static func probe(_ package: PackageLocation) throws -> Bool {
+        let metadata = package.metadataPath
+        if let status = try FileSystem.statusIfExists(metadata), status.kind != .directory { return true }
+        if try FileSystem.statusIfExists(RelativePath.join(metadata, SaveJournal.fileName)) != nil { return true }
+        let temporary = RelativePath.join(metadata, SaveJournal.temporaryDirectoryName)
+        if let status = try FileSystem.statusIfExists(temporary) {
+            guard status.kind == .directory else { return true }
             let directory = try FileDescriptor.openDirectory(temporary)
             if try !DirectoryListing.names(in: directory).isEmpty { return true }
         }
-        return try !leftovers(packagePath: packagePath).isEmpty
-    }
-
-    /// Staging and set-aside directories beside the package.
-    static func leftovers(packagePath: String) throws -> [String] {
-        let (parent, name) = AtomicFile.split(PackageLock.trimmingTrailingSlashes(packagePath))
-        let directory = try FileDescriptor.openDirectory(parent)
-        let staging = stagingPrefix(for: name)
-        let aside = asidePrefix(for: name)
-        return try DirectoryListing.names(in: directory).filter { $0.hasPrefix(staging) || $0.hasPrefix(aside) }.sorted()
+        let parent = try FileDescriptor.openDirectory(package.parentPath)
+        return try DirectoryListing.names(in: parent).contains { package.siblings.role(of: $0) != nil }
     }
 
     /// Recovers the package at `packagePath`. The caller holds the exclusive `PackageLock`.
+    @discardableResult
+    public static func recover(packagePath: String, durability: Durability = .full) throws -> Report {
+        try recover(try PackageLocation(packagePath), durability: durability)
+    }
+
+    /// Recovers the package at `package`. The caller holds the exclusive `PackageLock`.
     ///
+    /// - Throws: `FileSystemError` when a committed journal cannot be applied (it names the
+    ///   path in the way and stays, so that the next command finishes once the obstacle is
+    ///   gone), or the package cannot be put back from a set-aside version.
     /// - Complexity: the journal's operations when one is committed; otherwise one removal
     ///   per leftover entry.
     @discardableResult
-    public static func recover(packagePath: String, durability: Durability = .full) throws -> Report {
+    public static func recover(_ package: PackageLocation, durability: Durability = .full) throws -> Report {
         var report = Report()
-        let path = PackageLock.trimmingTrailingSlashes(packagePath)
-        let (parentPath, name) = AtomicFile.split(path)
-        let parent = try FileDescriptor.openDirectory(parentPath)
 
-        // 1. A package set aside by the no-exchange fallback, with nothing in its place.
-        let asides = try DirectoryListing.names(in: parent).filter { $0.hasPrefix(asidePrefix(for: name)) }.sorted()
-        if try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) == nil, let aside = asides.last {
-            try FileSystem.rename(aside, to: name, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-            if durability == .full { try parent.sync() }
-            report.restoredFromAside = true
+        // 1. Beside the package.
+        var status = try FileSystem.statusIfExists(package.path)
+        do {
+            let swept = try StagedReplacement.sweepLeftovers(beside: package.path, durability: durability)
+            if status == nil, swept > 0 {
+                status = try FileSystem.statusIfExists(package.path)
+                report.restoredFromAside = status != nil
+            }
+            report.stagingDirectoriesRemoved = swept - (report.restoredFromAside ? 1 : 0)
+        } catch {
+            guard status != nil else { throw error }
+            report.warnings.append("leftovers of an earlier save beside '\(package)' could not be removed: \(error)")
         }
 
-        // 2. Inside the package: roll a committed journal forward, drop uncommitted temporaries.
-        if try FileSystem.statusIfExists(name, relativeTo: parent.rawValue)?.kind == .directory {
-            let root = try FileDescriptor.openDirectory(name, relativeTo: parent.rawValue, displayPath: path)
-            let metadataName = PackageLayout.metadataDirectoryName
-            let journalPath = metadataName + "/" + SaveJournal.fileName
-            if try FileSystem.statusIfExists(journalPath, relativeTo: root.rawValue) != nil {
-                let bytes = try readAll(journalPath, relativeTo: root.rawValue, displayPath: PackageLayout.joined(path, journalPath))
-                if let journal = SaveJournal.decode(bytes) {
-                    _ = try journal.apply(root: root, rootPath: path, durability: durability)
-                    report.rolledForward = true
-                }
-                try FileSystem.remove(journalPath, relativeTo: root.rawValue)
-                if durability == .full { try FileSystem.syncDirectory(metadataName, relativeTo: root.rawValue) }
-            }
-            let temporaryPath = metadataName + "/" + SaveJournal.temporaryDirectoryName
-            if try FileSystem.statusIfExists(temporaryPath, relativeTo: root.rawValue) != nil {
-                let temporary = try FileDescriptor.openDirectory(temporaryPath, relativeTo: root.rawValue)
-                for leftover in try DirectoryListing.names(in: temporary) {
-                    try FileSystem.removeTree(leftover, relativeTo: temporary.rawValue)
-                    report.temporariesRemoved += 1
-                }
-            }
-            // Half-written atomic replacements of the journal or manifest files.
-            if try FileSystem.statusIfExists(metadataName, relativeTo: root.rawValue)?.kind == .directory {
-                let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: root.rawValue)
-                for leftover in try DirectoryListing.names(in: metadata) where leftover.contains(AtomicFile.temporaryMarker) {
-                    try FileSystem.remove(leftover, relativeTo: metadata.rawValue)
-                    report.temporariesRemoved += 1
-                }
-            }
-        }
-
-        // 3. Staging directories (a new tree never swapped in, or an old one not yet
-        //    removed) and set-aside copies that are no longer needed.
-        for leftover in try DirectoryListing.names(in: parent)
-        where leftover.hasPrefix(stagingPrefix(for: name)) || leftover.hasPrefix(asidePrefix(for: name)) {
-            try FileSystem.removeTree(leftover, relativeTo: parent.rawValue)
-            report.stagingDirectoriesRemoved += 1
-        }
+        // 2. Inside the package.
+        guard status?.kind == .directory else { return report }
+        let root = try FileDescriptor.openDirectory(package.path)
+        try recoverMetadata(of: package, root: root, durability: durability, report: &report)
         return report
     }
 
+    private static func recoverMetadata(
+        of package: PackageLocation, root: borrowing FileDescriptor, durability: Durability, report: inout Report
+    ) throws {
+        let metadataName = PackageLayout.metadataDirectoryName
+        guard let metadataStatus = try FileSystem.statusIfExists(metadataName, relativeTo: root.rawValue) else { return }
+        guard metadataStatus.kind == .directory else {
+            // The name is pkgtool's (Specs/manifest.md): whatever stands there is not content.
+            try FileSystem.removeTree(metadataName, relativeTo: root.rawValue, displayPath: package.metadataPath)
+            report.warnings.append(
+                "'\(package.metadataPath)' was a \(metadataStatus.kind), not pkgtool's metadata folder: removed; the next save rebuilds the manifest")
+            return
+        }
+        let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: root.rawValue, displayPath: package.metadataPath)
+        var needsCheck = false
+
+        // Pieces of the wrong type cannot be used, nor trusted: set aside.
+        let expectedKinds: [String: FileKind] = [
+            SaveJournal.fileName: .regular, SaveJournal.temporaryDirectoryName: .directory,
+            PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
+        ]
+        // (The listing's d_type spares a stat per entry; `unknown` costs one.)
+        var present = Set<String>()
+        for entry in try DirectoryListing.entries(in: metadata) {
+            present.insert(entry.name)
+            let name = entry.name
+            let expected = expectedKinds[name] ?? (name.hasPrefix(PackageLayout.deltaFilePrefix) ? .regular : nil)
+            if name.contains(".pkgtool-") {
+                // Half-written atomic replacements of the journal or manifest files.
+                try FileSystem.removeTree(name, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + name)
+                report.temporariesRemoved += 1
+                continue
+            }
+            guard let expected else { continue }
+            var kind = entry.kind
+            if kind == .unknown {
+                guard let status = try FileSystem.statusIfExists(name, relativeTo: metadata.rawValue) else { continue }
+                kind = status.kind
+            }
+            if kind != expected {
+                try setAside(name, in: metadata, package: package)
+                present.remove(name)
+                report.warnings.append(
+                    "'\(package.metadataPath)/\(name)' was a \(kind), not a \(expected): set aside; the next save rebuilds it")
+                needsCheck = needsCheck || name != SaveJournal.temporaryDirectoryName
+            }
+        }
+
+        // A committed journal: validated, then rolled forward; refused, set aside.
+        let temporaryName = SaveJournal.temporaryDirectoryName
+        if present.contains(SaveJournal.fileName) {
+            let journalPath = package.metadataPath + "/" + SaveJournal.fileName
+            let bytes = try readAll(SaveJournal.fileName, relativeTo: metadata.rawValue, displayPath: journalPath)
+            let temporaryInode = (try? FileSystem.status(temporaryName, relativeTo: metadata.rawValue).inode) ?? 0
+            let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: temporaryInode)
+            switch SaveJournal.decode(bytes, expected: binding) {
+            case .success(let journal):
+                do {
+                    _ = try journal.apply(root: root, package: package, durability: durability)
+                } catch let error as FileSystemError {
+                    var explained = error
+                    explained.reason = [error.reason, "an earlier save of '\(package)' could not be finished; once this is fixed, any pkgtool command on it finishes it"]
+                        .compactMap { $0 }.joined(separator: "; ")
+                    throw explained
+                }
+                try FileSystem.remove(SaveJournal.fileName, relativeTo: metadata.rawValue)
+                if durability == .full { try metadata.sync() }
+                report.rolledForward = true
+            case .failure(let refusal):
+                try setAside(SaveJournal.fileName, in: metadata, package: package)
+                report.warnings.append(
+                    "set aside the journal '\(journalPath)' without applying it: \(refusal.reason)")
+                needsCheck = true
+            }
+        }
+
+        // Temporaries of a save that never committed. (Without a journal they may also be
+        // what is left of one applied halfway and then lost: the next save checks.)
+        if present.contains(temporaryName) {
+            let temporary = try FileDescriptor.openDirectory(
+                temporaryName, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + temporaryName)
+            for leftover in try DirectoryListing.names(in: temporary) {
+                try FileSystem.removeTree(
+                    leftover, relativeTo: temporary.rawValue, displayPath: package.metadataPath + "/" + temporaryName + "/" + leftover)
+                report.temporariesRemoved += 1
+                needsCheck = true
+            }
+        }
+
+        if needsCheck { try markForCheck(metadata, durability: durability) }
+    }
+
+    /// Moves `name` out of the way into `.pkgtool/set-aside/` (replacing what an earlier
+    /// refusal put there under the same name), where a person can still look at it.
+    private static func setAside(_ name: String, in metadata: borrowing FileDescriptor, package: PackageLocation) throws {
+        if try FileSystem.statusIfExists(setAsideDirectoryName, relativeTo: metadata.rawValue)?.kind != .directory {
+            try FileSystem.removeTree(setAsideDirectoryName, relativeTo: metadata.rawValue)
+            try FileSystem.makeDirectory(setAsideDirectoryName, relativeTo: metadata.rawValue, permissions: 0o700)
+        }
+        let target = setAsideDirectoryName + "/" + name
+        try FileSystem.removeTree(target, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + target)
+        try FileSystem.rename(name, to: target, fromDirectory: metadata.rawValue, toDirectory: metadata.rawValue)
+    }
+
+    /// Leaves the marker that makes the next save check the package before trusting its
+    /// manifest.
+    static func markForCheck(_ metadata: borrowing FileDescriptor, durability: Durability) throws {
+        let marker = try FileDescriptor.open(
+            checkMarkerName, relativeTo: metadata.rawValue, access: .writeOnly, options: [.create, .noFollow])
+        if durability == .full { try marker.sync() }
+        try marker.close()
+        if durability == .full { try metadata.sync() }
+    }
+
+    /// Whether the package carries the marker of `markForCheck`.
+    static func isMarkedForCheck(_ package: PackageLocation) -> Bool {
+        (try? FileSystem.statusIfExists(package.metadataPath + "/" + checkMarkerName)) != nil
+    }
+
     static func readAll(_ path: String, relativeTo directory: Int32, displayPath: String) throws -> [UInt8] {
-        let file = try FileDescriptor.open(path, relativeTo: directory, options: [.noFollow])
+        let file = try FileDescriptor.open(path, relativeTo: directory, options: [.noFollow], displayPath: displayPath)
         let size = Int(try file.status().size)
+        // A journal is a few bytes per operation; a huge one is not ours.
+        guard size <= 1 << 30 else {
+            throw FileSystemError(.read, path: displayPath, reason: "it is too large to be a pkgtool journal")
+        }
         var bytes = [UInt8](repeating: 0, count: size)
         let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
         return Array(bytes[..<count])

@@ -1,195 +1,176 @@
 import Glibc
 
-/// The save engine: makes a package's content equal to a new snapshot, writing only what
+/// The save engine: makes a package's content equal to a new tree, writing only what
 /// changed, crash-safe, with the chosen strategy (Specs/save.md).
 public enum PackageSaver {
-    /// Makes the package at `packagePath` hold exactly the tree at `source` (created when
-    /// absent), like `rsync -a --delete SOURCE/ PACKAGE/` but crash-safe and atomic as the
-    /// strategy promises, then records the new state in the package's manifest.
+    /// Makes the package at `packagePath` hold exactly the tree `source` describes (creating
+    /// the package when absent), then records the new state in its manifest. The one way
+    /// pkgtool changes a package: the CLI's `save`, `FileWrapper.write(to:…)`, the document
+    /// layer and pulls from a remote all come through here.
     ///
-    /// Unchanged means equal content hash and size at the same path. Source files whose
-    /// stat data match what the manifest recorded at the last save from them are not
-    /// reread. The package's state comes from its manifest (kept exact by every save); with
-    /// `options.trustManifest` false, the package's own stat data are checked against it
-    /// first, so that edits made behind pkgtool's back are seen too.
+    /// In order: the package's path is resolved once (`PackageLocation`); its exclusive lock
+    /// is taken (unless this task holds it already: `PackageLockScope`) and an interrupted
+    /// save recovered; the package's current state is read from its manifest (or, when the
+    /// manifest cannot be trusted, by checking the package); the source describes the new
+    /// tree — only its changed parts when it knows them; the two are compared entry by entry
+    /// (unchanged means equal kind, executable bit, size and content hash at the same path);
+    /// the strategy writes the difference and commits; the manifest records the result.
     ///
-    /// - Complexity: a stat of every source entry (and package entry, unless trusted), a
-    ///   read of every source file whose stat changed, and writes in proportion to the
-    ///   change (`journaled`), to the change plus one link per unchanged file (`atomic`),
-    ///   or to the whole package (`full`).
-    public static func save(directory source: String, to packagePath: String, options: SaveOptions = SaveOptions())
-        throws -> SaveStatistics
-    {
-        let clock = Stopwatch()
-        var statistics = SaveStatistics(strategy: options.strategy)
-        let packagePath = PackageLock.trimmingTrailingSlashes(packagePath)
-        let sourceStatus = try FileSystem.status(source, followSymlinks: true)
-        guard sourceStatus.kind == .directory else {
-            throw SaveRefusal("cannot save from '\(source)': it is a \(sourceStatus.kind), not a directory")
+    /// - Parameters:
+    ///   - progress: coarse progress (one unit per file written or linked, one per MiB), on
+    ///     top of `options.progress`.
+    /// - Returns: what was done, counted by the engine.
+    /// - Throws: `FileSystemError` for I/O trouble, `SaveRefusal` when the input is refused
+    ///   (a source file changed while it was saved, a name the package cannot hold),
+    ///   `CancellationError` when cancelled before the commit; in every case the package
+    ///   keeps its last good version.
+    /// - Complexity: as the source's description (a stat of every source entry for a
+    ///   directory; the edited parts for a tree read from this package), then writes in
+    ///   proportion to the change (`journaled`), to the change plus one link per unchanged
+    ///   file (`atomic`), or to the whole package (`full`).
+    @discardableResult
+    public static func save(
+        _ source: some SaveSource, to packagePath: String, options: SaveOptions = SaveOptions(),
+        progress: consuming Subprogress? = nil
+    ) throws -> SaveOutcome {
+        var options = options
+        var bridge: SaveProgressBridge?
+        if let progress = progress.take() {
+            let made = SaveProgressBridge(progress)
+            bridge = made
+            options.progress = SaveProgressBridge.chained(options.progress, made.report)
         }
-        try refuseNonDirectory(packagePath)
-        try refuseOverlap(source: source, package: packagePath)
-        return try withExclusiveAccess(to: packagePath, durability: options.durability) { recovered in
-            statistics.recovered = recovered
-            return try saveLocked(
-                directory: source, sourcePermissions: sourceStatus.permissions, to: packagePath, options: options,
-                statistics: statistics, clock: clock)
-        }
+        defer { bridge?.finish() }
+        let package = try PackageLocation(packagePath)
+        return try save(source, at: package, options: options)
     }
 
-    /// `save(directory:to:options:)` once the lock is held and recovery done.
-    private static func saveLocked(
-        directory source: String, sourcePermissions: UInt32, to packagePath: String, options: SaveOptions,
-        statistics: SaveStatistics, clock: Stopwatch
-    ) throws -> SaveStatistics {
-        var statistics = statistics
-        // The package's current state.
-        let current = try currentState(of: packagePath, options: options, statistics: &statistics)
-        let packageExists = current.exists
-        let manifest = current.manifest
-        let old = current.snapshot
-        let recorded = current.recorded
-
-        // The new state: the source, with the manifest as its stat cache.
-        var sourceLookup: TreeScanner.HashLookup?
-        if let cache = manifest {
-            sourceLookup = cache.sourceHashLookup
+    /// `save(_:to:options:progress:)` once the path is resolved.
+    static func save(_ source: some SaveSource, at package: PackageLocation, options: SaveOptions) throws -> SaveOutcome {
+        let clock = Stopwatch()
+        if options.keepsPrevious && options.strategy != .atomic {
+            throw SaveRefusal("keeping the previous version applies to the atomic strategy, not \(options.strategy)")
         }
-        let scanner = TreeScanner(
-            workers: options.workers, knownHash: sourceLookup,
-            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
-        let sourceScan = try scanner.scan(source)
-        statistics.filesHashed += sourceScan.filesHashed
-        statistics.bytesHashed += sourceScan.bytesHashed
-        for skipped in sourceScan.skipped {
-            statistics.notes.append("skipped '\(PackageLayout.joined(source, skipped.path))': a \(skipped.kind) is not package content")
+        try refuseNonDirectory(package)
+        try source.validate(for: package)
+        return try withExclusiveAccess(to: package, durability: options.durability) { recovered in
+            let packageExists = try FileSystem.statusIfExists(package.path) != nil
+            var context = SaveSourceContext(package: package, packageExists: packageExists, options: options)
+            var statistics = SaveStatistics(strategy: options.strategy)
+            statistics.recovered = recovered
+            let executed: SaveContext.Result
+            if packageExists, options.strategy == .journaled, options.trustManifest,
+                let parts = try source.changedParts(in: context)
+            {
+                statistics.filesHashed = parts.filesHashed
+                statistics.bytesHashed = parts.bytesHashed
+                statistics.notes = parts.notes
+                let plan = SavePlan(
+                    old: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.current), rootHash: parts.head.rootHash),
+                    new: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.new), rootHash: parts.newRootHash),
+                    origins: parts.contents, unknownOldContent: parts.unknownContent)
+                let saving = SaveContext(
+                    package: package, plan: plan, manifest: PackageManifest(head: parts.head), options: options,
+                    rootPermissions: parts.rootPermissions, newEntryCount: parts.newEntryCount)
+                executed = try saving.execute(packageExists: true, statistics: statistics)
+            } else {
+                let current = try currentState(of: package, exists: packageExists, options: options, statistics: &statistics)
+                context.manifest = current.manifest
+                let tree = try source.wholeTree(in: context)
+                statistics.filesHashed += tree.filesHashed
+                statistics.bytesHashed += tree.bytesHashed
+                statistics.notes += tree.notes
+                let plan = SavePlan(
+                    old: current.snapshot, new: tree.snapshot, origins: tree.contents, recorded: current.recorded,
+                    reread: Set(tree.rehashed.map(FileName.init)))
+                let saving = SaveContext(
+                    package: package, plan: plan, manifest: current.manifest, options: options,
+                    rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)
+                executed = try saving.execute(packageExists: packageExists, statistics: statistics)
+            }
+            var outcome = SaveOutcome(statistics: executed.statistics, head: executed.head, written: executed.written)
+            outcome.statistics.seconds = clock.seconds
+            source.didSave(outcome, in: context)
+            return outcome
         }
-        var newEntries = sourceScan.snapshot.entries
-        var origins: [ContentOrigin?] = Array(repeating: nil, count: newEntries.count)
-        for index in newEntries.indices where newEntries[index].kind == .regular {
-            let entry = newEntries[index]
-            newEntries[index].source = SourceStamp(
-                device: entry.device, inode: entry.inode, modificationTime: entry.modificationTime,
-                changeTime: entry.changeTime)
-            origins[index] = .file(
-                path: PackageLayout.joined(source, entry.path),
-                seen: FileStatus(
-                    kind: .regular, permissions: entry.permissions, size: entry.size,
-                    modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
-                    device: entry.device))
-        }
-        let new = TreeSnapshot(entries: newEntries, rootHash: sourceScan.snapshot.rootHash)
-        let plan = SavePlan(
-            old: old, new: new, origins: origins, recorded: recorded,
-            reread: Set(sourceScan.hashedPaths.map(FileName.init)))
-
-        let context = SaveContext(
-            packagePath: packagePath, plan: plan, manifest: manifest, options: options,
-            rootPermissions: sourcePermissions)
-        try context.execute(packageExists: packageExists, statistics: &statistics)
-        statistics.rootHash = new.rootHash
-        statistics.entryCount = new.entries.count
-        statistics.seconds = clock.seconds
-        return statistics
     }
 
     /// Runs `body` holding the package's exclusive lock — unless this task holds it already
     /// (`PackageLockScope`, a coordinated save) — after recovering an interrupted save.
     /// `body` learns whether recovery had anything to do.
     static func withExclusiveAccess<R>(
-        to packagePath: String, durability: Durability, _ body: (_ recovered: Bool) throws -> R
+        to package: PackageLocation, durability: Durability, _ body: (_ recovered: Bool) throws -> R
     ) throws -> R {
-        if PackageLockScope.holdsSharedOnly(packagePath) {
-            throw SaveRefusal("cannot save '\(packagePath)' while this task holds its lock for reading")
+        if PackageLockScope.holdsSharedOnly(package) {
+            throw SaveRefusal("cannot save '\(package)' while this task holds its lock for reading")
         }
         func recoverAndRun() throws -> R {
-            let exists = try FileSystem.statusIfExists(packagePath) != nil
             var recovered = false
-            if exists { recovered = try PackageRecovery.recover(packagePath: packagePath, durability: durability).didAnything }
+            if try FileSystem.statusIfExists(package.path) != nil {
+                recovered = try PackageRecovery.recover(package, durability: durability).didAnything
+            }
             return try body(recovered)
         }
-        if PackageLockScope.covers(packagePath, exclusive: true) { return try recoverAndRun() }
-        let lock = try PackageLock.acquire(for: packagePath, exclusive: true)
+        if PackageLockScope.covers(package, exclusive: true) { return try recoverAndRun() }
+        let lock = try PackageLock.acquire(for: package, exclusive: true)
         defer { lock.release() }
         return try PackageLockScope.withLock(lock) { try recoverAndRun() }
     }
 
     /// Refuses a package path that holds something other than a directory.
-    static func refuseNonDirectory(_ packagePath: String) throws {
-        if let existing = try FileSystem.statusIfExists(packagePath), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(packagePath)': it is a \(existing.kind), not a package directory")
+    static func refuseNonDirectory(_ package: PackageLocation) throws {
+        if let existing = try FileSystem.statusIfExists(package.path), existing.kind != .directory {
+            throw SaveRefusal("cannot save to '\(package)': it is a \(existing.kind), not a package directory")
         }
     }
 
-    /// Refuses a source inside the package or a package inside the source: saving would
-    /// copy a tree into itself.
-    static func refuseOverlap(source: String, package: String) throws {
-        let sourceReal = realPath(source)
-        guard let sourceReal else { return }
-        var packageReal = realPath(package)
-        if packageReal == nil {
-            let (parent, name) = AtomicFile.split(package)
-            packageReal = realPath(parent).map { PackageLayout.joined($0, name) }
+    /// What the package holds now: from its manifest when trusted, else a scan that takes
+    /// unchanged files' hashes from the manifest's stat cache.
+    static func currentState(
+        of package: PackageLocation, exists: Bool, options: SaveOptions, statistics: inout SaveStatistics
+    ) throws -> (manifest: PackageManifest?, snapshot: TreeSnapshot, recorded: PackageManifest?) {
+        guard exists else { return (nil, .empty, nil) }
+        var manifest: PackageManifest?
+        do {
+            manifest = try PackageManifest.load(packagePath: package.path)
+        } catch let problem as ManifestError {
+            statistics.notes.append("\(problem); rebuilt it by hashing the package")
         }
-        guard let packageReal else { return }
-        if sourceReal == packageReal || sourceReal.hasPrefix(packageReal + "/") || packageReal.hasPrefix(sourceReal + "/") {
-            throw SaveRefusal("cannot save '\(source)' to '\(package)': one lies inside the other")
-        }
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        if manifest == nil { statistics.manifestRebuilt = true }
+        if options.trustManifest, let manifest { return (manifest, manifest.snapshot, nil) }
+        let scanner = TreeScanner(
+            workers: options.workers, knownHash: manifest?.hashLookup,
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        let scan = try scanner.scan(package.path)
+        var snapshot = scan.snapshot
+        if let manifest { snapshot.adoptSourceStamps(from: manifest.snapshot) }
+        statistics.filesHashed += scan.filesHashed
+        statistics.bytesHashed += scan.bytesHashed
+        return (manifest, snapshot, manifest)
     }
 }
 
 extension TreeSnapshot {
     /// Copies the source stamps `recorded` holds for the same paths (a merge join: O(n)).
     mutating func adoptSourceStamps(from recorded: TreeSnapshot) {
-        var other = 0
-        for index in entries.indices {
-            while other < recorded.entries.count
-                && PathOrder.pathLess(recorded.entries[other].path, entries[index].path)
-            {
-                other += 1
-            }
-            guard other < recorded.entries.count else { return }
-            if PathOrder.sameBytes(recorded.entries[other].path, entries[index].path) {
-                entries[index].source = recorded.entries[other].source
-            }
+        PathOrder.mergeJoin(recorded.entries, entries, path: \.path) { step in
+            if case .both(let old, let new) = step { entries[new].source = recorded.entries[old].source }
+            return (1, 1)
         }
     }
 }
 
 /// Wall-clock time of one operation.
 struct Stopwatch {
-    private let start: timespec
-    init() {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        start = now
-    }
-    var seconds: Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec - start.tv_sec) + Double(now.tv_nsec - start.tv_nsec) / 1e9
-    }
+    private let start = Syscall.clockNanoseconds(CLOCK_MONOTONIC)
+    var seconds: Double { Double(Syscall.clockNanoseconds(CLOCK_MONOTONIC) - start) / 1e9 }
 }
 
 /// Wall-clock readings in the kernel's file-timestamp clock, for relink windows.
 enum FileClock {
     /// A time no later than any timestamp the kernel sets from now on (the coarse clock).
-    static func lowerBound() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME_COARSE, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    static func lowerBound() -> Int64 { Syscall.clockNanoseconds(CLOCK_REALTIME_COARSE) }
 
     /// A time no earlier than any timestamp the kernel has set so far.
-    static func upperBound() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-    }
+    static func upperBound() -> Int64 { Syscall.clockNanoseconds(CLOCK_REALTIME) }
 }

@@ -18,31 +18,33 @@ struct PreviousTree {
 }
 
 extension SaveContext {
-    /// Renames the kept previous version to `stagingName` and returns what it holds; nil
-    /// when there is none or it cannot be trusted (its manifest unsound, a journal inside,
-    /// or the package's manifest itself not trusted), in which case it is removed and the
-    /// staging tree is built afresh.
-    func claimPrevious(
-        _ name: String, parent: borrowing FileDescriptor, as stagingName: String, statistics: inout SaveStatistics
-    ) throws -> PreviousTree? {
-        let previousName = PackageRecovery.previousName(for: name)
-        guard let status = try FileSystem.statusIfExists(previousName, relativeTo: parent.rawValue) else { return nil }
-        let (parentPath, _) = AtomicFile.split(packagePath)
-        let previousPath = PackageLayout.joined(parentPath, previousName)
+    /// Claims the kept previous version as the staging tree (renamed to a staging name
+    /// first) and returns it with what it holds; nil when there is none or it cannot be
+    /// trusted (its manifest unsound, a journal inside, or the package's manifest itself not
+    /// trusted), in which case it is removed and the staging tree is built afresh.
+    func claimPrevious(statistics: inout SaveStatistics) throws -> (StagedReplacement?, PreviousTree?) {
+        var previousName = package.siblings.previous
+        var status = try FileSystem.statusIfExists(package.sibling(previousName))
+        if status == nil, let legacy = try FileSystem.statusIfExists(package.sibling(package.siblings.legacyPrevious)) {
+            previousName = package.siblings.legacyPrevious
+            status = legacy
+        }
+        guard let status else { return (nil, nil) }
+        let previousPath = package.sibling(previousName)
         var usable: PackageManifest?
         if status.kind == .directory, options.trustManifest {
-            let journal = PackageLayout.joined(PackageLayout.metadataDirectory(of: previousPath), SaveJournal.fileName)
+            let journal = RelativePath.join(RelativePath.join(previousPath, PackageLayout.metadataDirectoryName), SaveJournal.fileName)
             if try FileSystem.statusIfExists(journal) == nil {
                 usable = try? PackageManifest.load(packagePath: previousPath)
             }
         }
         guard let manifest = usable else {
-            try FileSystem.removeTree(previousName, relativeTo: parent.rawValue, workers: options.workers)
+            try FileSystem.removeTree(previousPath, workers: options.workers)
             statistics.notes.append("the kept previous version could not be trusted: it was removed and rebuilt")
-            return nil
+            return (nil, nil)
         }
-        try FileSystem.rename(previousName, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-        return PreviousTree(snapshot: manifest.snapshot)
+        let staged = try StagedReplacement(replacing: package.path, claiming: previousName)
+        return (staged, PreviousTree(snapshot: manifest.snapshot))
     }
 
     /// Turns the claimed previous tree (now at `staging`) into the new tree: removes what
@@ -57,7 +59,7 @@ extension SaveContext {
         throws
     {
         let packageDescriptor = SharedDescriptor(try FileDescriptor.openDirectory(packagePath))
-        let package = packageDescriptor.rawValue
+        let packageRoot = packageDescriptor.rawValue
         defer { withExtendedLifetime(packageDescriptor) {} }
         let fromPrevious = SavePlan(old: previous.snapshot, new: plan.new, origins: plan.origins)
         let createdSincePrevious = Set(fromPrevious.creations)
@@ -67,11 +69,19 @@ extension SaveContext {
         // Directories whose entries change, to be fsynced; "" is the root.
         var touched: Set<String> = [""]
         var created: [String] = []
+        // Directories of the kept tree its owner may not write (a read-only folder): opened
+        // up while it is brought up to date; every directory gets its final bits at the end.
+        var openedUp: [String] = []
+        for entry in previous.snapshot.entries where entry.kind == .directory && entry.permissions & 0o300 != 0o300 {
+            if (try? FileSystem.setPermissions(entry.path, entry.permissions | 0o700, relativeTo: staging.rawValue)) != nil {
+                openedUp.append(entry.path)
+            }
+        }
 
         for index in fromPrevious.removals {
             let path = previous.snapshot.entries[index].path
-            try FileSystem.removeTree(path, relativeTo: staging.rawValue)
-            touched.insert(SaveJournal.parent(of: path))
+            try FileSystem.removeTree(path, relativeTo: staging.rawValue, displayPath: package.inside(path))
+            touched.insert(RelativePath.parent(of: path))
         }
         var pendingLinks: [PendingLink] = []
         var toWrite: [Int] = []
@@ -79,21 +89,21 @@ extension SaveContext {
             switch entry.kind {
             case .directory:
                 if createdSincePrevious.contains(index) {
-                    try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: entry.permissions)
-                    try FileSystem.setPermissions(entry.path, entry.permissions, relativeTo: staging.rawValue)
-                    touched.insert(SaveJournal.parent(of: entry.path))
+                    try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: 0o700)
+                    touched.insert(RelativePath.parent(of: entry.path))
                     created.append(entry.path)
                     statistics.directoriesCreated += 1
                 } else if modeChangedSincePrevious.contains(index) {
                     // Directories belong to one tree only: changing their bits is safe.
-                    try FileSystem.setPermissions(entry.path, entry.permissions, relativeTo: staging.rawValue)
+                    openedUp.append(entry.path)
                 }
             case .symbolicLink:
                 guard fromPrevious.unchangedOld[index] == nil else { continue }
                 try removeIfPresent(entry.path, in: staging)
                 writtenStatus[index] = try writer.writeSymbolicLink(
-                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue)
-                touched.insert(SaveJournal.parent(of: entry.path))
+                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue,
+                    displayPath: package.inside(entry.path))
+                touched.insert(RelativePath.parent(of: entry.path))
                 statistics.symbolicLinksWritten += 1
             default:
                 let sameAsPrevious = fromPrevious.unchangedOld[index] != nil && !modeChangedSincePrevious.contains(index)
@@ -101,7 +111,7 @@ extension SaveContext {
                 // Kept only when it is also the package's file: the manifest then describes it.
                 if sameAsPrevious && packageOld != nil { continue }
                 try removeIfPresent(entry.path, in: staging)
-                touched.insert(SaveJournal.parent(of: entry.path))
+                touched.insert(RelativePath.parent(of: entry.path))
                 if let packageOld {
                     pendingLinks.append(PendingLink(from: plan.old.entries[packageOld].path, to: entry.path, index: index))
                 } else {
@@ -118,14 +128,22 @@ extension SaveContext {
                 standsInForLink: plan.unchangedOld[index] != nil && !modeChangedInPackage.contains(index),
                 statistics: &statistics)
         }
-        let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
+        let outcome = try linkUnchanged(pendingLinks, from: packageRoot, into: staging, statistics: &statistics)
         let window: ClosedRange<Int64>? = windowStart...FileClock.upperBound()
         // The previous tree's manifest described the version before; the new one builds on
         // the package's.
         try FileSystem.removeTree(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
         try writeStagedManifest(
-            staging, package: package, buildsOnPackage: !outcome.linksImpossible, window: window, statistics: &statistics)
+            staging, package: packageRoot, buildsOnPackage: !outcome.linksImpossible, window: window, statistics: &statistics)
         statistics.reusedPrevious = true
+        // Final bits of the directories created or opened up, deepest first.
+        let newDirectories = Dictionary(
+            plan.new.entries.lazy.filter { $0.kind == .directory }.map { ($0.path, $0.permissions) },
+            uniquingKeysWith: { first, _ in first })
+        for path in Set(created + openedUp).sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
+            guard let bits = newDirectories[path] else { continue }
+            try FileSystem.setPermissions(path, bits, relativeTo: staging.rawValue)
+        }
         if durable {
             try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
             // Children before parents; new directories are among them.

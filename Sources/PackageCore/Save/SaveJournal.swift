@@ -4,6 +4,15 @@
 ///
 /// Its presence at `.pkgtool/journal` is the commit point. Applying it is idempotent, so
 /// recovery simply applies it again after a crash, however far the first attempt got.
+///
+/// A journal is input, not trusted state: a package can arrive from anywhere (an archive,
+/// a tarball, a shared folder) carrying one. `decode` accepts only a journal whose every
+/// path is a normalised relative path (`RelativePath`) that names package content or one
+/// of pkgtool's own manifest files, and which is bound to this very package directory: it
+/// records the inodes of the package root and of `.pkgtool/tmp` when it was written, which
+/// a copy of the package does not have. `apply` then resolves every path beneath the
+/// package root without following any symbolic link (`openat2` with `RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS`), so even a journal that passed would stay inside the package.
 struct SaveJournal: Equatable {
     enum Operation: Equatable {
         /// Remove the entry at `path` and everything beneath it, when it is still of kind
@@ -21,8 +30,15 @@ struct SaveJournal: Equatable {
     static let fileName = "journal"
     static let temporaryDirectoryName = "tmp"
     static let magic: [UInt8] = Array("PKGJRNL".utf8) + [0]
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
 
+    /// The directories this journal was written for (their inodes).
+    struct Binding: Equatable {
+        var root: UInt64
+        var temporaryDirectory: UInt64
+    }
+
+    var binding: Binding
     var operations: [Operation]
 
     func encoded() -> [UInt8] {
@@ -30,6 +46,8 @@ struct SaveJournal: Equatable {
         writer.append(contentsOf: Self.magic)
         writer.append(Self.version)
         writer.append(UInt32(0))
+        writer.append(binding.root)
+        writer.append(binding.temporaryDirectory)
         writer.append(UInt64(operations.count))
         func appendString(_ text: String) {
             let bytes = Array(text.utf8)
@@ -61,115 +79,186 @@ struct SaveJournal: Equatable {
         return writer.bytes
     }
 
-    /// Decodes a journal; nil when it is not one we wrote whole (wrong magic, version or checksum).
-    static func decode(_ bytes: [UInt8]) -> SaveJournal? {
-        guard bytes.count >= 8 + 16 + 16 else { return nil }
-        return bytes.withUnsafeBytes { raw -> SaveJournal? in
+    /// Why a journal was refused: a sentence for the warning that sets it aside.
+    struct Refusal: Error, Equatable {
+        var reason: String
+    }
+
+    /// Decodes and validates a journal. Refused (never to be applied): bytes that are not a
+    /// whole journal of this version (magic, version, checksum, truncation), a path that is
+    /// not a normalised relative path or that reaches into pkgtool's metadata beyond the
+    /// manifest's own files, a temporary that is not a plain name, permission bits beyond
+    /// 0o7777, and a binding to another directory than `expected`.
+    static func decode(_ bytes: [UInt8], expected: Binding) -> Result<SaveJournal, Refusal> {
+        guard bytes.count >= 8 + 4 + 4 + 16 + 8 + 16 else { return .failure(Refusal(reason: "it is truncated")) }
+        return bytes.withUnsafeBytes { raw -> Result<SaveJournal, Refusal> in
             let body = UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - 16)])
             let stored = ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: raw[(raw.count - 16)...]))
-            guard body.prefix(8).elementsEqual(magic), ContentHash.of(body) == stored else { return nil }
+            guard body.prefix(8).elementsEqual(magic) else { return .failure(Refusal(reason: "it is not a pkgtool journal")) }
+            guard ContentHash.of(body) == stored else { return .failure(Refusal(reason: "its checksum does not match")) }
             var reader = ByteReader(body, offset: 8)
             do {
-                guard try reader.read(UInt32.self) == version else { return nil }
+                let version = try reader.read(UInt32.self)
+                guard version == Self.version else {
+                    return .failure(Refusal(reason: "it is version \(version), and only version \(Self.version) journals are applied"))
+                }
                 _ = try reader.read(UInt32.self)
+                let binding = Binding(root: try reader.read(UInt64.self), temporaryDirectory: try reader.read(UInt64.self))
+                guard binding == expected else {
+                    return .failure(Refusal(reason: "it was not written for this directory (it came with a copy of the package)"))
+                }
                 let count = try reader.read(UInt64.self)
-                guard count <= UInt64(reader.remaining / 3) else { return nil }
+                guard count <= UInt64(reader.remaining / 3) else { return .failure(Refusal(reason: "it is truncated")) }
                 func readString() throws(ByteReader.Truncated) -> String? {
                     let length = Int(try reader.read(UInt16.self))
                     return String(validating: try reader.bytes(length), as: UTF8.self)
                 }
                 var operations: [Operation] = []
                 for _ in 0..<count {
-                    switch try reader.read(UInt8.self) {
+                    let code = try reader.read(UInt8.self)
+                    let operation: Operation
+                    switch code {
                     case 1:
-                        guard let path = try readString(), let kind = FileKind(rawValue: try reader.read(UInt8.self))
-                        else { return nil }
-                        operations.append(.remove(path: path, kind: kind))
+                        guard let path = try readString(), let kind = FileKind(rawValue: try reader.read(UInt8.self)) else {
+                            return .failure(Refusal(reason: "an operation is malformed"))
+                        }
+                        operation = .remove(path: path, kind: kind)
                     case 2:
-                        guard let path = try readString() else { return nil }
-                        operations.append(.makeDirectory(path: path, permissions: try reader.read(UInt32.self)))
+                        guard let path = try readString() else { return .failure(Refusal(reason: "an operation is malformed")) }
+                        operation = .makeDirectory(path: path, permissions: try reader.read(UInt32.self))
                     case 3:
-                        guard let temporary = try readString(), let path = try readString() else { return nil }
-                        operations.append(.rename(temporary: temporary, path: path))
+                        guard let temporary = try readString(), let path = try readString() else {
+                            return .failure(Refusal(reason: "an operation is malformed"))
+                        }
+                        operation = .rename(temporary: temporary, path: path)
                     case 4:
-                        guard let path = try readString() else { return nil }
-                        operations.append(.setPermissions(path: path, permissions: try reader.read(UInt32.self)))
+                        guard let path = try readString() else { return .failure(Refusal(reason: "an operation is malformed")) }
+                        operation = .setPermissions(path: path, permissions: try reader.read(UInt32.self))
                     default:
-                        return nil
+                        return .failure(Refusal(reason: "it holds an unknown operation (\(code))"))
                     }
+                    if let problem = validate(operation) { return .failure(Refusal(reason: problem)) }
+                    operations.append(operation)
                 }
-                guard reader.remaining == 0 else { return nil }
-                return SaveJournal(operations: operations)
+                guard reader.remaining == 0 else { return .failure(Refusal(reason: "it has trailing bytes")) }
+                return .success(SaveJournal(binding: binding, operations: operations))
             } catch {
-                return nil
+                return .failure(Refusal(reason: "it is truncated"))
             }
         }
     }
 
-    /// Applies every operation to the package whose root is open as `root`, then fsyncs
-    /// every directory whose entries changed (children before parents) when durability asks.
-    /// Safe to run again on a partly applied package.
+    /// Why `operation` may not be applied, or nil when it may.
+    static func validate(_ operation: Operation) -> String? {
+        let metadata = PackageLayout.metadataDirectoryName
+        func contentPath(_ path: String) -> String? {
+            guard !path.isEmpty, RelativePath.isNormalized(path) else {
+                return "it names '\(path)', which is not a relative path inside the package"
+            }
+            if RelativePath(trusted: path).isSelfOrDescendant(of: RelativePath(trusted: metadata)) {
+                return "it names '\(path)', inside pkgtool's own metadata"
+            }
+            return nil
+        }
+        func isManifestFile(_ path: String) -> Bool {
+            guard path.hasPrefix(metadata + "/") else { return false }
+            let name = String(path.dropFirst(metadata.utf8.count + 1))
+            return name == PackageLayout.indexFileName
+                || (name.hasPrefix(PackageLayout.deltaFilePrefix)
+                    && UInt64(name.dropFirst(PackageLayout.deltaFilePrefix.utf8.count)) != nil)
+        }
+        switch operation {
+        case .remove(let path, let kind):
+            if isManifestFile(path) && kind == .regular { return nil }
+            return contentPath(path)
+        case .makeDirectory(let path, let permissions), .setPermissions(let path, let permissions):
+            if permissions & ~0o7777 != 0 { return "it sets permission bits \(String(permissions, radix: 8))" }
+            return contentPath(path)
+        case .rename(let temporary, let path):
+            guard RelativePath.isValidName(temporary) else { return "it moves '\(temporary)', which is not a temporary of its own" }
+            if isManifestFile(path) { return nil }
+            return contentPath(path)
+        }
+    }
+
+    /// Applies every operation to the package open as `root`, then fsyncs every directory
+    /// whose entries changed (children before parents) when durability asks. Safe to run
+    /// again on a partly applied package. Every path is resolved beneath `root` without
+    /// following a symbolic link; a directory of the package that refuses a change (no
+    /// write permission) is opened up for it and given its bits back.
     ///
+    /// - Returns: the number of entries removed.
+    /// - Throws: `FileSystemError` naming the package path that could not be changed.
     /// - Complexity: one system call per operation (a removal: one per removed entry),
-    ///   plus one fsync per touched directory.
-    func apply(root: borrowing FileDescriptor, rootPath: String, durability: Durability) throws -> Int {
+    ///   one `openat2` per operation's parent, plus one fsync per touched directory.
+    func apply(root: borrowing FileDescriptor, package: PackageLocation, durability: Durability) throws -> Int {
         var touched = Set<String>()
         var removedEntries = 0
-        let temporaryPrefix = PackageLayout.metadataDirectoryName + "/" + Self.temporaryDirectoryName + "/"
+        let temporaryPath = PackageLayout.metadataDirectoryName + "/" + Self.temporaryDirectoryName
+        let temporary = try PackageTreeAccess.openDirectory(temporaryPath, in: root, package: package)
         for operation in operations {
+            let path = operation.path
+            let (parentPath, name) = (RelativePath.parent(of: path), RelativePath.lastComponent(of: path))
+            let parent = try PackageTreeAccess.openDirectory(parentPath, in: root, package: package)
+            let shown = package.inside(path)
             switch operation {
-            case .remove(let path, let kind):
-                if let status = try FileSystem.statusIfExists(path, relativeTo: root.rawValue), status.kind == kind {
-                    removedEntries += status.kind == .directory ? try countEntries(path, root: root) : 1
-                    try FileSystem.removeTree(path, relativeTo: root.rawValue)
-                    touched.insert(Self.parent(of: path))
+            case .remove(_, let kind):
+                if let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue), status.kind == kind {
+                    removedEntries += try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
+                        try FileSystem.removeTreeCountingEntries(name, relativeTo: parent.rawValue, displayPath: shown)
+                    }
+                    touched.insert(parentPath)
                 }
-            case .makeDirectory(let path, let permissions):
-                if let status = try FileSystem.statusIfExists(path, relativeTo: root.rawValue) {
+            case .makeDirectory(_, let permissions):
+                if let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) {
                     if status.kind != .directory {
-                        throw FileSystemError(.makeDirectory, path: PackageLayout.joined(rootPath, path), errno: .fileExists)
+                        throw FileSystemError(
+                            .makeDirectory, path: shown, errno: .fileExists,
+                            reason: "a \(status.kind) stands where the saved version has a folder")
                     }
                 } else {
-                    try FileSystem.makeDirectory(path, relativeTo: root.rawValue, permissions: permissions)
-                    touched.insert(Self.parent(of: path))
+                    try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
+                        do throws(FileSystemError) {
+                            try FileSystem.makeDirectory(name, relativeTo: parent.rawValue, permissions: permissions)
+                        } catch {
+                            throw error.naming(shown)
+                        }
+                    }
+                    touched.insert(parentPath)
                 }
-                try FileSystem.setPermissions(path, permissions, relativeTo: root.rawValue)
-            case .rename(let temporary, let path):
-                let from = temporaryPrefix + temporary
-                if try FileSystem.statusIfExists(from, relativeTo: root.rawValue) != nil {
-                    try FileSystem.rename(from, to: path, fromDirectory: root.rawValue, toDirectory: root.rawValue)
-                    touched.insert(Self.parent(of: path))
-                    touched.insert(PackageLayout.metadataDirectoryName + "/" + Self.temporaryDirectoryName)
+            case .rename(let temporaryName, _):
+                if try FileSystem.statusIfExists(temporaryName, relativeTo: temporary.rawValue) != nil {
+                    try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
+                        do throws(FileSystemError) {
+                            try FileSystem.rename(
+                                temporaryName, to: name, fromDirectory: temporary.rawValue, toDirectory: parent.rawValue)
+                        } catch {
+                            throw error.naming(shown, destination: nil)
+                        }
+                    }
+                    touched.insert(parentPath)
+                    touched.insert(temporaryPath)
                 }
-            case .setPermissions(let path, let permissions):
-                try FileSystem.setPermissions(path, permissions, relativeTo: root.rawValue)
+            case .setPermissions(_, let permissions):
+                guard let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) else {
+                    throw FileSystemError(.setPermissions, path: shown, errno: .noSuchFileOrDirectory)
+                }
+                // Never through a link: permissions of link targets are not the package's.
+                if status.kind != .symbolicLink {
+                    do throws(FileSystemError) { try FileSystem.setPermissions(name, permissions, relativeTo: parent.rawValue) } catch {
+                        throw error.naming(shown)
+                    }
+                }
             }
         }
         if durability == .full {
             // Deeper directories first, so a parent's entry for a new child directory is
             // flushed after the child's own entries.
-            for directory in touched.sorted(by: { $0.split(separator: "/").count > $1.split(separator: "/").count }) {
-                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: root.rawValue)
+            for directory in touched.sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
+                let handle = try PackageTreeAccess.openDirectory(directory, in: root, package: package)
+                try handle.sync()
             }
         }
         return removedEntries
-    }
-
-    private func countEntries(_ path: String, root: borrowing FileDescriptor) throws -> Int {
-        let directory = try FileDescriptor.openDirectory(path, relativeTo: root.rawValue)
-        var count = 1
-        for entry in try DirectoryListing.entries(in: directory) {
-            if entry.kind == .directory {
-                count += try countEntries(path + "/" + entry.name, root: root)
-            } else {
-                count += 1
-            }
-        }
-        return count
-    }
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "" }
-        return String(path[..<slash])
     }
 }

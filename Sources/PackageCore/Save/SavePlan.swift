@@ -1,11 +1,27 @@
 /// Where the bytes of a file to be written come from.
+///
+/// Whatever the origin, the engine hashes the bytes in the same pass that writes them and
+/// refuses the save when they are not the bytes the source described (their hash or size
+/// differ): what a package holds is always what its manifest says.
 public enum ContentOrigin: Sendable {
     /// A regular file on disk (in the source directory, or a file a tree was read from),
-    /// with the stat data seen when its hash was taken: if its inode, size or modification
-    /// time differ when it is copied, the save fails rather than store unseen bytes.
+    /// with the stat data seen when its hash was taken: if its inode, size, modification or
+    /// change time differ when it is copied, or move during the copy, the save is refused
+    /// ("changed while it was being saved") rather than store bytes it never saw whole.
     case file(path: String, seen: FileStatus?)
     /// Bytes in memory (a FileWrapper's contents).
     case bytes([UInt8])
+    /// Bytes produced on demand (a version being pulled from a remote, assembled from
+    /// verified pieces).
+    case stream(any ContentStream)
+}
+
+/// A file's bytes, produced in order on demand: for sources whose bytes are neither a local
+/// file nor in memory.
+public protocol ContentStream: Sendable {
+    /// Calls `body` with every byte of the file, in order, in pieces of any size (the engine
+    /// copies each piece before the next call). Throws to abort the save.
+    func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws
 }
 
 /// What a save must do to turn the package's current tree (`old`) into the new one
@@ -27,15 +43,16 @@ struct SavePlan {
     /// package file's own stat) should be refreshed in the manifest.
     var refreshes: [Int] = []
 
-    /// Compares every entry of both trees (O(n)): content by tag and hash, permission bits,
-    /// and the source stamps the manifest keeps.
+    /// Compares every entry of both trees (O(n)): content by tag, size and hash, permission
+    /// bits, and the source stamps the manifest keeps.
     ///
     /// `reread`: files of `new` whose hash had to be recomputed (their source's stat cache
     /// entry no longer vouched for them, racy ones included); unchanged ones among them are
-    /// recorded afresh, so they are not reread at every save.
+    /// recorded afresh, so they are not reread at every save. `unknownOldContent`: paths of
+    /// `old` files whose content is not known (a partial comparison): always rewritten.
     init(
         old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil,
-        reread: Set<FileName> = []
+        reread: Set<FileName> = [], unknownOldContent: Set<String> = []
     ) {
         self.old = old
         self.new = new
@@ -43,66 +60,56 @@ struct SavePlan {
         self.unchangedOld = Array(repeating: nil, count: new.entries.count)
         let before = old.entries
         let after = new.entries
-        var i = 0
-        var j = 0
+        var creations: [Int] = []
+        var removals: [Int] = []
+        var permissionChanges: [Int] = []
+        var refreshes: [Int] = []
+        var unchangedOld = self.unchangedOld
         func createSubtree(_ root: Int) {
             for index in root..<(root + after[root].subtreeSpan) { creations.append(index) }
         }
-        while i < before.count || j < after.count {
-            if j == after.count {
+        PathOrder.mergeJoin(before, after, path: \.path) { step in
+            switch step {
+            case .left(let i):
                 removals.append(i)
-                i += before[i].subtreeSpan
-                continue
-            }
-            if i == before.count {
+                return (before[i].subtreeSpan, 0)
+            case .right(let j):
                 createSubtree(j)
-                j += after[j].subtreeSpan
-                continue
-            }
-            let order = PathOrder.compareBytes(before[i].path, after[j].path, slashIsLowest: true)
-            if order < 0 {
-                removals.append(i)
-                i += before[i].subtreeSpan
-                continue
-            }
-            if order > 0 {
-                createSubtree(j)
-                j += after[j].subtreeSpan
-                continue
-            }
-            let was = before[i]
-            let now = after[j]
-            if was.kind != now.kind {
-                removals.append(i)
-                createSubtree(j)
-                i += was.subtreeSpan
-                j += now.subtreeSpan
-                continue
-            }
-            switch now.kind {
-            case .directory:
-                if was.permissions != now.permissions { permissionChanges.append(j) }
-            case .symbolicLink:
-                if was.hash == now.hash { unchangedOld[j] = i } else { creations.append(j) }
-            default:
-                if was.hash == now.hash && was.size == now.size {
-                    unchangedOld[j] = i
-                    if was.permissions != now.permissions {
-                        permissionChanges.append(j)
-                    } else if was.source != now.source || (!reread.isEmpty && reread.contains(FileName(now.path))) {
-                        refreshes.append(j)
-                    }
-                } else {
-                    creations.append(j)
+                return (0, after[j].subtreeSpan)
+            case .both(let i, let j):
+                let was = before[i]
+                let now = after[j]
+                if was.kind != now.kind {
+                    removals.append(i)
+                    createSubtree(j)
+                    return (was.subtreeSpan, now.subtreeSpan)
                 }
+                switch now.kind {
+                case .directory:
+                    if was.permissions != now.permissions { permissionChanges.append(j) }
+                case .symbolicLink:
+                    if was.hash == now.hash { unchangedOld[j] = i } else { creations.append(j) }
+                default:
+                    let known = unknownOldContent.isEmpty || !unknownOldContent.contains(was.path)
+                    if known && was.hash == now.hash && was.size == now.size {
+                        unchangedOld[j] = i
+                        if was.permissions != now.permissions {
+                            permissionChanges.append(j)
+                        } else if was.source != now.source || (!reread.isEmpty && reread.contains(FileName(now.path))) {
+                            refreshes.append(j)
+                        }
+                    } else {
+                        creations.append(j)
+                    }
+                }
+                return (1, 1)
             }
-            i += 1
-            j += 1
         }
         // Package files the manifest's stat cache no longer vouches for (a save's own
         // renames move ctimes; racy entries): record them afresh so they are not reread
         // next time.
         if let recorded {
+            let refreshed = Set(refreshes)
             for (index, entry) in after.enumerated() where entry.kind == .regular {
                 guard let oldIndex = unchangedOld[index] else { continue }
                 let current = before[oldIndex]
@@ -110,11 +117,16 @@ struct SavePlan {
                     kind: .regular, permissions: current.permissions, size: current.size,
                     modificationTime: current.modificationTime, changeTime: current.changeTime, inode: current.inode,
                     device: current.device)
-                if recorded.cachedHash(for: current.path, status: status) == nil, !refreshes.contains(index) {
+                if recorded.cachedHash(for: current.path, status: status) == nil, !refreshed.contains(index) {
                     refreshes.append(index)
                 }
             }
         }
+        self.creations = creations
+        self.removals = removals
+        self.permissionChanges = permissionChanges
+        self.refreshes = refreshes
+        self.unchangedOld = unchangedOld
     }
 
     /// Whether the package already holds exactly the new tree.

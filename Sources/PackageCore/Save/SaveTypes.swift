@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a save puts a new snapshot on disk; each has its own crash guarantee (Specs/save.md).
 public enum SaveStrategy: String, Sendable, CaseIterable, CustomStringConvertible {
     /// Everything written into a staging directory beside the package, then swapped in.
@@ -35,10 +37,14 @@ public struct SaveOptions: Sendable {
     public var keepsPrevious: Bool
     /// Called with coarse progress (files and 1 MiB chunks), from the saving thread.
     public var progress: (@Sendable (SaveProgress) -> Void)?
+    /// Raised to stop the save at the next file or 1 MiB chunk (before its commit), as the
+    /// cancellation of the task running it does.
+    public var cancellation: SaveCancellation?
 
     public init(
         strategy: SaveStrategy = .default, durability: Durability = .full, workers: Int = ProcessInfoCores.active,
-        trustManifest: Bool = true, keepsPrevious: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil
+        trustManifest: Bool = true, keepsPrevious: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil,
+        cancellation: SaveCancellation? = nil
     ) {
         self.strategy = strategy
         self.durability = durability
@@ -46,7 +52,22 @@ public struct SaveOptions: Sendable {
         self.trustManifest = trustManifest
         self.keepsPrevious = keepsPrevious
         self.progress = progress
+        self.cancellation = cancellation
     }
+}
+
+/// A flag that stops a running save: the save checks it before each file and after each
+/// 1 MiB chunk, and — raised before the commit — throws `CancellationError`, leaving the
+/// package's last good version. Raised after the commit, it changes nothing.
+public final class SaveCancellation: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    public init() {}
+
+    /// Asks the save to stop. Safe from any thread.
+    public func cancel() { raised.store(true, ordering: .relaxed) }
+
+    public var isCancelled: Bool { raised.load(ordering: .relaxed) }
 }
 
 /// Coarse progress of a save: units are files and 1 MiB chunks, never bytes.

@@ -12,7 +12,7 @@ extension FileWrapper {
     /// - Complexity: one `fstatat` per entry, one `getdents64` per 32 KiB of names per
     ///   directory, one `readlinkat` per link; with `.immediate`, every file read whole.
     public convenience init(url: URL, options: ReadingOptions = []) throws {
-        let path = try FileWrapper.filePath(of: url, for: .open)
+        let path = PackageLocation.canonicalFolder(of: try FileWrapper.filePath(of: url, for: .open))
         let status = try FileSystem.status(path)
         self.init(emptyOf: status.kind)
         let name = AtomicFile.split(path).name
@@ -29,7 +29,7 @@ extension FileWrapper {
     ///
     /// - Complexity: as `init(url:options:)`.
     public func read(from url: URL, options: ReadingOptions = []) throws {
-        let path = try FileWrapper.filePath(of: url, for: .open)
+        let path = PackageLocation.canonicalFolder(of: try FileWrapper.filePath(of: url, for: .open))
         let status = try FileSystem.status(path)
         let replacement = FileWrapper(emptyOf: status.kind)
         try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: true, options: options)
@@ -177,7 +177,7 @@ extension FileWrapper {
         guard record.stillDescribes(current) else {
             throw FileSystemError(
                 .read, path: record.path,
-                reason: "it changed after the package was opened (\(FileWrapper.describeChange(record.status, current)))")
+                reason: "it changed after the package was opened (\(FileStatus.describeChange(from: record.status, to: current)))")
         }
         return file
     }
@@ -196,12 +196,6 @@ extension FileWrapper {
         return data
     }
 
-    static func describeChange(_ old: FileStatus, _ new: FileStatus) -> String {
-        if old.kind != new.kind { return "was a \(old.kind), now a \(new.kind)" }
-        if old.inode != new.inode || old.device != new.device { return "replaced by another file" }
-        if old.size != new.size { return "size \(old.size) → \(new.size) bytes" }
-        return "modified: modification time \(old.modificationTime) → \(new.modificationTime) ns"
-    }
 }
 
 extension FileSystemError {

@@ -51,8 +51,14 @@ public final class FileWrapper: Sendable {
         var kind: FileKind
         /// Children of a directory, by byte-exact key.
         var children: [FileName: FileWrapper] = [:] {
-            didSet { sortedChildren = nil }
+            didSet {
+                sortedChildren = nil
+                childDirectories = nil
+            }
         }
+        /// The children that are directories, by name: what a save walks to check that no
+        /// directory changed on disk behind the tree's back. Kept until the children change.
+        var childDirectories: [(name: String, child: FileWrapper)]?
         /// `children` in byte order of their names, kept until they change: a save of an
         /// edited tree compares and hashes each edited directory in this order, and a wide
         /// directory should not be sorted again each time.

@@ -29,7 +29,7 @@ enum SaveCommand: Command {
             PKG is created when absent. Unchanged means equal content hash and size at the same
             path; files of the package are never modified in place. Source files whose stat
             data match the last save from them are not reread. The save holds PKG's lock
-            (.PKG.pkgtool-lock beside it), first recovers any interrupted save, and records the
+            (a flock on the package directory), first recovers any interrupted save, and records the
             new state in PKG/.pkgtool. On any failure the previous package is left intact.
               full       write everything into a staging directory, swap it in
               atomic     stage hard links to unchanged files plus the changed files, swap in
@@ -58,7 +58,7 @@ enum SaveCommand: Command {
             progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]
-        let statistics = try PackageSaver.save(directory: source, to: package, options: options)
+        let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         if showProgress { console.clearProgress() }
         for note in statistics.notes { console.warning(note) }
         if arguments.flag("json") {

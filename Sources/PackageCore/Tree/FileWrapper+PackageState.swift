@@ -41,18 +41,18 @@ public final class TreePackageState: Sendable {
         var identity: Identity
     }
 
-    /// The package this state describes, as a lock-scope key.
-    let packageKey: String
+    /// The canonical path of the package this state describes.
+    let packagePath: String
     let values: Mutex<Values>
 
     init(packagePath: String, head: PackageManifest.Head, identity: Identity) {
-        packageKey = PackageLockScope.key(packagePath)
+        self.packagePath = (try? PackageLocation(packagePath).path) ?? packagePath
         values = Mutex(Values(head: head, identity: identity))
     }
 
     /// The head, when the manifest on disk is still exactly the one it describes.
     func currentHead(packagePath: String) -> PackageManifest.Head? {
-        guard PackageLockScope.key(packagePath) == packageKey else { return nil }
+        guard (try? PackageLocation(packagePath).path) == self.packagePath else { return nil }
         let (head, identity) = values.withLock { ($0.head, $0.identity) }
         guard let now = try? Identity.current(packagePath: packagePath, head: head), now.matches(identity) else {
             return nil

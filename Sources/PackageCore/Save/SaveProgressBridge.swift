@@ -1,43 +1,5 @@
 import Synchronization
 
-/// Saves that report through a `Subprogress` (SF-0023), for callers that hand one down
-/// (the document layer's writers). Units: one per file written or linked, one per MiB.
-extension PackageSaver {
-    /// `save(directory:to:options:)`, reporting on `progress`.
-    public static func save(
-        directory source: String, to packagePath: String, options: SaveOptions = SaveOptions(),
-        progress: consuming Subprogress
-    ) throws -> SaveStatistics {
-        let bridge = SaveProgressBridge(progress)
-        var bridged = options
-        bridged.progress = chained(options.progress, bridge.report)
-        defer { bridge.finish() }
-        return try save(directory: source, to: packagePath, options: bridged)
-    }
-
-    /// `save(_:to:options:)`, reporting on `progress`.
-    public static func save(
-        _ root: FileWrapper, to packagePath: String, options: SaveOptions = SaveOptions(),
-        progress: consuming Subprogress
-    ) throws -> SaveStatistics {
-        let bridge = SaveProgressBridge(progress)
-        var bridged = options
-        bridged.progress = chained(options.progress, bridge.report)
-        defer { bridge.finish() }
-        return try save(root, to: packagePath, options: bridged)
-    }
-
-    private static func chained(
-        _ first: (@Sendable (SaveProgress) -> Void)?, _ second: @escaping @Sendable (SaveProgress) -> Void
-    ) -> @Sendable (SaveProgress) -> Void {
-        guard let first else { return second }
-        return { progress in
-            first(progress)
-            second(progress)
-        }
-    }
-}
-
 /// Feeds the engine's coarse counts into a `ProgressManager` started from a `Subprogress`
 /// once the totals are known (the plan decides them).
 final class SaveProgressBridge: Sendable {
@@ -51,6 +13,17 @@ final class SaveProgressBridge: Sendable {
 
     init(_ subprogress: consuming Subprogress) {
         state = Mutex(State(subprogress: subprogress))
+    }
+
+    /// Both callbacks, in order.
+    static func chained(
+        _ first: (@Sendable (SaveProgress) -> Void)?, _ second: @escaping @Sendable (SaveProgress) -> Void
+    ) -> @Sendable (SaveProgress) -> Void {
+        guard let first else { return second }
+        return { progress in
+            first(progress)
+            second(progress)
+        }
     }
 
     func report(_ progress: SaveProgress) {

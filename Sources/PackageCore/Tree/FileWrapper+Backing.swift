@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// What the save engine and the manifest need from a wrapper tree, in one place.
+/// What saving and the manifest need from a wrapper tree, in one place (the saving itself
+/// lives with the engine: `FileWrapperSource`, `FileWrapper.write(to:…)`).
 ///
 /// - `backingFile`: for a regular file read from disk (or written with `.withNameUpdating`)
 ///   and not replaced since, the file holding its bytes and the `lstat` seen then. While
@@ -11,8 +12,6 @@ import FoundationEssentials
 /// - `forEachChunk`: a regular file's bytes in 1 MiB chunks, from memory or streamed from disk.
 /// - `snapshot()` (public, `FileWrapper+Snapshot.swift`): the tree as a `TreeSnapshot`;
 ///   `snapshotWithNodes()` also gives each entry's wrapper.
-/// - `writeTree` (`FileWrapper+Writing.swift`): the one write path; in place it hands the
-///   snapshot to `PackageSaver.save(snapshot:origins:…)`, elsewhere it writes in full.
 /// - `PackageReservedNames`: top-level names of ours that a package read leaves out.
 extension FileWrapper {
     /// The file backing a regular-file wrapper: nil for other kinds, for files made in

@@ -1,0 +1,319 @@
+import FoundationEssentials
+
+/// The changed parts of a tree held in memory that knows its edits: cost in proportion to
+/// the change, not to the package.
+///
+/// A `FileWrapper` read from a package (or saved as one) knows which nodes were edited
+/// since (`editedBelow`, set on every ancestor of an edit) and keeps the manifest's head.
+/// Only edited directories are visited: each is listed on disk and compared with its
+/// children in memory. Directories not edited in memory are still checked with one `lstat`
+/// each against what was seen when they were read or saved: one whose entries changed on
+/// disk (a file removed behind the tree's back) is visited too, so that the save leaves a
+/// package that matches its manifest.
+extension FileWrapperSource {
+    public func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree? {
+        let package = context.package
+        guard let packageState = root.packageState, let head = packageState.currentHead(packagePath: package.path)
+        else { return nil }
+        guard !PackageManifest(head: head).needsCompaction else { return nil }
+
+        var walk = EditedTreeWalk(package: package)
+        let rootDescriptor = try FileDescriptor.openDirectory(package.path)
+        root.markDirectoriesChangedOnDisk(relativeTo: package)
+        let rootGeneration = root.state.withLock { $0.generation }
+        if root.isEditedBelow {
+            try walk.visit(root, relativePath: "", descriptor: rootDescriptor)
+        }
+        walk.visited.append((root, "", rootGeneration))
+        let newRootHash = try root.contentHash
+
+        let current = walk.current.sorted { PathOrder.pathLess($0.path, $1.path) }
+        let new = walk.new.sorted { PathOrder.pathLess($0.path, $1.path) }
+        session.editedParts = walk
+        return PartialSourceTree(
+            head: head, current: current, new: new, contents: new.map { walk.contents[$0.path] },
+            unknownContent: walk.unknownContent, newRootHash: newRootHash,
+            newEntryCount: head.entryCount - walk.removedEntries + walk.createdEntries,
+            rootPermissions: root.state.withLock { $0.effectivePermissions }, filesHashed: walk.filesHashed,
+            bytesHashed: walk.bytesHashed, notes: walk.notes)
+    }
+
+    /// After a save of the edited parts: written nodes point at their new files, visited
+    /// directories at their new stat, the edit marks go (unless edited again meanwhile).
+    func adoptEditedParts(_ walk: EditedTreeWalk, outcome: SaveOutcome, package: PackageLocation) {
+        for (path, status) in outcome.written {
+            guard let node = walk.nodes[path] else { continue }
+            node.state.withLock { state in
+                state.diskRecord = DiskRecord(path: package.inside(path), status: status)
+            }
+        }
+        for (node, relative, generation) in walk.visited {
+            let path = package.inside(relative)
+            let status = try? FileSystem.status(path)
+            node.state.withLock { state in
+                if let status, status.kind == .directory { state.diskRecord = DiskRecord(path: path, status: status) }
+                if state.generation == generation {
+                    state.editedBelow = false
+                    state.directoryEditedSinceRead = false
+                }
+            }
+        }
+    }
+}
+
+/// What the walk of an edited tree collects: the package's entries and the tree's in the
+/// regions visited.
+struct EditedTreeWalk {
+    let package: PackageLocation
+    var current: [SnapshotEntry] = []
+    var new: [SnapshotEntry] = []
+    /// By path of `new`: where a written file's bytes come from, and its node.
+    var contents: [String: ContentOrigin] = [:]
+    var nodes: [String: FileWrapper] = [:]
+    /// Paths of `current` files whose content was not looked at (a size already differs).
+    var unknownContent: Set<String> = []
+    /// Directories visited (and new ones), with the generation seen, to clear their marks.
+    var visited: [(node: FileWrapper, relativePath: String, generation: UInt64)] = []
+    var removedEntries = 0
+    var createdEntries = 0
+    var filesHashed = 0
+    var bytesHashed: Int64 = 0
+    var notes: [String] = []
+
+    init(package: PackageLocation) { self.package = package }
+
+    /// Compares the edited directory `node` (at `relativePath`, open as `descriptor`) with
+    /// what is on disk, one merge of two name-sorted lists, appending the entries that take
+    /// part in the plan.
+    mutating func visit(_ node: FileWrapper, relativePath: String, descriptor: borrowing FileDescriptor) throws {
+        let isRoot = relativePath.isEmpty
+        var onDisk: [(name: String, status: FileStatus)] = []
+        for entry in try DirectoryListing.entries(in: descriptor) {
+            if isRoot && PackageReservedNames.isReserved(entry.name) { continue }
+            let status = try FileSystem.status(entry.name, relativeTo: descriptor.rawValue)
+            if status.kind.isPackageContent { onDisk.append((entry.name, status)) }
+        }
+        onDisk = PathOrder.sortedByName(onDisk) { $0.name }
+        // Files of this package the tree never loaded and that vanished from disk are gone
+        // for good: dropped from the tree rather than saved from nowhere.
+        let inMemory = dropVanishedFiles(
+            of: node, onDisk: Set(onDisk.map(\.name)), relativePath: relativePath, isRoot: isRoot)
+
+        try PathOrder.mergeJoin(
+            leftCount: onDisk.count, rightCount: inMemory.count,
+            compare: { PathOrder.compareBytes(onDisk[$0].name, inMemory[$1].name.string, slashIsLowest: false) }
+        ) { step in
+            switch step {
+            case .left(let i):
+                try addRemoved(onDisk[i].name, onDisk[i].status, parent: relativePath, descriptor: descriptor)
+            case .right(let j):
+                try addCreated(inMemory[j].child, path: RelativePath.join(relativePath, inMemory[j].name.string))
+            case .both(let i, let j):
+                try compare(inMemory[j].child, with: onDisk[i], parent: relativePath, descriptor: descriptor)
+            }
+            return (1, 1)
+        }
+    }
+
+    /// The children of `node` in name order, without regular files backed by a file of
+    /// this package that is no longer on disk and was never loaded (noted).
+    private mutating func dropVanishedFiles(
+        of node: FileWrapper, onDisk: Set<String>, relativePath: String, isRoot: Bool
+    ) -> [(name: FileName, child: FileWrapper)] {
+        let children = (node.sortedChildren ?? []).filter { !(isRoot && PackageReservedNames.isReserved($0.name.string)) }
+        var kept: [(name: FileName, child: FileWrapper)] = []
+        kept.reserveCapacity(children.count)
+        for (name, child) in children {
+            let path = RelativePath.join(relativePath, name.string)
+            let (kind, record, loaded) = child.state.withLock { ($0.kind, $0.diskRecord, $0.contents != nil) }
+            if kind == .regular, !loaded, let record, record.path == package.inside(path), !onDisk.contains(name.string) {
+                node.removeFileWrapper(child)
+                notes.append("'\(path)' was removed behind the document's back: it is no longer part of the package")
+                continue
+            }
+            kept.append((name, child))
+        }
+        return kept
+    }
+
+    /// One name on disk and in memory.
+    private mutating func compare(
+        _ child: FileWrapper, with disk: (name: String, status: FileStatus), parent: String,
+        descriptor: borrowing FileDescriptor
+    ) throws {
+        let (name, status) = disk
+        let path = RelativePath.join(parent, name)
+        let kind = child.kind
+        guard kind == status.kind else {
+            try addRemoved(name, status, parent: parent, descriptor: descriptor)
+            try addCreated(child, path: path)
+            return
+        }
+        let expectedPath = package.inside(path)
+        let (record, permissions, edited, generation) = child.state.withLock {
+            ($0.diskRecord, $0.effectivePermissions, $0.editedBelow, $0.generation)
+        }
+        var before = Self.entry(path: path, status: status, hash: .empty)
+        switch kind {
+        case .directory:
+            let hash = try child.contentHash
+            var after = Self.entry(path: path, status: status, hash: hash)
+            after.permissions = permissions
+            before.hash = hash
+            current.append(before)
+            new.append(after)
+            nodes[path] = child
+            let clean = !edited && record?.path == expectedPath && record?.status.inode == status.inode
+            if !clean {
+                visited.append((child, path, generation))
+                let directory = try FileDescriptor.openDirectory(name, relativeTo: descriptor.rawValue, displayPath: expectedPath)
+                try visit(child, relativePath: path, descriptor: directory)
+            }
+        case .symbolicLink:
+            let target = try FileSystem.readSymbolicLinkBytes(name, relativeTo: descriptor.rawValue)
+            before.hash = ContentHash.of(target)
+            before.size = Int64(target.count)
+            current.append(before)
+            try addCreated(child, path: path, counted: false)
+        default:
+            var backed = record?.path == expectedPath && (record?.stillDescribes(status) ?? false)
+            if record?.path == expectedPath, !backed, child.contents == nil {
+                // Modified behind the tree's back, never loaded: the version on disk stays.
+                try child.read(from: URLPath.fileURL(expectedPath))
+                notes.append("'\(path)' changed behind the document's back: the version on disk was kept")
+                backed = true
+            }
+            let hash = try child.contentHash
+            let size = child.regularFileSize
+            if backed {
+                before.hash = hash
+            } else if status.size != size {
+                unknownContent.insert(path)
+            } else {
+                // Same size, new wrapper: compare with the bytes on disk, so that a file
+                // rewritten with identical content is not written again.
+                let file = try FileDescriptor.open(
+                    name, relativeTo: descriptor.rawValue, options: [.noFollow], displayPath: expectedPath)
+                before.hash = try ContentHash.ofFile(file, buffer: ChunkBuffer(), expectedSize: status.size).hash
+                filesHashed += 1
+                bytesHashed += status.size
+            }
+            current.append(before)
+            try addCreated(child, path: path, counted: false)
+        }
+    }
+
+    /// An entry with `status`'s kind, permissions and stat data.
+    private static func entry(path: String, status: FileStatus, hash: ContentHash) -> SnapshotEntry {
+        SnapshotEntry(
+            path: path, kind: status.kind, permissions: status.permissions,
+            size: status.kind == .directory ? 0 : status.size, hash: hash, modificationTime: status.modificationTime,
+            changeTime: status.changeTime, inode: status.inode, device: status.device)
+    }
+
+    /// An entry on disk that the tree no longer has (at least not with this kind): the
+    /// plan removes it, and its whole subtree is counted.
+    private mutating func addRemoved(
+        _ name: String, _ status: FileStatus, parent: String, descriptor: borrowing FileDescriptor
+    ) throws {
+        let path = RelativePath.join(parent, name)
+        current.append(Self.entry(path: path, status: status, hash: .empty))
+        unknownContent.insert(path)
+        var count = 1
+        if status.kind == .directory {
+            let directory = try FileDescriptor.openDirectory(name, relativeTo: descriptor.rawValue)
+            count += try Self.countBelow(directory)
+        }
+        removedEntries += count
+    }
+
+    private static func countBelow(_ directory: borrowing FileDescriptor) throws -> Int {
+        var count = 0
+        for entry in try DirectoryListing.entries(in: directory) {
+            count += 1
+            if entry.kind == .directory || entry.kind == .unknown,
+                try FileSystem.status(entry.name, relativeTo: directory.rawValue).kind == .directory
+            {
+                let child = try FileDescriptor.openDirectory(entry.name, relativeTo: directory.rawValue)
+                count += try countBelow(child)
+            }
+        }
+        return count
+    }
+
+    /// `node` (and, for a directory, everything below it) as new entries, with where each
+    /// file's bytes come from. `counted`: whether it adds to the entry count (false when it
+    /// replaces an entry of the same kind).
+    private mutating func addCreated(_ node: FileWrapper, path: String, counted: Bool = true) throws {
+        let hash = try node.contentHash
+        let (kind, permissions, data, record, linkTarget, modificationTime, generation) = node.state.withLock {
+            ($0.kind, $0.effectivePermissions, $0.contents, $0.diskRecord, $0.linkTarget, $0.modificationTime, $0.generation)
+        }
+        if counted { createdEntries += 1 }
+        var entry = SnapshotEntry(
+            path: path, kind: kind, permissions: permissions, size: 0, hash: hash,
+            modificationTime: modificationTime ?? FileClock.upperBound(), linkTarget: linkTarget)
+        nodes[path] = node
+        switch kind {
+        case .directory:
+            new.append(entry)
+            visited.append((node, path, generation))
+            for (name, child) in node.sortedChildren ?? [] {
+                try addCreated(child, path: path + "/" + name.string)
+            }
+        case .symbolicLink:
+            entry.size = Int64(linkTarget?.utf8.count ?? 0)
+            new.append(entry)
+        default:
+            entry.size = node.regularFileSize
+            new.append(entry)
+            if let data {
+                contents[path] = .stream(DataStream(data))
+            } else if let record {
+                contents[path] = .file(path: record.path, seen: record.status)
+            }
+        }
+    }
+}
+
+extension FileWrapper {
+    /// Marks as edited every directory below (and at) this one whose entries changed on
+    /// disk since it was read or saved (its inode or modification time moved), so that a
+    /// save of the edited parts visits it.
+    ///
+    /// - Complexity: one `lstat` per directory of the tree; no file is looked at.
+    func markDirectoriesChangedOnDisk(relativeTo package: PackageLocation) {
+        var stack: [(node: FileWrapper, relative: String)] = [(self, "")]
+        while let (directory, relative) = stack.popLast() {
+            let (record, edited, childDirectories) = directory.state.withLock {
+                ($0.diskRecord, $0.directoryEditedSinceRead || $0.editedBelow, $0.childDirectories)
+            }
+            let path = package.inside(relative)
+            // An edited directory is visited anyway.
+            if !edited, let record, record.path == path {
+                let now = try? FileSystem.status(path)
+                if now == nil || now?.inode != record.status.inode
+                    || now?.modificationTime != record.status.modificationTime
+                {
+                    directory.markEdited()
+                }
+            }
+            for (name, child) in childDirectories ?? directory.computeChildDirectories() {
+                stack.append((child, RelativePath.join(relative, name)))
+            }
+        }
+    }
+
+    /// This directory's child directories by name, cached until its children change.
+    func computeChildDirectories() -> [(name: String, child: FileWrapper)] {
+        let children = sortedChildren ?? []
+        let directories = children.filter { $0.child.isDirectory }.map { ($0.name.string, $0.child) }
+        state.withLock { $0.childDirectories = directories }
+        return directories
+    }
+}
+
+/// File URLs for paths, in one place.
+enum URLPath {
+    static func fileURL(_ path: String) -> URL { URL(fileURLWithPath: path) }
+}

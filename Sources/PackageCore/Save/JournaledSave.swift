@@ -1,0 +1,165 @@
+/// The journaled strategy: new files under temporary names in `.pkgtool/tmp`, a redo journal
+/// committed with one atomic file write, then applied; recovery re-applies it after a crash
+/// (Specs/save.md, "journaled").
+extension SaveContext {
+    func saveJournaled(statistics: inout SaveStatistics) throws {
+        let root = try FileDescriptor.openDirectory(packagePath)
+        let metadataName = PackageLayout.metadataDirectoryName
+        let temporaryName = metadataName + "/" + SaveJournal.temporaryDirectoryName
+        if try FileSystem.statusIfExists(metadataName, relativeTo: root.rawValue) == nil {
+            try FileSystem.makeDirectory(metadataName, relativeTo: root.rawValue)
+            if durable { try root.sync() }
+        }
+        if try FileSystem.statusIfExists(temporaryName, relativeTo: root.rawValue) == nil {
+            try FileSystem.makeDirectory(temporaryName, relativeTo: root.rawValue, permissions: 0o700)
+        }
+        let temporary = try FileDescriptor.openDirectory(
+            temporaryName, relativeTo: root.rawValue, displayPath: package.inside(temporaryName))
+        planProgress(linking: false)
+
+        // Everything written before the commit is ours to remove should the save fail: the
+        // space comes back at once, not at the next command.
+        var temporaries: [String] = []
+        var counter = 0
+        func nextTemporary() -> String {
+            counter += 1
+            let name = "n" + String(counter)
+            temporaries.append(name)
+            return name
+        }
+        let journal: SaveJournal
+        do {
+            let operations = try writeTemporaries(
+                into: temporary, nextTemporary: nextTemporary, statistics: &statistics)
+            // Bound to this directory: a copy of the package cannot replay it (SaveJournal).
+            let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: try temporary.status().inode)
+            journal = SaveJournal(binding: binding, operations: operations)
+            try checkCancellation()
+        } catch {
+            for name in temporaries { try? FileSystem.remove(name, relativeTo: temporary.rawValue) }
+            throw error
+        }
+
+        // Commit, apply, and retire the journal.
+        let journalBytes = journal.encoded()
+        do {
+            try AtomicFile.write(
+                journalBytes, to: package.inside(metadataName + "/" + SaveJournal.fileName),
+                durability: options.durability)
+        } catch {
+            for name in temporaries { try? FileSystem.remove(name, relativeTo: temporary.rawValue) }
+            throw error
+        }
+        statistics.metadataBytesWritten += Int64(journalBytes.count)
+        let applyStart = FileClock.lowerBound()
+        statistics.entriesRemoved = try journal.apply(root: root, package: package, durability: options.durability)
+        let applyEnd = FileClock.upperBound()
+        try FileSystem.remove(metadataName + "/" + SaveJournal.fileName, relativeTo: root.rawValue)
+        if durable { try FileSystem.syncDirectory(metadataName, relativeTo: root.rawValue) }
+        // Renaming the new files into place moved their ctimes after the delta recorded
+        // them: record the window, so the stat cache keeps trusting them. (Best effort: if
+        // it fails, they are reread once.)
+        if journal.operations.contains(where: { if case .rename = $0 { return true } else { return false } }) {
+            do {
+                try recordRelinkWindow(applyStart...applyEnd, statistics: &statistics)
+            } catch {
+                statistics.notes.append("could not record the new files' stat data (\(error)); they will be reread once")
+            }
+        }
+    }
+
+    /// Writes every new file, link and manifest record under a temporary name and returns
+    /// the journal that puts them in place.
+    private func writeTemporaries(
+        into temporary: borrowing FileDescriptor, nextTemporary: () -> String, statistics: inout SaveStatistics
+    ) throws -> [SaveJournal.Operation] {
+        let metadataName = PackageLayout.metadataDirectoryName
+        var removals: [SaveJournal.Operation] = []
+        var directories: [SaveJournal.Operation] = []
+        var renames: [SaveJournal.Operation] = []
+        var permissions: [SaveJournal.Operation] = []
+        for index in plan.removals {
+            let entry = plan.old.entries[index]
+            removals.append(.remove(path: entry.path, kind: entry.kind))
+        }
+        for index in plan.creations {
+            let entry = plan.new.entries[index]
+            switch entry.kind {
+            case .directory:
+                // Owner-writable until its children are in; its own bits come last.
+                directories.append(.makeDirectory(path: entry.path, permissions: 0o700))
+                permissions.append(.setPermissions(path: entry.path, permissions: entry.permissions))
+                statistics.directoriesCreated += 1
+            case .symbolicLink:
+                let name = nextTemporary()
+                writtenStatus[index] = try writer.writeSymbolicLink(
+                    target: entry.linkTarget ?? "", named: name, in: temporary.rawValue,
+                    displayPath: package.inside(entry.path))
+                renames.append(.rename(temporary: name, path: entry.path))
+                statistics.symbolicLinksWritten += 1
+            default:
+                let name = nextTemporary()
+                let written = try writeFile(index, named: name, in: temporary.rawValue)
+                writtenStatus[index] = written.status
+                renames.append(.rename(temporary: name, path: entry.path))
+                statistics.filesWritten += 1
+                statistics.bytesWritten += written.size
+            }
+        }
+        for index in plan.permissionChanges {
+            let entry = plan.new.entries[index]
+            permissions.append(.setPermissions(path: entry.path, permissions: entry.permissions))
+        }
+        statistics.permissionsChanged = plan.permissionChanges.count
+        // New directories' own bits deepest first, after everything went in.
+        permissions.sort { RelativePath.depth(of: $0.path) > RelativePath.depth(of: $1.path) }
+
+        // The manifest: a delta, or a new base when there is none or the deltas grew.
+        var metadataOperations: [SaveJournal.Operation] = []
+        let record = manifestRecord()
+        if let manifest, !manifest.needsCompaction {
+            let delta = manifest.encodedDelta(
+                upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+                newEntryCount: newEntryCount, relinkWindow: nil)
+            let name = nextTemporary()
+            try writeMetadata(delta.bytes, named: name, in: temporary.rawValue, displayName: metadataName + "/" + delta.name)
+            metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + delta.name))
+            statistics.metadataBytesWritten += Int64(delta.bytes.count)
+            chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
+        } else {
+            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            let name = nextTemporary()
+            try writeMetadata(
+                bytes, named: name, in: temporary.rawValue, displayName: metadataName + "/" + PackageLayout.indexFileName)
+            metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + PackageLayout.indexFileName))
+            // Every delta file goes, those of a damaged manifest included: they describe
+            // another base.
+            for stale in try existingDeltaFiles() {
+                metadataOperations.append(.remove(path: metadataName + "/" + stale, kind: .regular))
+            }
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = manifest != nil
+            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
+        }
+        if durable { try temporary.sync() }
+        return removals + directories + renames + permissions + metadataOperations
+    }
+
+    /// The names of the delta files in the package's metadata directory now.
+    func existingDeltaFiles() throws -> [String] {
+        guard let status = try FileSystem.statusIfExists(package.metadataPath), status.kind == .directory else { return [] }
+        let metadata = try FileDescriptor.openDirectory(package.metadataPath)
+        return try DirectoryListing.names(in: metadata).filter { $0.hasPrefix(PackageLayout.deltaFilePrefix) }.sorted()
+    }
+}
+
+extension SaveJournal.Operation {
+    /// The package path the operation acts on.
+    var path: String {
+        switch self {
+        case .remove(let path, _), .makeDirectory(let path, _), .rename(_, let path), .setPermissions(let path, _):
+            return path
+        }
+    }
+}

@@ -1,0 +1,144 @@
+/// Where the tree a save writes comes from: a scanned directory (`DirectorySource`), a tree
+/// held in memory (`FileWrapper.saveSource`), a version pulled from a remote…
+///
+/// A source only describes; the engine (`PackageSaver.save(_:to:options:progress:)`) does
+/// everything else, the same way for every source: it takes the package's lock, recovers an
+/// interrupted save, asks the source for the new tree, compares it with the package, writes
+/// the difference with the chosen strategy, records the manifest, and reports. A new kind of
+/// source needs no change to the engine.
+///
+/// The engine calls a source from the thread that called `save`, under the package's
+/// exclusive lock, at most once per method and save.
+public protocol SaveSource {
+    /// Refuses, before anything is locked or written, a source that cannot be saved to
+    /// `package` (not a directory, the package inside the source…). Optional.
+    func validate(for package: PackageLocation) throws
+
+    /// The whole new tree: every entry with its content hash, and where each regular file's
+    /// bytes come from should it have to be written.
+    func wholeTree(in context: SaveSourceContext) throws -> SourceTree
+
+    /// Only what may differ from the package, when the source knows it (a tree read from this
+    /// very package and edited since); nil to have the engine compare whole trees, which is
+    /// always correct. Asked first, for journaled saves into an existing package whose
+    /// manifest is trusted.
+    func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree?
+
+    /// Told, still under the lock, once the new tree is committed, with what the engine
+    /// wrote; a tree source re-backs its nodes by the files written. Not called when the
+    /// save fails.
+    func didSave(_ outcome: SaveOutcome, in context: SaveSourceContext)
+}
+
+extension SaveSource {
+    public func validate(for package: PackageLocation) throws {}
+    public func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree? { nil }
+    public func didSave(_ outcome: SaveOutcome, in context: SaveSourceContext) {}
+}
+
+/// What the engine tells a source about the save it serves.
+public struct SaveSourceContext: Sendable {
+    /// The package being saved (its canonical location).
+    public let package: PackageLocation
+    /// Whether a package exists there (false for a first save).
+    public let packageExists: Bool
+    public let options: SaveOptions
+    /// The package's manifest, when it has a sound one: the stat cache a directory source
+    /// reuses for files it saved before. Set for `wholeTree(in:)` only.
+    public internal(set) var manifest: PackageManifest?
+}
+
+/// The whole new tree, as a source describes it.
+public struct SourceTree: Sendable {
+    /// Every entry, depth-first in `PathOrder`, with content hashes (files, links) and Merkle
+    /// hashes (directories), and the root hash.
+    public var snapshot: TreeSnapshot
+    /// Where each regular file's bytes come from, parallel to `snapshot.entries`. Needed only
+    /// for files that differ from the package; nil elsewhere.
+    public var contents: [ContentOrigin?]
+    /// Permission bits of the package directory itself.
+    public var rootPermissions: UInt32
+    /// Files whose hash the source had to compute now (its stat cache did not vouch for
+    /// them): unchanged ones among them are recorded afresh, so they are not reread next time.
+    public var rehashed: Set<String>
+    /// Files the source read to hash, and their bytes: for the statistics.
+    public var filesHashed: Int
+    public var bytesHashed: Int64
+    /// Things a person should know (entries skipped, files that changed behind a tree's back).
+    public var notes: [String]
+
+    public init(
+        snapshot: TreeSnapshot, contents: [ContentOrigin?], rootPermissions: UInt32 = 0o755,
+        rehashed: Set<String> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
+    ) {
+        precondition(contents.count == snapshot.entries.count, "one content origin per entry")
+        self.snapshot = snapshot
+        self.contents = contents
+        self.rootPermissions = rootPermissions
+        self.rehashed = rehashed
+        self.filesHashed = filesHashed
+        self.bytesHashed = bytesHashed
+        self.notes = notes
+    }
+}
+
+/// The parts of a new tree that may differ from the package, with the package's entries at
+/// the same places: everything else is unchanged, and the engine never looks at it.
+public struct PartialSourceTree: Sendable {
+    /// The manifest head these parts build on: the package's current state, which the source
+    /// checked is still on disk.
+    public var head: PackageManifest.Head
+    /// The package's entries in the regions visited, as they stand on disk (depth-first).
+    /// A file whose content is not known here may carry any hash: it differs from its new
+    /// entry by size, or the source listed it in `unknownContent`.
+    public var current: [SnapshotEntry]
+    /// The new tree's entries in the same regions (depth-first), with where each file's bytes
+    /// come from (parallel).
+    public var new: [SnapshotEntry]
+    public var contents: [ContentOrigin?]
+    /// Paths of `current` files whose content the source does not know: rewritten.
+    public var unknownContent: Set<String>
+    /// The new tree's root hash and entry count (the whole tree's, not the parts').
+    public var newRootHash: ContentHash
+    public var newEntryCount: Int
+    public var rootPermissions: UInt32
+    public var filesHashed: Int
+    public var bytesHashed: Int64
+    public var notes: [String]
+
+    public init(
+        head: PackageManifest.Head, current: [SnapshotEntry], new: [SnapshotEntry], contents: [ContentOrigin?],
+        unknownContent: Set<String> = [], newRootHash: ContentHash, newEntryCount: Int, rootPermissions: UInt32,
+        filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
+    ) {
+        precondition(contents.count == new.count, "one content origin per new entry")
+        self.head = head
+        self.current = current
+        self.new = new
+        self.contents = contents
+        self.unknownContent = unknownContent
+        self.newRootHash = newRootHash
+        self.newEntryCount = newEntryCount
+        self.rootPermissions = rootPermissions
+        self.filesHashed = filesHashed
+        self.bytesHashed = bytesHashed
+        self.notes = notes
+    }
+}
+
+/// What a save did, returned by the engine.
+public struct SaveOutcome: Sendable {
+    /// The engine's own counts: files written, linked, removed, bytes, notes.
+    public var statistics: SaveStatistics
+    /// The manifest's head after the save: what a tree that now describes the package
+    /// remembers for its next save.
+    public var head: PackageManifest.Head?
+    /// Package-side stat data of every entry this save created or replaced, by path.
+    public var written: [String: FileStatus]
+
+    public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [String: FileStatus]) {
+        self.statistics = statistics
+        self.head = head
+        self.written = written
+    }
+}

@@ -1,0 +1,255 @@
+import Glibc
+import Synchronization
+
+/// The `full` and `atomic` strategies: the whole new tree built in a staging directory
+/// beside the package (unchanged files hard-linked unless `copyEverything`), fsynced, then
+/// swapped in with one `renameat2(RENAME_EXCHANGE)` (`RENAME_NOREPLACE` for a first save)
+/// through `StagedReplacement` (Specs/save.md, "full and atomic").
+extension SaveContext {
+    func saveStaged(copyEverything: Bool, packageExists: Bool, statistics: inout SaveStatistics) throws {
+        var permissions = rootPermissions
+        if packageExists { permissions = try FileSystem.status(package.path).permissions }
+        let keepsPrevious = options.keepsPrevious && packageExists && !copyEverything
+        // The previous version, when one is kept and sound, becomes the staging tree.
+        var previous: PreviousTree?
+        var replacement: StagedReplacement?
+        if keepsPrevious {
+            (replacement, previous) = try claimPrevious(statistics: &statistics)
+        }
+        let staged = try replacement ?? StagedReplacement(replacing: package.path, kind: .directory(permissions: permissions))
+        do {
+            let staging = try staged.openStagedDirectory()
+            // Owner-writable while it is built (a kept tree may carry a read-only root).
+            try staging.setPermissions(permissions | 0o700)
+            if let previous {
+                try updateStagingTree(staging, from: previous, statistics: &statistics)
+            } else {
+                try buildStagingTree(
+                    staging, copyEverything: copyEverything, packageExists: packageExists, statistics: &statistics)
+            }
+            try staging.setPermissions(permissions)
+            if durable { try staging.sync() }
+            try checkCancellation()
+            let notes = NoteList()
+            try staged.commit(durability: options.durability) { notes.append($0) }
+            statistics.notes += notes.items
+        } catch {
+            // Nothing was swapped in: the package is untouched. Remove the partial staging
+            // tree now if we can; recovery does it otherwise.
+            if !staged.committed { try? staged.discard() }
+            throw error
+        }
+        // Saved. The old tree now sits under the staging name.
+        statistics.entriesRemoved = plan.removedEntryCount
+        statistics.permissionsChanged = plan.permissionChanges.count
+        if keepsPrevious {
+            // Kept, for the next save to bring up to date. Should this rename be lost to a
+            // crash, recovery removes the old tree as the staging litter it then is.
+            do {
+                try staged.keepReplaced(as: package.siblings.previous)
+            } catch {
+                statistics.notes.append("the previous version could not be kept (\(error)); the next save removes it")
+            }
+            return
+        }
+        let removalStart = FileClock.lowerBound()
+        do {
+            try staged.discard(workers: options.workers)
+            // Unlinking the old names moved the linked files' ctimes once more: record that
+            // window too, so the stat cache keeps trusting them.
+            if linkedFiles > 0 { try recordRelinkWindow(removalStart...FileClock.upperBound(), statistics: &statistics) }
+        } catch {
+            statistics.notes.append("the previous version could not be removed (\(error)); the next save removes it")
+        }
+    }
+
+    /// Creates every entry of the new tree under `staging`, and its manifest.
+    private func buildStagingTree(
+        _ staging: borrowing FileDescriptor, copyEverything: Bool, packageExists: Bool,
+        statistics: inout SaveStatistics
+    ) throws {
+        let packageDescriptor = packageExists ? SharedDescriptor(try FileDescriptor.openDirectory(packagePath)) : nil
+        let package: Int32? = packageDescriptor?.rawValue
+        defer { withExtendedLifetime(packageDescriptor) {} }
+        planProgress(linking: !copyEverything)
+        var directories: [String] = [""]
+        let windowStart = FileClock.lowerBound()
+        let changedPermissions = Set(plan.permissionChanges)
+        var pendingLinks: [PendingLink] = []
+        for (index, entry) in plan.new.entries.enumerated() {
+            switch entry.kind {
+            case .directory:
+                // Owner-writable until its children are in; its own bits come last.
+                try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: 0o700)
+                directories.append(entry.path)
+                statistics.directoriesCreated += 1
+            case .symbolicLink:
+                writtenStatus[index] = try writer.writeSymbolicLink(
+                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue,
+                    displayPath: self.package.inside(entry.path))
+                statistics.symbolicLinksWritten += 1
+            default:
+                if !copyEverything, package != nil, let oldIndex = plan.unchangedOld[index],
+                    !changedPermissions.contains(index)
+                {
+                    pendingLinks.append(PendingLink(from: plan.old.entries[oldIndex].path, to: entry.path, index: index))
+                    continue
+                }
+                try writeStagedFile(
+                    index, into: staging, standsInForLink: plan.unchangedOld[index] != nil && !copyEverything,
+                    statistics: &statistics)
+            }
+        }
+        let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
+        let window: ClosedRange<Int64>? = outcome.linked > 0 ? windowStart...FileClock.upperBound() : nil
+        try writeStagedManifest(
+            staging, package: package, buildsOnPackage: !copyEverything && !outcome.linksImpossible, window: window,
+            statistics: &statistics)
+        linkedFiles = outcome.linked
+        // Directories' own bits, deepest first, now that nothing more goes in.
+        for index in plan.new.entries.indices.reversed() where plan.new.entries[index].kind == .directory {
+            let entry = plan.new.entries[index]
+            try FileSystem.setPermissions(entry.path, entry.permissions, relativeTo: staging.rawValue)
+        }
+        if durable {
+            try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
+            // Children before parents: a directory's entry is flushed after its contents.
+            for directory in directories.reversed() {
+                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
+            }
+        }
+    }
+
+    /// Writes new entry `index` into the staging tree and counts it: as a copy standing in
+    /// for a link (unchanged content), or as a file written.
+    func writeStagedFile(
+        _ index: Int, into staging: borrowing FileDescriptor, standsInForLink: Bool, statistics: inout SaveStatistics
+    ) throws {
+        let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+        writtenStatus[index] = written.status
+        if standsInForLink {
+            statistics.filesCopiedForLinks += 1
+            statistics.bytesCopiedForLinks += written.size
+        } else {
+            statistics.filesWritten += 1
+            statistics.bytesWritten += written.size
+        }
+    }
+
+    /// Hard-links `pendingLinks` from the package into the staging tree; where links are
+    /// impossible, copies the files instead and says so in the statistics.
+    func linkUnchanged(
+        _ pendingLinks: [PendingLink], from package: Int32?, into staging: borrowing FileDescriptor,
+        statistics: inout SaveStatistics
+    ) throws -> (linked: Int, linksImpossible: Bool) {
+        guard let package, !pendingLinks.isEmpty else { return (0, false) }
+        let outcome = try Self.link(
+            pendingLinks, from: package, into: staging.rawValue, workers: options.workers, package: self.package)
+        statistics.filesLinked += outcome.linked
+        progress.filesWritten(outcome.linked)
+        guard let code = outcome.impossibleBecause else { return (outcome.linked, false) }
+        statistics.notes.append("hard links are impossible here (\(code.name)): unchanged files were copied instead")
+        for index in outcome.notLinked {
+            try writeStagedFile(index, into: staging, standsInForLink: true, statistics: &statistics)
+        }
+        return (outcome.linked, true)
+    }
+
+    /// Writes the staging tree's manifest: the package's base and deltas linked plus a new
+    /// delta when the new tree builds on the package's files (`buildsOnPackage`) and the
+    /// chain is short; a new base otherwise. `window`: when this save's links moved ctimes.
+    func writeStagedManifest(
+        _ staging: borrowing FileDescriptor, package: Int32?, buildsOnPackage: Bool, window: ClosedRange<Int64>?,
+        statistics: inout SaveStatistics
+    ) throws {
+        let metadataName = PackageLayout.metadataDirectoryName
+        try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
+        let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
+        let record = manifestRecord()
+        if buildsOnPackage, let manifest, let package, !manifest.needsCompaction {
+            for existing in [PackageLayout.indexFileName] + manifest.deltaFileNames
+            where !manifest.staleDeltaFiles.contains(existing) {
+                try FileSystem.link(
+                    metadataName + "/" + existing, to: existing, fromDirectory: package,
+                    toDirectory: metadata.rawValue)
+            }
+            let delta = manifest.encodedDelta(
+                upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
+                newEntryCount: newEntryCount, relinkWindow: window)
+            try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue, displayName: metadataName + "/" + delta.name)
+            statistics.metadataBytesWritten += Int64(delta.bytes.count)
+            chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
+            deltaRecordsWritten += record.upserts.count + record.removals.count
+        } else {
+            let bytes = PackageManifest.encodedIndex(
+                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
+            try writeMetadata(
+                bytes, named: PackageLayout.indexFileName, in: metadata.rawValue,
+                displayName: metadataName + "/" + PackageLayout.indexFileName)
+            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.manifestCompacted = manifest != nil && buildsOnPackage
+            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
+        }
+    }
+
+    /// An unchanged file of the package to hard-link into the staging tree.
+    struct PendingLink: Sendable {
+        var from: String
+        var to: String
+        /// Its index in the new snapshot.
+        var index: Int
+    }
+
+    /// Hard-links unchanged files into the staging tree on `workers` threads, one pair of
+    /// source and target directories per job: links into one directory serialise on its
+    /// lock in the kernel, links into different ones do not.
+    ///
+    /// Where links are impossible (another volume, a file system without them, a file at
+    /// its link limit), the files not linked are returned, to be copied.
+    private static func link(
+        _ links: [PendingLink], from package: Int32, into staging: Int32, workers: Int, package location: PackageLocation
+    ) throws
+        -> (linked: Int, notLinked: [Int], impossibleBecause: Errno?)
+    {
+        // Each job links name to name between two open directories instead of resolving
+        // two paths per file.
+        var groups: [String: [PendingLink]] = [:]
+        for link in links {
+            groups[RelativePath.parent(of: link.from) + "\u{0}" + RelativePath.parent(of: link.to), default: []].append(link)
+        }
+        let outcome = Mutex<(linked: Int, notLinked: [Int], impossibleBecause: Errno?)>((0, [], nil))
+        let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
+        try WorkQueue<[PendingLink]>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
+            let fromParent = RelativePath.parent(of: group[0].from)
+            let toParent = RelativePath.parent(of: group[0].to)
+            let source = try FileDescriptor.openDirectory(fromParent.isEmpty ? "." : fromParent, relativeTo: package)
+            let target = try FileDescriptor.openDirectory(toParent.isEmpty ? "." : toParent, relativeTo: staging)
+            var linked = 0
+            var notLinked: [Int] = []
+            var reason: Errno?
+            for link in group {
+                do throws(Errno) {
+                    try Syscall.linkat(
+                        source.rawValue, RelativePath.lastComponent(of: link.from),
+                        target.rawValue, RelativePath.lastComponent(of: link.to), flags: 0)
+                    linked += 1
+                } catch {
+                    guard impossible.contains(error) else {
+                        throw FileSystemError(
+                            .link, path: location.inside(link.from), errno: error,
+                            reason: "an unchanged file could not be linked into the new version")
+                    }
+                    notLinked.append(link.index)
+                    reason = reason ?? error
+                }
+            }
+            outcome.withLock {
+                $0.linked += linked
+                $0.notLinked += notLinked
+                $0.impossibleBecause = $0.impossibleBecause ?? reason
+            }
+        }
+        return outcome.withLock { $0 }
+    }
+
+}
