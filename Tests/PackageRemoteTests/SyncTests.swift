@@ -122,4 +122,24 @@ import Testing
         #expect(drain(body) == nil)
         #expect((body.failure as? RemoteError)?.kind == .localChange)
     }
+
+    @Test func aForcedPullRestoresFilesEditedBehindPkgtoolsBack() throws {
+        let fixture = try RemoteFixture("behind")
+        let source = try fixture.makePackage("source", pages: 8, mediaSize: 3 << 20)
+        let pushed = try PackageRemote.push(source, to: fixture.location, options: fixture.options())
+        let copy = fixture.path("copy")
+        _ = try PackageRemote.pull(fixture.location, to: copy, options: fixture.options(device: "b"))
+        // Edited without pkgtool: one page longer, one rewritten at the same size, one removed.
+        try Files.write(copy + "/pages/a/page0.json", "{\"edited\": \"longer than before, surely\"}")
+        let page = try Files.read(copy + "/pages/b/page1.json")
+        try Files.write(copy + "/pages/b/page1.json", page.map { $0 ^ 0xFF })
+        try FileSystem.remove(copy + "/metadata.json")
+        #expect {
+            _ = try PackageRemote.pull(fixture.location, to: copy, options: fixture.options(device: "b"))
+        } throws: { error in (error as? RemoteError)?.kind == .unpushedChanges }
+        let forced = try PackageRemote.pull(fixture.location, to: copy, options: fixture.options(device: "b"), force: true)
+        #expect(forced.version.id == pushed.version.id)
+        #expect(try RemoteFixture.rootHash(copy) == pushed.version.rootHash)
+        #expect(try Files.read(copy + "/pages/b/page1.json") == page)
+    }
 }

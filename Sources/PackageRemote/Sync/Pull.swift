@@ -53,13 +53,18 @@ enum PullOperation {
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
         let current: TreeSnapshot?
+        var rootPermissions: UInt32 = 0o755
+        var manifestVouches = false
         if let status = try FileSystem.statusIfExists(destination) {
             let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
             guard followed.kind == .directory else {
                 throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
             }
-            current = try PackageAccess.reading(destination) { try PackageScan.scan(destination, workers: options.workers) }
-                .snapshot
+            let scan = try PackageAccess.reading(destination) { try PackageScan.scan(destination, workers: options.workers) }
+            current = scan.snapshot
+            rootPermissions = followed.permissions
+            // The engine may trust DEST's manifest only when the scan just found DEST as it says.
+            manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
         } else {
             current = nil
         }
@@ -110,7 +115,7 @@ enum PullOperation {
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
         let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {
-            $0.totalCount = BlobUploader.units(totalBytes) + neededOrder.count + 1
+            $0.totalCount = BlobUploader.units(totalBytes) + neededOrder.count + 2
             $0.totalByteCount = UInt64(totalBytes)
             $0.totalFileCount = neededOrder.count
         }
@@ -185,11 +190,20 @@ enum PullOperation {
             progress?.complete(count: 1)
         }
         result.contentsAssembled = pending.count
-        let statistics = try PullHandoff.save(
-            manifest, to: destination, current: current, staging: staging,
-            // Not trusting DEST's manifest: a file edited behind pkgtool's back (and found
-            // by the scan above) must not be taken for the version's content.
-            options: SaveOptions(durability: durability, workers: options.workers, trustManifest: false))
+        var staged: [FileKey: (path: String, status: FileStatus)] = [:]
+        for key in neededOrder {
+            let path = staging.readyPath(key)
+            staged[key] = (path, try FileSystem.status(path))
+        }
+        let source = RemoteVersionSource(
+            manifest, staged: staged, destination: destination, current: current, rootPermissions: rootPermissions)
+        // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
+        // back) is not trusted: the engine then checks DEST itself.
+        let outcome = try PackageSaver.save(
+            source, to: destination,
+            options: SaveOptions(durability: durability, workers: options.workers, trustManifest: manifestVouches),
+            progress: progress?.subprogress(assigningCount: 1))
+        let statistics = outcome.statistics
         guard statistics.rootHash == target.rootHash else {
             throw RemoteError(
                 .verificationFailed,

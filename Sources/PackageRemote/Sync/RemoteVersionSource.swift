@@ -1,0 +1,48 @@
+import PackageCore
+
+/// A version pulled from a remote, as a source for the save engine: the version's tree
+/// (from its manifest, checked), each changed file's bytes from the staging area, where
+/// they were assembled and checked against their content hash.
+///
+/// The engine then does the rest as for any source: locks DEST, recovers an interrupted
+/// save, compares, writes only what differs with its strategy (crash-safe: readers see the
+/// old package or the new), hashes each file again as it copies it (refusing one that
+/// changed meanwhile), restores modes and times, and records the manifest.
+struct RemoteVersionSource: SaveSource {
+    let snapshot: TreeSnapshot
+    let contents: [ContentOrigin?]
+    let rootPermissions: UInt32
+
+    /// - Parameters:
+    ///   - staged: where each content the pull assembled is, by content (hash and size).
+    ///   - destination: DEST, whose files serve the contents it already holds at their paths.
+    ///   - current: DEST's tree as the pull scanned it (nil when DEST does not exist).
+    init(
+        _ manifest: VersionManifest, staged: [FileKey: (path: String, status: FileStatus)], destination: String,
+        current: TreeSnapshot?, rootPermissions: UInt32
+    ) {
+        snapshot = manifest.snapshot()
+        var currentByPath: [String: SnapshotEntry] = [:]
+        for entry in current?.entries ?? [] where entry.kind == .regular { currentByPath[entry.path] = entry }
+        contents = snapshot.entries.map { entry -> ContentOrigin? in
+            guard entry.kind == .regular else { return nil }
+            if entry.size == 0 { return .bytes([]) }
+            if let staged = staged[FileKey(entry.hash, entry.size)] { return .file(path: staged.path, seen: staged.status) }
+            // DEST holds it at this very path (the pull checked): only read should the engine
+            // find it different after all.
+            if let old = currentByPath[entry.path], old.hash == entry.hash, old.size == entry.size {
+                return .file(
+                    path: PackageLayout.joined(destination, entry.path),
+                    seen: FileStatus(
+                        kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                        changeTime: old.changeTime, inode: old.inode, device: old.device))
+            }
+            return nil
+        }
+        self.rootPermissions = rootPermissions
+    }
+
+    func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
+        SourceTree(snapshot: snapshot, contents: contents, rootPermissions: rootPermissions)
+    }
+}
