@@ -22,6 +22,8 @@ public struct PullResult: Sendable {
     public var retries = 0
     /// What the save engine did.
     public var save: SaveStatistics?
+    /// Things a person should know (DEST's recovery, the engine's notes).
+    public var notes: [String] = []
     public var seconds: Double = 0
 }
 
@@ -55,12 +57,15 @@ enum PullOperation {
         let current: TreeSnapshot?
         var rootPermissions: UInt32 = 0o755
         var manifestVouches = false
+        var warnings: [String] = []
         if let status = try FileSystem.statusIfExists(destination) {
             let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
             guard followed.kind == .directory else {
                 throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
             }
-            let scan = try PackageAccess.reading(destination) { try PackageScan.scan(destination, workers: options.workers) }
+            let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
+                try PackageScan.scan(destination, workers: options.workers)
+            }
             current = scan.snapshot
             rootPermissions = followed.permissions
             // The engine may trust DEST's manifest only when the scan just found DEST as it says.
@@ -68,6 +73,7 @@ enum PullOperation {
         } else {
             current = nil
         }
+        result.notes = warnings
         let realPath = { PackagePaths.realPath(destination) ?? destination }
         if let current {
             if let record = store.cache.syncRecord(forPackage: realPath()), record.rootHash != current.rootHash, !force,
@@ -204,6 +210,7 @@ enum PullOperation {
             options: SaveOptions(durability: durability, workers: options.workers, trustManifest: manifestVouches),
             progress: progress?.subprogress(assigningCount: 1))
         let statistics = outcome.statistics
+        result.notes += statistics.notes
         guard statistics.rootHash == target.rootHash else {
             throw RemoteError(
                 .verificationFailed,

@@ -40,11 +40,13 @@ enum PushOperation {
         let realPath = PackagePaths.realPath(packagePath) ?? packagePath
         let connection = store.connection()
         let head = try store.readHead(connection)
-        let scan = try PackageAccess.reading(packagePath) {
+        var warnings: [String] = []
+        let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
             try PackageScan.scan(packagePath, workers: options.workers)
         }
         let snapshot = scan.snapshot
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
+        result.notes = warnings
         for skipped in scan.result.skipped {
             result.notes.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
         }

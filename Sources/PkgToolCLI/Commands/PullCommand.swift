@@ -50,7 +50,7 @@ enum PullCommand: Command {
                 line?.stop()
                 throw error
             }
-            for note in result.save?.notes ?? [] { console.warning(note) }
+            for note in result.notes { console.warning(note) }
             if arguments.flag("json") {
                 console.line(json(result, location: location, destination: destination).serialized(pretty: true))
             } else if result.unchanged {
