@@ -44,7 +44,6 @@ struct SyncBenchmark {
         var bucket: String
         var measuresStorage: Bool
         var command: () throws -> [String]
-        var after: (() throws -> Void)? = nil
     }
 
     func run(progress: ProgressDisplay) throws -> Result {
@@ -222,7 +221,6 @@ struct SyncBenchmark {
         let cost = try Spawn.run("/usr/bin/env", command, captureOutput: true)
         let requests = try store.requests(job.bucket) - requestsBefore
         let stored = job.measuresStorage ? try store.stored(job.bucket).bytes - storedBefore : 0
-        try job.after?()
         return Run(cost: cost, stored: stored, requests: requests, command: shellQuoted(["env"] + command))
     }
 

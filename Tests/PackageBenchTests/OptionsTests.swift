@@ -56,7 +56,7 @@ import Testing
         (["--runs", "0"], "--runs expects a positive number, not '0'"),
         (["--bogus"], "unknown option '--bogus'"),
         (["stray"], "unexpected argument 'stray'"),
-        (["--suite", "nope"], "unknown suite 'nope' (save, hash, manifest, zip, sweep-bytes, sweep-entries, sweep)"),
+        (["--suite", "nope"], "unknown suite 'nope' (save, hash, manifest, zip, sweep-bytes, sweep-entries, sync, sweep)"),
         (["--shape", "tiny"], "unknown shape 'tiny' (document, small-files, huge)"),
         (["--size", "lots"], "cannot read 'lots' as a size (try 256MiB or 4GiB)"),
         (["--fsync", "sometimes"], "--fsync expects none, full or none,full"),

@@ -32,15 +32,6 @@ struct LocalCache: Sendable {
         return home + "/.cache/pkgtool"
     }
 
-    func prepare(describing location: RemoteLocation, endpoint: String) throws {
-        try FileSystem.makeDirectories(directory + "/manifests", permissions: 0o700)
-        try FileSystem.makeDirectories(directory + "/packages", permissions: 0o700)
-        let label = directory + "/remote"
-        if try FileSystem.statusIfExists(label) == nil {
-            try AtomicFile.write(Array("\(endpoint) \(location)\n".utf8), to: label, durability: .none)
-        }
-    }
-
     // MARK: Manifests
 
     func manifest(_ id: SHA256Digest) -> [UInt8]? {
