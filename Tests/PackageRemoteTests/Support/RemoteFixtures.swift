@@ -28,7 +28,7 @@ struct RemoteFixture {
     }
 
     /// Options for one device: its own cache (`device` names it).
-    func options(device: String = "a", attempts: Int = 3, packSize: Int = 8 << 20) -> RemoteOptions {
+    func options(device: String = "a", attempts: Int = 6, packSize: Int = 8 << 20) -> RemoteOptions {
         RemoteOptions(
             configuration: server.configuration(attempts: attempts), cacheDirectory: directory.url("cache-\(device)"),
             packSize: packSize)

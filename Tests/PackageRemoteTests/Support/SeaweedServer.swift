@@ -60,12 +60,14 @@ final class SeaweedServer: @unchecked Sendable {
         ]
     }
 
-    func configuration(attempts: Int = 3) -> S3Configuration {
+    /// Retries enough to ride out a slow moment of a loaded machine (a 500 while the server
+    /// catches up), quickly.
+    func configuration(attempts: Int = 6) -> S3Configuration {
         var configuration = S3Configuration(
             endpoint: endpoint, pathStyle: true, region: "us-east-1",
             credentials: S3Credentials(accessKeyID: Self.accessKey, secretAccessKey: Self.secretKey))
         configuration.transport.attempts = attempts
-        configuration.transport.retryDelay = 0.05
+        configuration.transport.retryDelay = 0.1
         configuration.transport.connectTimeoutMilliseconds = 2000
         return configuration
     }
