@@ -187,4 +187,26 @@ import Testing
         cache.dropPending(named: [first.id])
         #expect(cache.pendingPacks().map(\.id) == [second.id])
     }
+
+    @Test func aStreamedContentChecksItsStagedBlobs() throws {
+        let directory = try TemporaryDirectory("stream")
+        let old = SeededBytes(seed: 8).bytesArray(3000)
+        let new = SeededBytes(seed: 9).bytesArray(1000)
+        try Files.write(directory.url("old"), old)
+        try Files.write(directory.url("blob"), new)
+        let stream = StagedContentStream(parts: [
+            .local(path: directory.url("old"), offset: 0, length: 1000),
+            .blob(path: directory.url("blob"), digest: SHA256Digest.of(new), length: 1000),
+            .local(path: directory.url("old"), offset: 2000, length: 1000),
+        ])
+        var bytes: [UInt8] = []
+        try stream.forEachPiece { bytes.append(contentsOf: $0) }
+        #expect(bytes == Array(old[0..<1000]) + new + Array(old[2000..<3000]))
+        // A staged blob damaged since its download: refused, and removed for the next pull.
+        try Files.write(directory.url("blob"), new.map { $0 ^ 1 })
+        #expect {
+            try stream.forEachPiece { _ in }
+        } throws: { error in (error as? RemoteError)?.kind == .verificationFailed }
+        #expect(try FileSystem.statusIfExists(directory.url("blob")) == nil)
+    }
 }

@@ -2,8 +2,15 @@ import PackageCore
 
 /// A blob a pull needs, and every place its bytes go.
 struct BlobNeed: Sendable {
+    /// Where a blob's bytes go: into a content assembled in the staging area, at an offset,
+    /// or into a file of its own (`blobs/<sha256>`), for a content streamed to the engine.
+    enum Destination: Sendable {
+        case content(FileKey, offset: Int64)
+        case blobFile
+    }
+
     var location: BlobLocation
-    var destinations: [(content: FileKey, offset: Int64)]
+    var destinations: [Destination]
 }
 
 /// One ranged GET of a pack: the blobs it covers, in pack order.
@@ -60,7 +67,10 @@ final class PackRangeSink: ResumableSink {
                 let piece = UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + take)])
                 hasher.update(piece)
                 for (file, destination) in zip(open, blob.destinations) {
-                    try file.descriptor.write(piece, at: destination.offset + within)
+                    switch destination {
+                    case .content(_, let offset): try file.descriptor.write(piece, at: offset + within)
+                    case .blobFile: try file.descriptor.write(piece, at: within)
+                    }
                 }
                 received += Int64(take)
                 cursor += take
@@ -76,7 +86,12 @@ final class PackRangeSink: ResumableSink {
     private func openDestinations(_ blob: BlobNeed) throws {
         open.removeAll()
         hasher.reset()
-        for destination in blob.destinations { open.append(SharedDescriptor(try staging.openPartial(destination.content))) }
+        for destination in blob.destinations {
+            switch destination {
+            case .content(let key, _): open.append(SharedDescriptor(try staging.openPartial(key)))
+            case .blobFile: open.append(SharedDescriptor(try staging.openBlobPart(blob.location.digest)))
+            }
+        }
     }
 
     private func finishBlob(_ blob: BlobNeed) throws {
@@ -91,8 +106,12 @@ final class PackRangeSink: ResumableSink {
                     + "DEST was not changed")
         }
         for destination in blob.destinations {
-            staging.recordDone(
-                PullStaging.JournalRecord(content: destination.content, offset: destination.offset, digest: digest))
+            switch destination {
+            case .content(let key, let offset):
+                staging.recordDone(PullStaging.JournalRecord(content: key, offset: offset, digest: digest))
+            case .blobFile:
+                try staging.commitBlob(digest)
+            }
         }
         index += 1
         onBlob(Int64(blob.location.length))

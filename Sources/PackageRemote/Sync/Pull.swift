@@ -117,7 +117,6 @@ enum PullOperation {
         }
 
         let staging = try PullStaging(destination: destination)
-        staging.removeUnneeded(Set(neededOrder.map(PullStaging.name)))
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
         let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {
@@ -126,22 +125,61 @@ enum PullOperation {
             $0.totalFileCount = neededOrder.count
         }
 
-        // Plan every blob: already staged, copied from DEST, or fetched.
+        // The pieces DEST already holds, where a large file changed in a few places.
+        let localPieces = try indexLocalPieces(pieceSources, destination: destination, options: options, buffer: buffer)
+
+        // Where each needed content comes from: DEST itself (moved or copied content), a
+        // stream of DEST's pieces and staged blobs (a large file partly changed), or the
+        // staging area, assembled from fetched blobs.
+        var origins: [FileKey: ContentOrigin] = [:]
+        var streamed: [FileKey: [StagedContentStream.Part]] = [:]
+        var keepBlobs = Set<String>()
+        var assembled: [FileKey] = []
+        for key in neededOrder {
+            let blobs = needed[key]!.blobs
+            if let path = localByContent[key], let old = currentByPath[path] {
+                origins[key] = .file(
+                    path: PackageLayout.joined(destination, path),
+                    seen: FileStatus(
+                        kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                        changeTime: old.changeTime, inode: old.inode, device: old.device))
+                result.contentsCopiedFromDestination += 1
+                progress?.complete(count: BlobUploader.units(key.size))
+            } else if blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
+                streamed[key] = blobs.map { blob in
+                    if let local = localPieces[blob.digest], local.length == Int(blob.length) {
+                        result.blobsFromDestination += 1
+                        return .local(path: local.path, offset: local.offset, length: local.length)
+                    }
+                    keepBlobs.insert(blob.digest.description)
+                    return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
+                }
+            } else {
+                assembled.append(key)
+            }
+        }
+        staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
+
+        // Plan every blob to fetch: already staged, or into its destinations.
         var needs: [SHA256Digest: BlobNeed] = [:]
         var pending: [FileKey] = []
-        for key in neededOrder {
+        for (key, parts) in streamed {
+            for case .blob(_, let digest, let length) in parts {
+                if staging.hasBlob(digest, length: UInt32(length)) {
+                    result.blobsResumed += 1
+                } else if needs[digest]?.destinations.contains(where: { if case .blobFile = $0 { return true } else { return false } }) != true {
+                    let location = needed[key]!.blobs.first { $0.digest == digest }!
+                    needs[digest, default: BlobNeed(location: location, destinations: [])].destinations.append(.blobFile)
+                }
+            }
+            progress?.complete(count: 1)
+        }
+        for key in assembled {
             if staging.isReady(key, buffer: buffer) {
                 progress?.complete(count: BlobUploader.units(key.size))
                 continue
             }
             pending.append(key)
-            if let path = localByContent[key] {
-                try staging.preparePartial(key)
-                try copyWhole(from: PackageLayout.joined(destination, path), key: key, staging: staging, buffer: buffer)
-                result.contentsCopiedFromDestination += 1
-                progress?.complete(count: BlobUploader.units(key.size))
-                continue
-            }
             try staging.preparePartial(key)
             var offset: Int64 = 0
             for blob in needed[key]!.blobs {
@@ -150,14 +188,9 @@ enum PullOperation {
                     result.blobsResumed += 1
                     continue
                 }
-                needs[blob.digest, default: BlobNeed(location: blob, destinations: [])].destinations.append((key, offset))
+                needs[blob.digest, default: BlobNeed(location: blob, destinations: [])].destinations.append(
+                    .content(key, offset: offset))
             }
-        }
-
-        // Pieces DEST already holds (a media file changed in a few places).
-        if !needs.isEmpty && !pieceSources.isEmpty {
-            result.blobsFromDestination = try copyLocalPieces(
-                pieceSources, destination: destination, needs: &needs, staging: staging, options: options, buffer: buffer)
         }
 
         // The rest from the store, in ranges of packs, in parallel.
@@ -195,14 +228,14 @@ enum PullOperation {
             try staging.finish(key, buffer: buffer)
             progress?.complete(count: 1)
         }
-        result.contentsAssembled = pending.count
-        var staged: [FileKey: (path: String, status: FileStatus)] = [:]
-        for key in neededOrder {
+        result.contentsAssembled = pending.count + streamed.count
+        for key in assembled {
             let path = staging.readyPath(key)
-            staged[key] = (path, try FileSystem.status(path))
+            origins[key] = .file(path: path, seen: try FileSystem.status(path))
         }
+        for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
         let source = RemoteVersionSource(
-            manifest, staged: staged, destination: destination, current: current, rootPermissions: rootPermissions)
+            manifest, origins: origins, destination: destination, current: current, rootPermissions: rootPermissions)
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself.
         let outcome = try PackageSaver.save(
@@ -253,24 +286,21 @@ enum PullOperation {
         return ranges.sorted { $0.end - $0.start > $1.end - $1.start }
     }
 
-    /// Copies a whole content DEST holds at another path.
-    static func copyWhole(from path: String, key: FileKey, staging: PullStaging, buffer: ChunkBuffer) throws {
-        let source = try FileDescriptor.open(path, options: [.noFollow])
-        let target = try staging.openPartial(key)
-        try FileCopy.copyRange(
-            from: source.rawValue, path: path, at: 0, to: target.rawValue, path: staging.readyPath(key), at: 0,
-            length: key.size, buffer: buffer)
+    /// A piece of a DEST file: where a blob's bytes already are.
+    struct LocalPiece: Sendable {
+        var path: String
+        var offset: Int64
+        var length: Int
     }
 
-    /// Cuts DEST's files at `paths` into pieces as a push would, and copies every piece a
-    /// needed blob names (checked against its SHA-256) into the staging area.
-    /// - Returns: the blobs served this way (removed from `needs`).
-    static func copyLocalPieces(
-        _ paths: [String], destination: String, needs: inout [SHA256Digest: BlobNeed], staging: PullStaging,
-        options: RemoteOptions, buffer: ChunkBuffer
-    ) throws -> Int {
+    /// Cuts DEST's files at `paths` into pieces as a push would and names each by its
+    /// SHA-256: the pieces a changed large file can take from its old copy.
+    /// - Complexity: one read of each file, SHA-256 of every byte.
+    static func indexLocalPieces(_ paths: [String], destination: String, options: RemoteOptions, buffer: ChunkBuffer)
+        throws -> [SHA256Digest: LocalPiece]
+    {
         let hasher = SHA256Hasher()
-        var served = 0
+        var pieces: [SHA256Digest: LocalPiece] = [:]
         for path in paths {
             let full = PackageLayout.joined(destination, path)
             guard let source = try? FileDescriptor.open(full, options: [.noFollow]) else { continue }
@@ -281,18 +311,9 @@ enum PullOperation {
                 guard try source.readFully(into: bytes, at: piece.lowerBound) == length else { break }
                 hasher.reset()
                 hasher.update(UnsafeRawBufferPointer(bytes))
-                let digest = hasher.finish()
-                guard let need = needs[digest], need.location.length == UInt32(length) else { continue }
-                for destination in need.destinations {
-                    let target = try staging.openPartial(destination.content)
-                    try target.write(UnsafeRawBufferPointer(bytes), at: destination.offset)
-                    staging.recordDone(
-                        PullStaging.JournalRecord(content: destination.content, offset: destination.offset, digest: digest))
-                }
-                needs[digest] = nil
-                served += 1
+                pieces[hasher.finish()] = LocalPiece(path: full, offset: piece.lowerBound, length: length)
             }
         }
-        return served
+        return pieces
     }
 }

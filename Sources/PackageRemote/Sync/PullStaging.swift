@@ -11,7 +11,8 @@ import Synchronization
 /// journal                 one record per blob written and verified (resuming skips it)
 /// partial/<hash>-<size>   contents being assembled, named by their XXH3 and size
 /// ready/<hash>-<size>     contents complete and checked against their XXH3
-/// links/<n>               symbolic links made for the save engine to read
+/// blobs/<sha256>          single blobs checked against their SHA-256: the new pieces of a
+///                         large file whose other pieces DEST holds (streamed to the engine)
 /// ```
 /// Contents are named by what they hold, not by where they go, so an interrupted pull
 /// resumes whatever version the next pull fetches: what was downloaded and is still
@@ -23,6 +24,7 @@ final class PullStaging: @unchecked Sendable {
     let root: SharedDescriptor
     let partial: SharedDescriptor
     let ready: SharedDescriptor
+    let blobs: SharedDescriptor
     private let lockFile: SharedDescriptor
     private let journal: SharedDescriptor
     private let journalLock = Mutex(())
@@ -47,7 +49,7 @@ final class PullStaging: @unchecked Sendable {
             try FileSystem.makeDirectory(path, permissions: 0o700)
         }
         root = SharedDescriptor(try FileDescriptor.openDirectory(path))
-        for directory in ["partial", "ready", "links"] where try FileSystem.statusIfExists(directory, relativeTo: root.rawValue) == nil {
+        for directory in ["partial", "ready", "blobs"] where try FileSystem.statusIfExists(directory, relativeTo: root.rawValue) == nil {
             try FileSystem.makeDirectory(directory, relativeTo: root.rawValue, permissions: 0o700)
         }
         lockFile = SharedDescriptor(
@@ -57,6 +59,7 @@ final class PullStaging: @unchecked Sendable {
         }
         partial = SharedDescriptor(try FileDescriptor.openDirectory("partial", relativeTo: root.rawValue))
         ready = SharedDescriptor(try FileDescriptor.openDirectory("ready", relativeTo: root.rawValue))
+        blobs = SharedDescriptor(try FileDescriptor.openDirectory("blobs", relativeTo: root.rawValue))
         journal = SharedDescriptor(
             try FileDescriptor.open(
                 "journal", relativeTo: root.rawValue, access: .readWrite, options: [.create, .append], permissions: 0o600))
@@ -126,9 +129,9 @@ final class PullStaging: @unchecked Sendable {
     /// The path of a ready content, for the save engine to read.
     func readyPath(_ key: FileKey) -> String { path + "/ready/" + Self.name(key) }
 
-    /// Removes what no longer serves: partial and ready contents not in `needed`.
-    func removeUnneeded(_ needed: Set<String>) {
-        for directory in [partial, ready] {
+    /// Removes what no longer serves: contents not in `contents`, blobs not in `blobs`.
+    func removeUnneeded(contents: Set<String>, blobs keep: Set<String>) {
+        for (directory, needed) in [(partial, contents), (ready, contents), (blobs, keep)] {
             guard let names = try? DirectoryListing.names(in: directory.descriptor) else { continue }
             for name in names where !needed.contains(name) {
                 try? FileSystem.remove(name, relativeTo: directory.rawValue)
@@ -136,12 +139,26 @@ final class PullStaging: @unchecked Sendable {
         }
     }
 
-    /// A symbolic link to `target`, named `links/<index>`, for the save engine to read.
-    func makeLink(_ index: Int, target: String) throws -> String {
-        let name = "links/\(index)"
-        try? FileSystem.remove(name, relativeTo: root.rawValue)
-        try FileSystem.makeSymbolicLink(name, target: target, relativeTo: root.rawValue)
-        return path + "/" + name
+    // MARK: Single blobs
+
+    func blobPath(_ digest: SHA256Digest) -> String { path + "/blobs/" + digest.description }
+
+    /// Whether a blob of this length was downloaded and checked by an earlier pull.
+    func hasBlob(_ digest: SHA256Digest, length: UInt32) -> Bool {
+        (try? FileSystem.statusIfExists(digest.description, relativeTo: blobs.rawValue))??.size == Int64(length)
+    }
+
+    /// A new, empty file for a blob's bytes as they arrive (`commitBlob` names it once checked).
+    func openBlobPart(_ digest: SHA256Digest) throws -> FileDescriptor {
+        let name = digest.description + ".part"
+        return try FileDescriptor.open(
+            name, relativeTo: blobs.rawValue, access: .writeOnly, options: [.create, .truncate], permissions: 0o600,
+            displayPath: path + "/blobs/" + name)
+    }
+
+    func commitBlob(_ digest: SHA256Digest) throws {
+        try FileSystem.rename(
+            digest.description + ".part", to: digest.description, fromDirectory: blobs.rawValue, toDirectory: blobs.rawValue)
     }
 
     /// Removes the whole staging area (after the save, or when starting over).

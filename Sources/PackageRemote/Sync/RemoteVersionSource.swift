@@ -1,8 +1,9 @@
 import PackageCore
 
 /// A version pulled from a remote, as a source for the save engine: the version's tree
-/// (from its manifest, checked), each changed file's bytes from the staging area, where
-/// they were assembled and checked against their content hash.
+/// (from its manifest, checked), and each changed file's bytes from where the pull found
+/// them: the staging area (assembled and checked against their content hash), a stream of
+/// DEST's unchanged pieces and staged new ones, or another path of DEST.
 ///
 /// The engine then does the rest as for any source: locks DEST, recovers an interrupted
 /// save, compares, writes only what differs with its strategy (crash-safe: readers see the
@@ -14,12 +15,12 @@ struct RemoteVersionSource: SaveSource {
     let rootPermissions: UInt32
 
     /// - Parameters:
-    ///   - staged: where each content the pull assembled is, by content (hash and size).
+    ///   - origins: where each content DEST lacks at its path comes from, by content (hash and size).
     ///   - destination: DEST, whose files serve the contents it already holds at their paths.
     ///   - current: DEST's tree as the pull scanned it (nil when DEST does not exist).
     init(
-        _ manifest: VersionManifest, staged: [FileKey: (path: String, status: FileStatus)], destination: String,
-        current: TreeSnapshot?, rootPermissions: UInt32
+        _ manifest: VersionManifest, origins: [FileKey: ContentOrigin], destination: String, current: TreeSnapshot?,
+        rootPermissions: UInt32
     ) {
         snapshot = manifest.snapshot()
         var currentByPath: [String: SnapshotEntry] = [:]
@@ -27,7 +28,7 @@ struct RemoteVersionSource: SaveSource {
         contents = snapshot.entries.map { entry -> ContentOrigin? in
             guard entry.kind == .regular else { return nil }
             if entry.size == 0 { return .bytes([]) }
-            if let staged = staged[FileKey(entry.hash, entry.size)] { return .file(path: staged.path, seen: staged.status) }
+            if let origin = origins[FileKey(entry.hash, entry.size)] { return origin }
             // DEST holds it at this very path (the pull checked): only read should the engine
             // find it different after all.
             if let old = currentByPath[entry.path], old.hash == entry.hash, old.size == entry.size {
