@@ -4,10 +4,6 @@
 import Foundation
 import PackageDescription
 
-/// C kernels are always optimised: a debug build of the hashing loop would make
-/// every test that hashes a large file crawl, and they have no Swift-level logic to debug.
-let optimisedC: [CSetting] = [.unsafeFlags(["-O3"])]
-
 let package = Package(
     name: "pkgtool",
     products: [
@@ -42,9 +38,9 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
         // Linux syscalls and variadic calls Swift does not import (renameat2, copy_file_range, fcntl locks…).
-        .target(name: "CSystemShims", cSettings: optimisedC),
-        // XXH3-128 with a runtime-dispatched AVX2 kernel over libxxhash's streaming state.
-        .target(name: "CHashKernel", dependencies: ["CXXHash"], cSettings: optimisedC),
+        .target(name: "CSystemShims"),
+        // XXH3-128 over libxxhash, its x86 vector code (AVX2, AVX-512) chosen at run time.
+        .target(name: "CHashKernel", dependencies: ["CXXHash"]),
 
         .target(
             name: "PackageCore",
@@ -90,10 +86,10 @@ let package = Package(
 )
 
 // The libFuzzer target for the ZIP reader, only when Scripts/fuzz asks for it (it has no
-// `main`: libFuzzer supplies one under -sanitize=fuzzer).
+// `main`: libFuzzer supplies one under -sanitize=fuzzer; two files, none of them main.swift,
+// keep Swift from emitting one).
 if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
     package.targets.append(
         .executableTarget(
-            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer",
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer"))
 }

@@ -9,32 +9,58 @@ public struct OptionSpec: Sendable {
         case value(placeholder: String)
     }
 
+    /// What a shell may offer for an option's value or a command's operands.
+    public enum Completion: Sendable, Equatable {
+        /// Nothing: a number, a name, free text.
+        case none
+        /// File and directory names.
+        case paths
+        /// One of a fixed set of words.
+        case choices([String])
+    }
+
     public var long: String
     public var short: Character?
     public var kind: Kind
     public var help: String
     /// Options may repeat (each value kept) when true; otherwise the last one wins.
     public var repeatable: Bool
+    /// What completion offers for the value (ignored for flags).
+    public var completion: Completion
 
-    public init(_ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String, repeatable: Bool = false) {
+    public init(
+        _ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String, repeatable: Bool = false,
+        completion: Completion = .none
+    ) {
         self.long = long
         self.short = short
         self.kind = kind
         self.help = help
         self.repeatable = repeatable
+        self.completion = completion
     }
 
     /// `-j, --jobs N`: the worker threads option every scanning command has.
     public static let jobs = OptionSpec(
         "jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)")
 
-    var takesValue: Bool {
+    /// `-z, --null`: NUL-terminated records with names unquoted, for `ls` and `diff` (git's `-z`).
+    public static let null = OptionSpec(
+        "null", short: "z", help: "end each record with NUL instead of a newline, names unquoted (for scripts)")
+
+    public var takesValue: Bool {
         if case .value = kind { return true }
         return false
     }
 
+    /// The value's placeholder ("N"), nil for a flag.
+    public var placeholder: String? {
+        if case .value(let placeholder) = kind { return placeholder }
+        return nil
+    }
+
     /// "-j, --jobs N" as help shows it.
-    var synopsis: String {
+    public var synopsis: String {
         var text = short.map { "-\($0), " } ?? "    "
         text += "--\(long)"
         if case .value(let placeholder) = kind { text += " \(placeholder)" }
@@ -42,7 +68,20 @@ public struct OptionSpec: Sendable {
     }
 }
 
+/// One exit status of a command and what it means there.
+public struct ExitStatusMeaning: Sendable, Equatable {
+    public var status: ExitStatus
+    public var meaning: String
+    public init(_ status: ExitStatus, _ meaning: String) {
+        self.status = status
+        self.meaning = meaning
+    }
+}
+
 /// What a command accepts: options and the count of positional arguments.
+///
+/// One table for everything that describes the command: parsing, `--help`, the shell
+/// completions (`pkgtool completion`) and the manual page (`pkgtool man`) all read it.
 public struct CommandSpec: Sendable {
     public var name: String
     public var summary: String
@@ -50,22 +89,36 @@ public struct CommandSpec: Sendable {
     public var arguments: String
     public var options: [OptionSpec]
     public var positionalRange: ClosedRange<Int>
+    /// What completion offers for the positional arguments.
+    public var operands: OptionSpec.Completion
     /// Paragraphs shown after the summary in `--help`.
     public var details: String
+    /// Every exit status the command can end with, and what it means for this command
+    /// (the general meanings of `PkgTool.exitStatusSummary` when a command gives none).
+    public var exitStatuses: [ExitStatusMeaning]
+    /// The status for input examined and refused (`InputRejectedError`: a corrupt archive, a
+    /// damaged manifest). 1 where refusing the input is the command's answer (verify, unpack);
+    /// 2 where 1 means "different" and a refused input means no answer at all (diff), as
+    /// diff(1) and cmp(1) exit 2 on trouble.
+    public var refusedInputStatus: ExitStatus
 
     public init(
         name: String, summary: String, arguments: String, options: [OptionSpec],
-        positionals: ClosedRange<Int>, details: String = ""
+        positionals: ClosedRange<Int>, operands: OptionSpec.Completion = .paths, details: String = "",
+        exitStatuses: [ExitStatusMeaning] = PkgTool.exitStatusSummary, refusedInputStatus: ExitStatus = .failure
     ) {
         self.name = name
         self.summary = summary
         self.arguments = arguments
         self.options = options + [OptionSpec("help", short: "h", help: "show this help and exit")]
         self.positionalRange = positionals
+        self.operands = operands
         self.details = details
+        self.exitStatuses = exitStatuses
+        self.refusedInputStatus = refusedInputStatus
     }
 
-    public var usageLine: String { "usage: pkgtool \(name) \(arguments)" }
+    public var usageLine: String { arguments.isEmpty ? "usage: pkgtool \(name)" : "usage: pkgtool \(name) \(arguments)" }
 
     public var helpText: String {
         var lines = [usageLine, "", summary]
@@ -76,6 +129,8 @@ public struct CommandSpec: Sendable {
             let padding = String(repeating: " ", count: width - option.synopsis.count + 2)
             lines.append("  \(option.synopsis)\(padding)\(option.help)")
         }
+        lines += ["", "exit status:"]
+        for exit in exitStatuses { lines.append("  \(exit.status.rawValue)  \(exit.meaning)") }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -1,8 +1,10 @@
-import Glibc
 import PackageCore
 
 /// Where a command writes: standard output (buffered), standard error (one line per
 /// message, prefixed `pkgtool: `), and whether each is a terminal.
+///
+/// Names in output are the commands' business (`NameQuoting`); messages on standard error
+/// have their control characters escaped here, whatever they quote.
 ///
 /// Tests create one that captures both streams in memory.
 public final class Console {
@@ -16,7 +18,7 @@ public final class Console {
     /// A console on the process's standard output and error.
     public init() {
         captureOnly = false
-        errorIsTerminal = isatty(2) == 1
+        errorIsTerminal = StandardStream.error.isTerminal
         outputBuffer.reserveCapacity(1 << 16)
     }
 
@@ -41,16 +43,17 @@ public final class Console {
     /// Writes `text` and a newline to standard output.
     public func line(_ text: String) { write(text + "\n") }
 
-    /// Writes one line to standard error: `pkgtool: <message>`. Newlines inside the
-    /// message are folded so that every message stays one line.
+    /// Writes one line to standard error: `pkgtool: <message>`. Control characters inside
+    /// the message (a newline, ESC, in a name it quotes) are written as C escapes, so that
+    /// every message stays one line and none drives the terminal.
     public func error(_ message: String) {
-        let folded = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        let folded = NameQuoting.escapingControlCharacters(message)
         if captureOnly {
             capturedErrors.append(folded)
             return
         }
         flush()
-        writeAll(2, Array(("pkgtool: " + folded + "\n").utf8))
+        writeAll(.error, Array(("pkgtool: " + folded + "\n").utf8))
     }
 
     /// A `pkgtool: warning: …` line on standard error.
@@ -63,39 +66,30 @@ public final class Console {
             return
         }
         flush()
-        writeAll(2, Array(text.utf8))
+        writeAll(.error, Array(text.utf8))
     }
 
     /// Draws a transient status line on a terminal's standard error; nothing otherwise.
     public func progress(_ text: String) {
         guard errorIsTerminal, !captureOnly else { return }
-        writeAll(2, Array(("\r\u{1B}[K" + text).utf8))
+        writeAll(.error, Array(("\r\u{1B}[K" + text).utf8))
     }
 
     /// Clears a status line drawn by `progress`.
     public func clearProgress() {
         guard errorIsTerminal, !captureOnly else { return }
-        writeAll(2, Array("\r\u{1B}[K".utf8))
+        writeAll(.error, Array("\r\u{1B}[K".utf8))
     }
 
     public func flush() {
         guard !captureOnly, !outputBuffer.isEmpty else { return }
-        writeAll(1, outputBuffer)
+        writeAll(.output, outputBuffer)
         outputBuffer.removeAll(keepingCapacity: true)
     }
 
-    private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let count = Glibc.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return  // a closed pipe or full disk on stdout: nothing better to do
-                }
-                offset += count
-            }
-        }
+    private func writeAll(_ stream: StandardStream, _ bytes: [UInt8]) {
+        // A closed pipe or a full disk on a standard stream: nothing better to do than stop.
+        bytes.withUnsafeBytes { _ = stream.writeAll($0) }
     }
 }
 

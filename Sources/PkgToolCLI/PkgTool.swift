@@ -1,4 +1,3 @@
-import Glibc
 import PackageCore
 
 /// How a command ended, as its exit status: the contract of Specs/cli.md.
@@ -33,6 +32,24 @@ public enum PkgTool {
         UnpackCommand.self,
         PushCommand.self, PullCommand.self, LogCommand.self,
         BenchCommand.self,
+        CompletionCommand.self,
+        ManCommand.self,
+    ]
+
+    /// The options pkgtool takes before a command, for help, completion and the manual.
+    public static let globalOptions: [OptionSpec] = [
+        OptionSpec("help", short: "h", help: "list the commands and exit"),
+        OptionSpec("version", short: "V", help: "print \"pkgtool \(version)\" and exit"),
+    ]
+
+    /// The exit statuses every command shares (Specs/cli.md); each command's help says
+    /// which it uses and what 1 means there.
+    public static let exitStatusSummary: [ExitStatusMeaning] = [
+        ExitStatusMeaning(.success, "success, or no differences"),
+        ExitStatusMeaning(.failure, "differences found, verification failed, or input refused"),
+        ExitStatusMeaning(
+            .trouble,
+            "usage error, or trouble: a missing or unreadable path, an I/O error, an input that cannot be compared"),
     ]
 
     static func command(named name: String) -> (any Command.Type)? {
@@ -54,9 +71,11 @@ public enum PkgTool {
         }
         lines += [
             "",
-            "pkgtool help COMMAND, or pkgtool COMMAND --help, tells more about one command.",
+            "pkgtool help COMMAND, or pkgtool COMMAND --help, tells more about one command;",
+            "pkgtool man prints the manual page, pkgtool completion bash|zsh|fish a completion script.",
             "Exit status: 0 success or no differences, 1 differences found, verification failed",
-            "or input refused, 2 usage error or trouble (missing path, I/O error).",
+            "or input refused, 2 usage error or trouble (missing path, I/O error, an input",
+            "diff cannot read).",
         ]
         return lines.joined(separator: "\n") + "\n"
     }
@@ -118,17 +137,20 @@ public enum PkgTool {
             console.errorText(error.usageLine + "\n")
             return .trouble
         } catch {
-            return report(error, console: console)
+            return report(error, console: console, refusedInput: command.spec.refusedInputStatus)
         }
     }
 
-    /// Prints an error as one line and maps it to an exit status.
+    /// Prints an error as one line and maps it to an exit status: `refusedInput` for input
+    /// examined and refused (the command's `refusedInputStatus`), 2 for the rest.
     @discardableResult
-    public static func report(_ error: any Error, console: Console) -> ExitStatus {
+    public static func report(_ error: any Error, console: Console, refusedInput: ExitStatus = .failure)
+        -> ExitStatus
+    {
         switch error {
         case let rejected as any InputRejectedError:
             console.error(rejected.description)
-            return .failure
+            return refusedInput
         case let failure as FileSystemError:
             console.error(failure.description)
             return .trouble
@@ -147,6 +169,6 @@ public enum PkgTool {
         let console = Console()
         let status = run(Array(CommandLine.arguments.dropFirst()), console: console)
         console.flush()
-        exit(status.rawValue)
+        ProcessEnvironment.exit(status.rawValue)
     }
 }

@@ -13,7 +13,7 @@ enum SnapshotLoading {
         let status = try HashCommand.resolve(path)
         switch status.kind {
         case .directory:
-            let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
+            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)
         case .regular:

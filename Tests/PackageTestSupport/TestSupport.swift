@@ -98,12 +98,15 @@ public enum Files {
 
 /// Runs a program and returns its exit status and standard output.
 @discardableResult
-public func runProgram(_ executable: String, _ arguments: [String], input: [UInt8]? = nil) throws -> (
+public func runProgram(
+    _ executable: String, _ arguments: [String], input: [UInt8]? = nil, workingDirectory: String? = nil
+) throws -> (
     status: Int32, output: String, error: String
 ) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output

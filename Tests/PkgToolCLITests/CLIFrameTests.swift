@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import PackageCore
 import PackageTestSupport
@@ -37,6 +38,20 @@ struct CLIFrameTests {
         #expect(flag.errors == ["unknown option '--frob' for 'hash'", HashCommand.spec.usageLine])
         let help = pkgtool("help", "nope")
         #expect(help.status == .trouble)
+    }
+
+    @Test("the CLI calls no libc: every system call goes through PackageCore")
+    func noLibc() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/PkgToolCLI").standardized.path
+        let files = try FileManager.default.subpathsOfDirectory(atPath: sources).filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 10)
+        for file in files {
+            let text = try String(contentsOfFile: sources + "/" + file, encoding: .utf8)
+            for module in ["Glibc", "Foundation", "CSystemShims", "Musl"] {
+                #expect(!text.contains("import \(module)"), "\(file) imports \(module)")
+            }
+        }
     }
 
     @Test func everyCommandHasHelpNamingItsFlags() {

@@ -8,8 +8,9 @@
 /// that Swift never depends on its layout.
 typedef struct pkg_hash_state pkg_hash_state;
 
-/// Which code path `pkg_hash_update` and `pkg_hash_oneshot` use:
-/// Debian's libxxhash (built for SSE2), or xxHash's AVX2 loop compiled here, chosen when the CPU has it.
+/// Which code path `pkg_hash_update` and `pkg_hash_oneshot` use: libxxhash's portable
+/// (SSE2) code, or its x86 dispatcher's vector code (AVX2, or AVX-512 where the CPU has it),
+/// chosen when the CPU has AVX2 and the library carries the dispatcher.
 #define PKG_HASH_KERNEL_LIBXXHASH 0
 #define PKG_HASH_KERNEL_AVX2 2
 

@@ -251,3 +251,41 @@ enum Syscall {
         }
     }
 }
+
+// The calls a command-line front end needs beside files: standard streams, the
+// environment, running another program, leaving. Not package I/O, so no fault injection.
+extension Syscall {
+    /// isatty(3).
+    static func isatty(_ descriptor: Int32) -> Bool {
+        Glibc.isatty(descriptor) == 1
+    }
+
+    /// write(2) on a standard stream, retried on EINTR.
+    static func writeStream(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
+        guard buffer.count > 0 else { return 0 }
+        return try retrying { Glibc.write(descriptor, buffer.baseAddress, buffer.count) }
+    }
+
+    /// getenv(3): the value, or nil when the variable is unset.
+    static func getenv(_ name: String) -> String? {
+        Glibc.getenv(name).map { String(cString: $0) }
+    }
+
+    /// access(2).
+    static func access(_ path: String, _ mode: Int32) throws(Errno) {
+        _ = try retrying { Glibc.access(path, mode) }
+    }
+
+    /// execv(2): replaces the process; returns only with the reason it could not.
+    static func execv(_ path: String, _ arguments: [String]) -> Errno {
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        _ = Glibc.execv(path, argv)
+        return Errno.current
+    }
+
+    /// exit(3).
+    static func exit(_ status: Int32) -> Never {
+        Glibc.exit(status)
+    }
+}

@@ -41,6 +41,13 @@ final class EntryWriter {
         _ origin: ContentOrigin, named name: String, in directory: Int32, displayPath: String,
         permissions: UInt32, modificationTime: Int64?, expected: (hash: ContentHash, size: Int64)
     ) throws -> Written {
+        if case .adopt(let path, let verified) = origin,
+            let adopted = try adopt(
+                path, verified: verified, as: name, in: directory, displayPath: displayPath, permissions: permissions,
+                modificationTime: modificationTime, expectedSize: expected.size)
+        {
+            return adopted
+        }
         let file = try FileDescriptor.open(
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
             permissions: 0o600, displayPath: displayPath)
@@ -53,6 +60,9 @@ final class EntryWriter {
         switch origin {
         case .file(let path, let seen):
             size = try copyFile(path, seen: seen, expectedSize: expected.size, into: file, chunkDone: chunkDone)
+        case .adopt(let path, let verified):
+            // Another file system: copied, and checked like any file.
+            size = try copyFile(path, seen: verified, expectedSize: expected.size, into: file, chunkDone: chunkDone)
         case .bytes(let bytes):
             try bytes.withUnsafeBytes { raw in
                 var offset = 0
@@ -87,6 +97,35 @@ final class EntryWriter {
         try file.close()
         progress.fileWritten()
         return Written(status: status, size: size)
+    }
+
+    /// Moves the source's own file at `path` into place as `name` in `directory` and gives it
+    /// its permissions and date; nil (nothing moved) when it is on another file system.
+    private func adopt(
+        _ path: String, verified: FileStatus, as name: String, in directory: Int32, displayPath: String,
+        permissions: UInt32, modificationTime: Int64?, expectedSize: Int64
+    ) throws -> Written? {
+        do throws(FileSystemError) {
+            try FileSystem.renameNoReplace(path, to: name, toDirectory: directory)
+        } catch {
+            if error.errno == .crossDevice { return nil }
+            throw error
+        }
+        let file = try FileDescriptor.open(name, relativeTo: directory, access: .writeOnly, options: [.noFollow], displayPath: displayPath)
+        let status = try file.status()
+        guard status.kind == .regular, status.inode == verified.inode, status.device == verified.device,
+            status.size == expectedSize
+        else {
+            throw SaveRefusal("'\(path)' changed after it was staged for this save; nothing was changed: save again")
+        }
+        try file.setPermissions(permissions)
+        if let modificationTime { try file.setModificationTime(modificationTime) }
+        if durability == .full { try file.sync() }
+        let final = try file.status()
+        try file.close()
+        progress.chunkWritten(expectedSize)
+        progress.fileWritten()
+        return Written(status: final, size: expectedSize)
     }
 
     /// Copies the source file at `path` into `file`, hashing it in the same pass, and
@@ -149,8 +188,10 @@ final class EntryWriter {
 extension ContentOrigin {
     /// The source path, for messages.
     var displayName: String? {
-        if case .file(let path, _) = self { return path }
-        return nil
+        switch self {
+        case .file(let path, _), .adopt(let path, _): return path
+        default: return nil
+        }
     }
 }
 

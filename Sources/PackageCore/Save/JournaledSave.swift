@@ -117,7 +117,7 @@ extension SaveContext {
         // The manifest: a delta, or a new base when there is none or the deltas grew.
         var metadataOperations: [SaveJournal.Operation] = []
         let record = manifestRecord()
-        if let manifest, !manifest.needsCompaction {
+        if let manifest, appendsDelta {
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
                 newEntryCount: newEntryCount, relinkWindow: nil)

@@ -157,6 +157,16 @@ public enum PackageRecovery {
             case .success(let journal):
                 do {
                     _ = try journal.apply(root: root, package: package, durability: durability)
+                } catch let error as FileSystemError
+                    where error.errno == .tooManySymbolicLinks || error.errno == .notDirectory
+                {
+                    // A link (or a file) stands where the journal expects a folder: it was
+                    // never pkgtool's to follow. Not an obstacle to wait out: set aside.
+                    try setAside(SaveJournal.fileName, in: metadata, package: package)
+                    report.warnings.append(
+                        "set aside the journal '\(journalPath)' without finishing it: \(error); the next save checks the package")
+                    try markForCheck(metadata, durability: durability)
+                    return
                 } catch let error as FileSystemError {
                     var explained = error
                     explained.reason = [error.reason, "an earlier save of '\(package)' could not be finished; once this is fixed, any pkgtool command on it finishes it"]

@@ -53,18 +53,24 @@ public enum PackageSaver {
         }
         try refuseNonDirectory(package)
         try source.validate(for: package)
-        return try withExclusiveAccess(to: package, durability: options.durability) { recovered in
+        return try withExclusiveAccess(to: package, durability: options.durability) { recovery in
             let packageExists = try FileSystem.statusIfExists(package.path) != nil
+            // Recovery (now or earlier) found the package may hold what its manifest does
+            // not say: check before trusting it.
+            let markedForCheck = packageExists && PackageRecovery.isMarkedForCheck(package)
+            var options = options
+            if markedForCheck { options.trustManifest = false }
             var context = SaveSourceContext(package: package, packageExists: packageExists, options: options)
             var statistics = SaveStatistics(strategy: options.strategy)
-            statistics.recovered = recovered
+            statistics.recovered = recovery.didAnything
+            statistics.notes += recovery.warnings
             let executed: SaveContext.Result
             if packageExists, options.strategy == .journaled, options.trustManifest,
                 let parts = try source.changedParts(in: context)
             {
                 statistics.filesHashed = parts.filesHashed
                 statistics.bytesHashed = parts.bytesHashed
-                statistics.notes = parts.notes
+                statistics.notes += parts.notes
                 let plan = SavePlan(
                     old: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.current), rootHash: parts.head.rootHash),
                     new: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.new), rootHash: parts.newRootHash),
@@ -86,9 +92,15 @@ public enum PackageSaver {
                 let saving = SaveContext(
                     package: package, plan: plan, manifest: current.manifest, options: options,
                     rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)
+                saving.recordsNewBase = current.recorded != nil
                 executed = try saving.execute(packageExists: packageExists, statistics: statistics)
             }
             var outcome = SaveOutcome(statistics: executed.statistics, head: executed.head, written: executed.written)
+            if markedForCheck {
+                // Checked and saved: the manifest describes the package again.
+                try? FileSystem.remove(package.metadataPath + "/" + PackageRecovery.checkMarkerName)
+                outcome.statistics.notes.append("checked the package against its manifest before trusting it (an earlier save was interrupted or refused)")
+            }
             outcome.statistics.seconds = clock.seconds
             source.didSave(outcome, in: context)
             return outcome
@@ -97,19 +109,19 @@ public enum PackageSaver {
 
     /// Runs `body` holding the package's exclusive lock — unless this task holds it already
     /// (`PackageLockScope`, a coordinated save) — after recovering an interrupted save.
-    /// `body` learns whether recovery had anything to do.
+    /// `body` learns what recovery did.
     static func withExclusiveAccess<R>(
-        to package: PackageLocation, durability: Durability, _ body: (_ recovered: Bool) throws -> R
+        to package: PackageLocation, durability: Durability, _ body: (_ recovery: PackageRecovery.Report) throws -> R
     ) throws -> R {
         if PackageLockScope.holdsSharedOnly(package) {
             throw SaveRefusal("cannot save '\(package)' while this task holds its lock for reading")
         }
         func recoverAndRun() throws -> R {
-            var recovered = false
+            var report = PackageRecovery.Report()
             if try FileSystem.statusIfExists(package.path) != nil {
-                recovered = try PackageRecovery.recover(package, durability: durability).didAnything
+                report = try PackageRecovery.recover(package, durability: durability)
             }
-            return try body(recovered)
+            return try body(report)
         }
         if PackageLockScope.covers(package, exclusive: true) { return try recoverAndRun() }
         let lock = try PackageLock.acquire(for: package, exclusive: true)

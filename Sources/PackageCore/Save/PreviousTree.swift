@@ -25,7 +25,8 @@ extension SaveContext {
     func claimPrevious(statistics: inout SaveStatistics) throws -> (StagedReplacement?, PreviousTree?) {
         var previousName = package.siblings.previous
         var status = try FileSystem.statusIfExists(package.sibling(previousName))
-        if status == nil, let legacy = try FileSystem.statusIfExists(package.sibling(package.siblings.legacyPrevious)) {
+        // (The older scheme's name may be too long for the file system: then there is none.)
+        if status == nil, let legacy = (try? FileSystem.statusIfExists(package.sibling(package.siblings.legacyPrevious))) ?? nil {
             previousName = package.siblings.legacyPrevious
             status = legacy
         }

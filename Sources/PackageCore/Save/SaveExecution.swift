@@ -27,6 +27,11 @@ final class SaveContext {
     var linkedFiles = 0
     /// Records written to manifest deltas by this save.
     var deltaRecordsWritten = 0
+    /// The old tree came from checking the package, not from the manifest (which did not
+    /// vouch for it): a delta would be relative to the wrong tree, so a new base is written.
+    var recordsNewBase = false
+    /// Whether this save appends a delta to `manifest` (else it writes a new base).
+    var appendsDelta: Bool { manifest.map { !$0.needsCompaction } ?? false && !recordsNewBase }
 
     /// What a save did: the statistics, the manifest's head afterwards, and the stat data of
     /// every entry written.
@@ -117,7 +122,7 @@ final class SaveContext {
     private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
         let record = manifestRecord()
         let metadataPath = package.metadataPath
-        if manifest.needsCompaction {
+        if !appendsDelta {
             let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
             try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
             statistics.metadataBytesWritten += Int64(bytes.count)

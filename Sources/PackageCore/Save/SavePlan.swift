@@ -14,6 +14,12 @@ public enum ContentOrigin: Sendable {
     /// Bytes produced on demand (a version being pulled from a remote, assembled from
     /// verified pieces).
     case stream(any ContentStream)
+    /// A file the source wrote itself for this save, whose bytes it vouches for (it checked
+    /// them as it wrote them: a pulled version assembled from verified objects), with the
+    /// stat data seen then. On the package's file system it is *moved* into place — no
+    /// second write — after checking it is still that file (inode, size); elsewhere it is
+    /// copied and hashed like `.file`. The source must not touch it afterwards.
+    case adopt(path: String, verified: FileStatus)
 }
 
 /// A file's bytes, produced in order on demand: for sources whose bytes are neither a local

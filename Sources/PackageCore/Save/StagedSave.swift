@@ -166,7 +166,7 @@ extension SaveContext {
         try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
         let record = manifestRecord()
-        if buildsOnPackage, let manifest, let package, !manifest.needsCompaction {
+        if buildsOnPackage, let manifest, let package, appendsDelta {
             for existing in [PackageLayout.indexFileName] + manifest.deltaFileNames
             where !manifest.staleDeltaFiles.contains(existing) {
                 try FileSystem.link(

@@ -231,7 +231,7 @@ enum PullOperation {
         result.contentsAssembled = pending.count + streamed.count
         for key in assembled {
             let path = staging.readyPath(key)
-            origins[key] = .file(path: path, seen: try FileSystem.status(path))
+            origins[key] = .adopt(path: path, verified: try FileSystem.status(path))
         }
         for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
         let source = RemoteVersionSource(

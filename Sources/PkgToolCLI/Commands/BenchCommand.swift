@@ -1,4 +1,4 @@
-import Glibc
+import PackageCore
 
 /// `pkgtool bench …`: the benchmark harness, `pkgbench`, under pkgtool's name.
 ///
@@ -15,6 +15,7 @@ enum BenchCommand: Command, RawArgumentsCommand {
         arguments: "[--quick | --sweep] [pkgbench options]",
         options: [],
         positionals: 0...Int.max,
+        operands: .none,
         details: """
             Every argument goes to pkgbench unchanged: 'pkgtool bench --help' prints its
             options. 'pkgtool bench --quick' is the README's main run: a 256 MiB document
@@ -22,7 +23,11 @@ enum BenchCommand: Command, RawArgumentsCommand {
             table, a JSON record and an HTML report (Benchmarks/README.md). pkgbench and
             pkgbench-measure must be built beside pkgtool ('swift build -c release') or be
             on PATH. Build in release mode: a debug build's figures mean nothing.
-            """)
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "the measurements were made (a missed target shows as MISSED in the table)"),
+            ExitStatusMeaning(.trouble, "usage error, a measured command failed, or pkgbench cannot be found or run"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         try run(rawArguments: arguments.positionals, console: console)
@@ -36,28 +41,19 @@ enum BenchCommand: Command, RawArgumentsCommand {
             return .trouble
         }
         console.flush()
-        let argv = ([pkgbench] + rawArguments).map { strdup($0) } + [nil]
-        execv(pkgbench, argv)
-        let code = errno
-        argv.forEach { free($0) }
-        console.error("cannot run '\(pkgbench)': \(String(cString: strerror(code))) (execv)")
+        let failure = ProcessEnvironment.replaceProcess(with: pkgbench, arguments: [pkgbench] + rawArguments)
+        console.error("cannot run '\(pkgbench)': \(failure) (execv)")
         return .trouble
     }
 
     /// `pkgbench` in pkgtool's own directory, else on PATH.
     static func locate() -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if count > 0 {
-            let bytes = buffer[..<count].map { UInt8(bitPattern: $0) }
-            let own = String(decoding: bytes, as: UTF8.self)
-            if let slash = own.lastIndex(of: "/") {
-                let beside = String(own[..<slash]) + "/pkgbench"
-                if access(beside, X_OK) == 0 { return beside }
-            }
+        if let own = ProcessEnvironment.executablePath, let slash = own.lastIndex(of: "/") {
+            let beside = String(own[..<slash]) + "/pkgbench"
+            if ProcessEnvironment.isExecutable(beside) { return beside }
         }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where access("\(directory)/pkgbench", X_OK) == 0 {
+        let path = ProcessEnvironment.value("PATH") ?? "/usr/bin:/bin"
+        for directory in path.split(separator: ":") where ProcessEnvironment.isExecutable("\(directory)/pkgbench") {
             return "\(directory)/pkgbench"
         }
         return nil

@@ -5,18 +5,20 @@ enum DiffCommand: Command {
     static let spec = CommandSpec(
         name: "diff",
         summary: "list what changed between two snapshots, or in a package since its manifest",
-        arguments: "[--json | --stat] [--no-renames] (OLD NEW | PKG)",
+        arguments: "[--json | --stat | -z] [--no-renames] [--jobs N] (OLD NEW | PKG)",
         options: [
             OptionSpec("json", help: "print a JSON array of changes"),
             OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes"),
+            .null,
             OptionSpec("no-renames", help: "list moved content as a deletion and an addition"),
             .jobs, RemoteCommandSupport.endpoint,
         ],
         positionals: 1...2,
         details: """
-            OLD and NEW are package directories (or s3://BUCKET/PREFIX: the remote's latest
-            version, from its manifest alone, no file contents downloaded). With one argument, PKG is compared with its
-            manifest: what changed since pkgtool last recorded it (like 'git status').
+            OLD and NEW are package directories, ZIP archives, or s3://BUCKET/PREFIX (a
+            remote's latest version, from its manifest alone: no file contents downloaded).
+            With one argument, PKG is compared with its manifest: what changed since pkgtool
+            last recorded it (like 'git status').
             One line per change, sorted by path, tab-separated:
               A<TAB>path   added            D<TAB>path   deleted
               M<TAB>path   content or executable bit changed
@@ -24,20 +26,34 @@ enum DiffCommand: Command {
               T<TAB>path   kind changed (file, directory, symbolic link)
             Directories are entries too, so added and deleted empty directories show.
             Unchanged files are not read when a manifest's stat data prove them current.
-            Exit status: 0 identical, 1 different, 2 trouble.
-            """)
+            A name holding a control character, '"' or '\\' is printed in double quotes with
+            C escapes, as git quotes names, so that every change is one line. With -z, as
+            git's -z: the status and each path end with NUL, names unquoted.
+            As diff(1) and cmp(1): 1 means only "different"; an input that cannot be read,
+            whether missing or a corrupt archive or manifest, is trouble (2).
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "identical"),
+            ExitStatusMeaning(.failure, "different"),
+            ExitStatusMeaning(
+                .trouble,
+                "no answer: usage error; a side missing or unreadable, a corrupt or refused ZIP archive, PKG without a sound manifest"),
+        ],
+        refusedInputStatus: .trouble)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
-        if arguments.flag("json") && arguments.flag("stat") {
-            throw UsageError("--json and --stat cannot be combined", usageLine: spec.usageLine)
+        let formats = ["json", "stat", "null"].filter { arguments.flag($0) }
+        if formats.count > 1 {
+            let names = formats.map { $0 == "null" ? "-z" : "--" + $0 }
+            throw UsageError("\(names.joined(separator: " and ")) cannot be combined", usageLine: spec.usageLine)
         }
         let old: TreeSnapshot
         let new: TreeSnapshot
         if arguments.positionals.count == 1 {
             let path = arguments.positionals[0]
             try SnapshotLoading.requireDirectory(path)
-            let scan = try PackageAccess.reading(path) { try PackageScan.scan(path, workers: workers) }
+            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
             if let problem = scan.manifestProblem { throw problem }
             guard let manifest = scan.manifest else {
                 throw FileSystemError(
@@ -60,10 +76,28 @@ enum DiffCommand: Command {
             console.line(JSON.array(changes.map(json)).serialized(pretty: true))
         } else if arguments.flag("stat") {
             console.line(summary(changes))
+        } else if arguments.flag("null") {
+            for change in changes { console.write(nullTerminatedRecord(change)) }
         } else {
-            for change in changes { console.line(change.nameStatusLine) }
+            for change in changes { console.line(nameStatusLine(change)) }
         }
         return changes.isEmpty ? .success : .failure
+    }
+
+    /// `M<TAB>path`, `R<TAB>old<TAB>new`: git's name-status line, names quoted as git quotes them.
+    static func nameStatusLine(_ change: TreeChange) -> String {
+        var fields = [change.status.rawValue]
+        if let oldPath = change.oldPath { fields.append(NameQuoting.quoted(oldPath)) }
+        fields.append(NameQuoting.quoted(change.path))
+        return fields.joined(separator: "\t")
+    }
+
+    /// `M\0path\0`, `R\0old\0new\0`: git's `--name-status -z`, names as they are.
+    static func nullTerminatedRecord(_ change: TreeChange) -> String {
+        var fields = [change.status.rawValue]
+        if let oldPath = change.oldPath { fields.append(oldPath) }
+        fields.append(change.path)
+        return fields.map { $0 + "\0" }.joined()
     }
 
     static func json(_ change: TreeChange) -> JSON {

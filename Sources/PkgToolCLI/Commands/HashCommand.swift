@@ -18,8 +18,15 @@ enum HashCommand: Command {
             tree are hashed by their target text and never followed; a path given on the
             command line is followed, as xxhsum does. FIFOs, sockets and devices inside a
             tree are not package content: they are skipped with a warning, and so is a
-            package's own .pkgtool directory (silently).
-            """)
+            package's own .pkgtool directory (silently). A path holding a control character,
+            '"' or '\\' is printed quoted, as git quotes names (xxhsum prints it raw).
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "every path was hashed"),
+            ExitStatusMeaning(
+                .trouble,
+                "a path could not be hashed (missing, a FIFO, a dangling link, permission denied); the others were"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
@@ -32,7 +39,7 @@ enum HashCommand: Command {
                 let target = try resolve(path)
                 switch target.kind {
                 case .directory:
-                    let result = try PackageAccess.reading(path) {
+                    let result = try PackageAccess.reading(path, warn: { console.warning($0) }) {
                         try TreeScanner(
                             workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
                         ).scan(path)
@@ -50,7 +57,7 @@ enum HashCommand: Command {
                                 ("entries", .int(snapshot.entries.count)), ("bytes", .int(bytes)),
                             ]))
                     } else {
-                        console.line("\(snapshot.rootHash)  \(path)")
+                        console.line("\(snapshot.rootHash)  \(NameQuoting.quoted(path))")
                     }
                 default:
                     let (hash, fileStatus) = try ContentHash.ofFile(atPath: path, buffer: buffer)
@@ -61,7 +68,7 @@ enum HashCommand: Command {
                                 ("hash", .string(hash.description)), ("size", .int(fileStatus.size)),
                             ]))
                     } else {
-                        console.line("\(hash)  \(path)")
+                        console.line("\(hash)  \(NameQuoting.quoted(path))")
                     }
                 }
             } catch {

@@ -6,10 +6,11 @@ enum ListCommand: Command {
     static let spec = CommandSpec(
         name: "ls",
         summary: "list the entries of a package or a ZIP archive with their sizes",
-        arguments: "[--long] [--json] PATH|ZIP",
+        arguments: "[--long] [--json | -z] [--jobs N] [--max-entries N] [--max-size BYTES] [--max-ratio R] PKG|ZIP",
         options: [
             OptionSpec("long", short: "l", help: "add the mode, the modification time and the content hash"),
             OptionSpec("json", help: "print a JSON array of entries"),
+            .null,
             .jobs,
         ] + ZipCommandSupport.limitOptions,
         positionals: 1...1,
@@ -22,11 +23,24 @@ enum ListCommand: Command {
             A ZIP archive is listed in archive order from its central directory (checked as
             'verify' checks it, no data inflated); --long also shows each entry's compressed
             size, method and CRC-32, and 32 dashes for an entry without pkgtool's content hash.
-            """)
+
+            A name holding a control character, '"' or '\\' is printed in double quotes with
+            C escapes, as git quotes names. With -z each entry ends with NUL instead of a
+            newline, names are printed as they are, and a link's target follows its name
+            after a NUL instead of " -> ".
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "listed"),
+            ExitStatusMeaning(.failure, "the ZIP archive was refused (corrupt, hostile, past a limit)"),
+            ExitStatusMeaning(.trouble, "usage error; PKG or ZIP missing or unreadable"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         let long = arguments.flag("long")
+        if arguments.flag("json") && arguments.flag("null") {
+            throw UsageError("--json and -z cannot be combined", usageLine: spec.usageLine)
+        }
         let path = arguments.positionals[0]
         if ZipCommandSupport.isArchivePath(path) {
             return try ZipList.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
@@ -37,7 +51,7 @@ enum ListCommand: Command {
         } else {
             // Sizes alone need no hashing.
             try SnapshotLoading.requireDirectory(path)
-            snapshot = try PackageAccess.reading(path) {
+            snapshot = try PackageAccess.reading(path, warn: { console.warning($0) }) {
                 try TreeScanner(
                     workers: workers, hashContents: false, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
                 ).scan(path).snapshot
@@ -57,13 +71,29 @@ enum ListCommand: Command {
                 columns.append(Timestamps.iso8601(nanoseconds: entry.modificationTime))
                 columns.append(entry.hash.description)
             }
-            var name = entry.path
-            if entry.kind == .directory { name += "/" }
-            if let target = entry.linkTarget { name += " -> " + target }
-            columns.append(name)
-            console.line(columns.joined(separator: " "))
+            let name = entry.kind == .directory ? entry.path + "/" : entry.path
+            writeRecord(
+                columns: columns, name: name, linkTarget: entry.linkTarget,
+                nullTerminated: arguments.flag("null"), console: console)
         }
         return .success
+    }
+
+    /// One entry of a listing: its columns, then its name (and a link's target), quoted as
+    /// git quotes names and ended by a newline; or with `nullTerminated` (`-z`) unquoted and
+    /// ended by NUL, a link's target a NUL-terminated field of its own.
+    static func writeRecord(
+        columns: [String], name: String, linkTarget: String?, nullTerminated: Bool, console: Console
+    ) {
+        let prefix = columns.isEmpty ? "" : columns.joined(separator: " ") + " "
+        if nullTerminated {
+            console.write(prefix + name + "\0")
+            if let linkTarget { console.write(linkTarget + "\0") }
+            return
+        }
+        var line = prefix + NameQuoting.quoted(name)
+        if let linkTarget { line += " -> " + NameQuoting.quoted(linkTarget) }
+        console.line(line)
     }
 
     static func json(_ entry: SnapshotEntry) -> JSON {

@@ -5,7 +5,7 @@ enum ManifestCommand: Command {
     static let spec = CommandSpec(
         name: "manifest",
         summary: "write or refresh a package's manifest (content hashes and stat cache)",
-        arguments: "[--rehash] [--json] PKG",
+        arguments: "[--rehash] [--json] [--jobs N] PKG",
         options: [
             OptionSpec("rehash", help: "read every file even when the old manifest's stat data match"),
             OptionSpec("json", help: "print the result as JSON"),
@@ -16,8 +16,13 @@ enum ManifestCommand: Command {
             Scans PKG and writes PKG/.pkgtool/index atomically (Specs/manifest.md), removing
             older delta files. Files whose stat data match a sound existing manifest are not
             reread unless --rehash is given; a damaged manifest is replaced.
-            Prints the root hash and the number of entries.
-            """)
+            Prints the root hash, PKG (quoted as git quotes names when it holds a control
+            character, '"' or '\\') and the number of entries.
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "the manifest was written"),
+            ExitStatusMeaning(.trouble, "usage error; PKG missing, not a directory, unreadable, or the write failed"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
@@ -39,7 +44,7 @@ enum ManifestCommand: Command {
                     ("entries", .int(scan.snapshot.entries.count)), ("files_read", .int(scan.result.filesHashed)),
                 ]).serialized(pretty: true))
         } else {
-            console.line("\(scan.snapshot.rootHash)  \(path)  (\(scan.snapshot.entries.count) entries)")
+            console.line("\(scan.snapshot.rootHash)  \(NameQuoting.quoted(path))  (\(scan.snapshot.entries.count) entries)")
         }
         return .success
     }

@@ -1,4 +1,3 @@
-import Glibc
 import PackageCore
 import PackageZip
 import Synchronization
@@ -10,14 +9,17 @@ enum PackCommand: Command {
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
         arguments:
-            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] SRC OUT.zip",
+            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
             OptionSpec(
                 "base", .value(placeholder: "OLD.zip"),
-                help: "copy unchanged entries' compressed bytes from this archive (default: OUT.zip if it exists)"),
-            OptionSpec("first", .value(placeholder: "NAME"), help: "put this file first, stored (EPUB/ODF mimetype)"),
+                help: "copy unchanged entries' compressed bytes from this archive (default: OUT.zip if it exists)",
+                completion: .paths),
+            OptionSpec(
+                "first", .value(placeholder: "NAME"), help: "put this file first, stored (EPUB/ODF mimetype)",
+                completion: .paths),
             OptionSpec(
                 "mtime", .value(placeholder: "T"),
                 help: "one modification time for every entry, Unix seconds (default: $SOURCE_DATE_EPOCH, else each file's)"),
@@ -26,6 +28,8 @@ enum PackCommand: Command {
             OptionSpec(
                 "keep-previous",
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
+            OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes"),
+            OptionSpec("json", help: "print the same as JSON"),
         ],
         positionals: 2...2,
         details: """
@@ -37,7 +41,14 @@ enum PackCommand: Command {
             With --keep-previous the archive OUT.zip replaces is kept beside it, hidden, and
             the next pack writes into that file's blocks and swaps the two names: a repack
             costs a fraction of writing a new file. Without the flag such a file is left alone.
-            """)
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "OUT.zip written"),
+            ExitStatusMeaning(.failure, "the archive given as --base was refused"),
+            ExitStatusMeaning(
+                .trouble,
+                "usage error; SRC missing or not a directory, --first names no regular file, an I/O error (OUT.zip unchanged)"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let usage = spec.usageLine
@@ -49,6 +60,9 @@ enum PackCommand: Command {
         options.first = arguments.value("first")
         options.durability = arguments.flag("sync") ? .full : .none
         options.keepsPrevious = arguments.flag("keep-previous")
+        if arguments.flag("stats") && arguments.flag("json") {
+            throw UsageError("--stats and --json cannot be combined", usageLine: usage)
+        }
         if let text = arguments.value("mtime") ?? environmentValue("SOURCE_DATE_EPOCH") {
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw UsageError("--mtime (or SOURCE_DATE_EPOCH) expects Unix seconds, not '\(text)'", usageLine: usage)
@@ -79,13 +93,40 @@ enum PackCommand: Command {
         for path in report.skipped {
             console.warning("skipped '\(HashCommand.join(source, path))': not a file, link or directory")
         }
+        if arguments.flag("json") {
+            console.line(json(report, source: source, output: output).serialized(pretty: true))
+        } else if arguments.flag("stats") {
+            console.line(text(report))
+        }
         return .success
     }
 
+    static func text(_ r: ZipPackReport) -> String {
+        [
+            "entries         \(r.entries) (\(r.files) files, \(r.directories) directories, \(r.links) links)",
+            "deflated        \(r.deflated) entries",
+            "stored          \(r.stored) entries",
+            "reused          \(r.reused) entries\(r.reusedPrevious ? " (written over the kept previous archive)" : "")",
+            "input           \(r.inputBytes) bytes",
+            "archive         \(r.archiveBytes) bytes",
+        ].joined(separator: "\n")
+    }
+
+    static func json(_ r: ZipPackReport, source: String, output: String) -> JSON {
+        .object([
+            ("source", .string(source)), ("archive", .string(output)), ("entries", .int(r.entries)),
+            ("files", .int(r.files)), ("directories", .int(r.directories)), ("links", .int(r.links)),
+            ("deflated", .int(r.deflated)), ("stored", .int(r.stored)), ("reused", .int(r.reused)),
+            ("reused_previous", .bool(r.reusedPrevious)), ("input_bytes", .int(r.inputBytes)),
+            ("archive_bytes", .int(r.archiveBytes)), ("skipped", .array(r.skipped.map { .string($0) })),
+            ("base_ignored", r.baseIgnored.map { .string($0) } ?? .null),
+        ])
+    }
+
+    /// An environment variable's value, nil when unset or empty.
     static func environmentValue(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
-        return text.isEmpty ? nil : text
+        guard let text = ProcessEnvironment.value(name), !text.isEmpty else { return nil }
+        return text
     }
 }
 

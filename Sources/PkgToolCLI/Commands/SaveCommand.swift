@@ -1,4 +1,3 @@
-import Glibc
 import PackageCore
 
 /// `pkgtool save SRC PKG`: make a package equal to a directory, writing only what changed.
@@ -7,15 +6,18 @@ enum SaveCommand: Command {
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
         arguments:
-            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats] [--json] [--progress] SRC PKG",
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--progress] [--check-package] [--jobs N] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
-                help: "full, atomic or journaled (default: \(SaveStrategy.default); Specs/save.md)"),
+                help: "full, atomic or journaled (default: \(SaveStrategy.default); Specs/save.md)",
+                completion: .choices(SaveStrategy.allCases.map(\.rawValue))),
             OptionSpec(
                 "keep-previous",
                 help: "atomic only: keep the replaced version as .PKG.pkgtool-previous and update it next time"),
-            OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
+            OptionSpec(
+                "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
+                completion: .choices(Durability.allCases.map(\.rawValue))),
             OptionSpec("stats", help: "print what was written, linked and removed, and the time"),
             OptionSpec("json", help: "print the statistics as JSON"),
             OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
@@ -39,7 +41,16 @@ enum SaveCommand: Command {
             (sharing unchanged files with it) instead of removing it, and the next atomic
             save brings that tree up to date and swaps it in: cost in proportion to the
             change, at the price of the previous version's own files staying on disk.
-            """)
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "saved"),
+            ExitStatusMeaning(
+                .failure,
+                "input refused: SRC or PKG not a directory, one inside the other, a source file changed while being saved, --keep-previous without atomic"),
+            ExitStatusMeaning(
+                .trouble,
+                "usage error, or trouble: a missing path, permission denied, disk full (the previous package is intact)"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
@@ -138,14 +149,9 @@ final class ProgressLine: @unchecked Sendable {
 
 /// Elapsed time, for rate-limiting progress lines.
 struct Stopwatch {
-    private let start = DispatchTimeNanoseconds.now
-    var seconds: Double { Double(DispatchTimeNanoseconds.now - start) / 1e9 }
-}
-
-enum DispatchTimeNanoseconds {
-    static var now: UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    private let start = ContinuousClock.now
+    var seconds: Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }

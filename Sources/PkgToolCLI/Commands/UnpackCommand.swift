@@ -6,10 +6,12 @@ enum UnpackCommand: Command {
     static let spec = CommandSpec(
         name: "unpack",
         summary: "extract a ZIP archive into a new directory, refusing anything unsafe",
-        arguments: "[--jobs N] [--sync] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
+        arguments: "[--jobs N] [--sync] [--stats | --json] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
         options: [
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "threads (default: all cores)"),
             OptionSpec("sync", help: "fsync every file and directory before DEST appears"),
+            OptionSpec("stats", help: "print the files, directories and links written and the bytes"),
+            OptionSpec("json", help: "print the same as JSON"),
         ] + ZipCommandSupport.limitOptions,
         positionals: 2...2,
         details: """
@@ -17,15 +19,40 @@ enum UnpackCommand: Command {
             links, overlaps, limits: Specs/zip.md); the tree is built beside DEST and renamed
             into place only when every entry's size, CRC-32 and content hash checked out. On
             refusal (exit 1) or error (exit 2) nothing is left behind and DEST is untouched.
-            """)
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "extracted"),
+            ExitStatusMeaning(.failure, "the archive was refused (corrupt, hostile, past a limit); nothing written"),
+            ExitStatusMeaning(
+                .trouble,
+                "usage error; ZIP missing or unreadable, DEST exists and is not an empty directory, an I/O error; nothing left"),
+        ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let usage = spec.usageLine
         let workers = try arguments.integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usage)
         let limits = try ZipCommandSupport.limits(arguments, usageLine: usage)
+        if arguments.flag("stats") && arguments.flag("json") {
+            throw UsageError("--stats and --json cannot be combined", usageLine: usage)
+        }
         let archive = try ZipArchive.open(arguments.positionals[0], limits: limits)
-        try archive.extract(
+        let report = try archive.extract(
             to: arguments.positionals[1], workers: workers, durability: arguments.flag("sync") ? .full : .none)
+        if arguments.flag("json") {
+            console.line(
+                JSON.object([
+                    ("archive", .string(arguments.positionals[0])), ("destination", .string(arguments.positionals[1])),
+                    ("files", .int(report.files)), ("directories", .int(report.directories)),
+                    ("links", .int(report.links)), ("bytes", .int(report.bytes)),
+                ]).serialized(pretty: true))
+        } else if arguments.flag("stats") {
+            console.line(
+                """
+                files           \(report.files), \(report.bytes) bytes
+                directories     \(report.directories)
+                links           \(report.links)
+                """)
+        }
         return .success
     }
 }

@@ -17,16 +17,31 @@ enum VerifyCommand: Command {
         details: """
             Reads every file of PKG (like git fsck), hashes it, and compares the tree with the
             manifest pkgtool recorded at the last save or 'pkgtool manifest'. Prints one line
-            per problem, tab-separated: missing<TAB>path, extra<TAB>path, changed<TAB>path,
-            then a summary. Exit status: 0 the package matches, 1 it does not, or the manifest
-            is absent, damaged or of a future version (rebuild it with 'pkgtool manifest PKG'),
-            2 trouble reading the package.
+            per problem, tab-separated: missing<TAB>path, extra<TAB>path, changed<TAB>path
+            (a name holding a control character, '"' or '\\' quoted as git quotes names),
+            then a summary.
 
             A ZIP archive (a regular file) is checked instead: its structure as 'unpack' checks
             it (Specs/zip.md), every entry's inflated size, CRC-32 and pkgtool's XXH3-128 content
             hash when present. Prints 'ok: ZIP: N entries (B bytes), …' and exits 0, or exits 1
             with one line naming the entry and the fault. The --max-* options apply to archives.
-            """)
+
+            What is verified is the package or the archive itself: when it is damaged (a file
+            differs from the manifest, the manifest fails its checksum, the archive is
+            corrupt or not an archive at all), verification failed (1). When it cannot be
+            examined (missing, unreadable, no manifest to verify against, a manifest of a
+            newer format), there is no verdict (2). With --json a verdict, good or bad, is
+            always a JSON object on stdout, "ok" saying which.
+            """,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "PKG matches its manifest; ZIP is sound"),
+            ExitStatusMeaning(
+                .failure,
+                "verification failed: entries differ from the manifest, the manifest is damaged, or ZIP is corrupt, hostile or not a ZIP archive"),
+            ExitStatusMeaning(
+                .trouble,
+                "no verdict: usage error, a missing or unreadable path, no manifest, a manifest of a newer format"),
+        ])
 
     struct Problem {
         var kind: String
@@ -36,22 +51,37 @@ enum VerifyCommand: Command {
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         let path = arguments.positionals[0]
-        if ZipCommandSupport.isArchivePath(path) {
-            return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+        do {
+            if ZipCommandSupport.isArchivePath(path) {
+                return try ZipVerify.run(path, arguments: arguments, usageLine: spec.usageLine, console: console)
+            }
+            try SnapshotLoading.requireDirectory(path)
+            return try PackageAccess.reading(path, warn: { console.warning($0) }) {
+                try verify(path, arguments: arguments, workers: workers, console: console)
+            }
+        } catch let failed as any InputRejectedError where arguments.flag("json") {
+            // A verdict all the same: the JSON reader gets it on stdout, the person on stderr.
+            console.line(
+                JSON.object([("path", .string(path)), ("ok", .bool(false)), ("error", .string(failed.description))])
+                    .serialized(pretty: true))
+            console.error(failed.description)
+            return .failure
         }
-        try SnapshotLoading.requireDirectory(path)
-        return try PackageAccess.reading(path) { try verify(path, arguments: arguments, workers: workers, console: console) }
     }
 
     static func verify(_ path: String, arguments: ParsedArguments, workers: Int, console: Console) throws -> ExitStatus {
         let manifest: PackageManifest
         do {
             guard let loaded = try PackageManifest.load(packagePath: path) else {
-                throw VerificationError(
+                throw VerificationImpossible(
                     message: "'\(path)' has no manifest to verify against; create one with 'pkgtool manifest \(path)'")
             }
             manifest = loaded
         } catch let error as ManifestError {
+            if case .futureVersion = error.reason {
+                throw VerificationImpossible(
+                    message: "\(error); verify it with the pkgtool that wrote it, or rebuild it with 'pkgtool manifest \(path)'")
+            }
             throw VerificationError(message: "\(error); rebuild it with 'pkgtool manifest \(path)'")
         }
         let scanner = TreeScanner(
@@ -79,7 +109,7 @@ enum VerifyCommand: Command {
                     ("problems", .array(problems.map { .object([("kind", .string($0.kind)), ("path", .string($0.path))]) })),
                 ]).serialized(pretty: true))
         } else {
-            for problem in problems { console.line("\(problem.kind)\t\(problem.path)") }
+            for problem in problems { console.line("\(problem.kind)\t\(NameQuoting.quoted(problem.path))") }
             if problems.isEmpty {
                 console.line("ok: \(result.snapshot.entries.count) entries (\(bytes) bytes) match the manifest")
             } else {
@@ -90,8 +120,15 @@ enum VerifyCommand: Command {
     }
 }
 
-/// A verification that could not even start or that failed: exit status 1.
+/// A verification that failed: what was verified is damaged (exit status 1).
 struct VerificationError: InputRejectedError {
+    var message: String
+    var description: String { message }
+}
+
+/// A verification that could not reach a verdict: nothing to verify against, or a record
+/// this pkgtool cannot read (exit status 2).
+struct VerificationImpossible: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
 }

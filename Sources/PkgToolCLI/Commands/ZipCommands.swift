@@ -1,4 +1,3 @@
-import Glibc
 import PackageCore
 import PackageZip
 
@@ -19,7 +18,7 @@ enum ZipVerify {
                 ]).serialized(pretty: true))
         } else {
             console.line(
-                "ok: \(path): \(report.entries) entries (\(report.bytes) bytes), every CRC-32 and \(report.hashesChecked) content hashes checked")
+                "ok: \(NameQuoting.quoted(path)): \(report.entries) entries (\(report.bytes) bytes), every CRC-32 and \(report.hashesChecked) content hashes checked")
         }
         return .success
     }
@@ -67,10 +66,9 @@ enum ZipList {
                 columns.append(Timestamps.iso8601(nanoseconds: entry.modificationTime))
                 columns.append(entry.contentHash?.description ?? String(repeating: "-", count: 32))
             }
-            var name = entry.name
-            if let target = entry.linkTarget { name += " -> " + target }
-            columns.append(name)
-            console.line(columns.joined(separator: " "))
+            ListCommand.writeRecord(
+                columns: columns, name: entry.name, linkTarget: entry.linkTarget,
+                nullTerminated: arguments.flag("null"), console: console)
         }
         return .success
     }

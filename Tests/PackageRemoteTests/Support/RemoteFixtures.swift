@@ -37,7 +37,7 @@ struct RemoteFixture {
     func path(_ relative: String) -> String { directory.url(relative) }
 
     /// A small document package: metadata, pages in folders, a media file, an empty file,
-    /// an executable script, a symbolic link and an empty directory.
+    /// an executable script, a symbolic link, an empty directory, and one content at three paths.
     @discardableResult
     func makePackage(_ relative: String, seed: UInt64 = 1, pages: Int = 30, mediaSize: Int = 3 << 20) throws -> String {
         let root = path(relative)
@@ -53,6 +53,9 @@ struct RemoteFixture {
             try Files.write(root + "/pages/\(folder)/page\(index).json", generator.bytes(size))
         }
         try Files.writeRandom(root + "/media/movie.mp4", size: mediaSize, seed: seed &+ 99)
+        // The same content at two more paths: stored once, written at each.
+        try Files.write(root + "/pages/b/duplicate.json", try Files.read(root + "/pages/a/page0.json"))
+        try Files.write(root + "/media/same.bin", try Files.read(root + "/pages/a/page0.json"))
         try Files.write(root + "/empty.txt", [])
         try Files.write(root + "/run.sh", "#!/bin/sh\necho hi\n", permissions: 0o755)
         try Files.symlink(root + "/link", to: "pages/a/page0.json")

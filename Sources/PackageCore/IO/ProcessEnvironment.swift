@@ -1,0 +1,27 @@
+import Glibc
+
+/// What a command-line front end asks of its process: environment variables, its own
+/// executable, running another program in its place, and its exit status.
+package enum ProcessEnvironment {
+    /// The value of an environment variable, nil when unset (getenv(3)).
+    package static func value(_ name: String) -> String? { Syscall.getenv(name) }
+
+    /// This process's executable, from /proc/self/exe; nil when it cannot be read.
+    package static var executablePath: String? {
+        try? FileSystem.readSymbolicLink("/proc/self/exe")
+    }
+
+    /// Whether `path` names a file this process may execute (access(2) X_OK).
+    package static func isExecutable(_ path: String) -> Bool {
+        (try? Syscall.access(path, X_OK)) != nil
+    }
+
+    /// Runs the program at `path` in place of this process (execv(2)), `arguments[0]` being
+    /// its name; returns only when that failed, with the reason.
+    package static func replaceProcess(with path: String, arguments: [String]) -> Errno {
+        Syscall.execv(path, arguments)
+    }
+
+    /// Ends the process with `status` (exit(3)).
+    package static func exit(_ status: Int32) -> Never { Syscall.exit(status) }
+}
