@@ -1,8 +1,6 @@
 import Dispatch
-import Glibc
 import PackageCore
 import PackageRemote
-import Synchronization
 
 /// What `push`, `pull`, `log` and `diff … s3://…` share: the remote's URL, the options that
 /// reach it, the progress line, and how a `RemoteError` becomes an exit status.
@@ -96,61 +94,50 @@ enum RemoteCommandSupport {
     }
 }
 
-/// Draws a push's or pull's progress on a terminal's stderr, ten times a second, from its
-/// own thread (the work blocks the calling one).
-final class RemoteProgressLine: Sendable {
+/// Draws a push's or pull's progress on a terminal's stderr, ten times a second, from a
+/// Dispatch timer (the work blocks the calling thread).
+final class RemoteProgressLine: @unchecked Sendable {
+    // @unchecked: the console and `running` are touched only on `queue` until `stop()`
+    // returns, and by the owner after.
     private let manager: ProgressManager
-    // The console is used from the drawing thread only while `running`, under the lock.
-    private nonisolated(unsafe) let console: Console
+    private let console: Console
     private let verb: String
-    private let running = Mutex(true)
-    private let finished = DispatchSemaphore(value: 0)
+    private let queue = DispatchQueue(label: "pkgtool.progress-line")
+    private let timer: any DispatchSourceTimer
+    private var running = true
 
-    /// Starts drawing when stderr is a terminal; nil (and no thread) otherwise.
+    /// Starts drawing when stderr is a terminal; nil otherwise.
     static func start(_ manager: ProgressManager, console: Console, verb: String) -> RemoteProgressLine? {
         guard console.errorIsTerminal else { return nil }
-        let line = RemoteProgressLine(manager: manager, console: console, verb: verb)
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        defer { pthread_attr_destroy(&attributes) }
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(line).toOpaque()
-        let status = pthread_create(&thread, &attributes, { context in
-            Unmanaged<RemoteProgressLine>.fromOpaque(context!).takeRetainedValue().loop()
-            return nil
-        }, context)
-        if status != 0 {
-            Unmanaged<RemoteProgressLine>.fromOpaque(context).release()
-            return nil
-        }
-        return line
+        return RemoteProgressLine(manager: manager, console: console, verb: verb)
     }
 
     private init(manager: ProgressManager, console: Console, verb: String) {
         self.manager = manager
         self.console = console
         self.verb = verb
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.draw() }
+        timer.resume()
     }
 
-    private func loop() {
-        while true {
-            let percent = Int((manager.fractionCompleted * 100).rounded(.down))
-            let done = RemoteCommandSupport.bytes(Int64(manager.completedByteCount))
-            let total = RemoteCommandSupport.bytes(Int64(manager.totalByteCount))
-            let drawn = running.withLock { running -> Bool in
-                if running { console.progress("\(verb): \(percent)%  \(done) of \(total)") }
-                return running
-            }
-            if !drawn { break }
-            usleep(100_000)
-        }
-        finished.signal()
+    private func draw() {
+        guard running else { return }
+        let percent = Int((manager.fractionCompleted * 100).rounded(.down))
+        let done = RemoteCommandSupport.bytes(Int64(manager.completedByteCount))
+        let total = RemoteCommandSupport.bytes(Int64(manager.totalByteCount))
+        console.progress("\(verb): \(percent)%  \(done) of \(total)")
     }
 
+    deinit { timer.cancel() }
+
+    /// Stops the timer (waiting for a drawing in progress) and erases the line.
     func stop() {
-        running.withLock { $0 = false }
-        finished.wait()
+        queue.sync {
+            running = false
+            timer.cancel()
+        }
         console.clearProgress()
     }
 }
