@@ -58,7 +58,8 @@ final class BlobUploader: Sendable {
         self.progress = progress
     }
 
-    /// Progress units of a file: one, plus one per 64 KiB.
+    /// Progress units of a file: one, plus one per 64 KiB (read, for bytes the remote holds;
+    /// sent, for the others).
     static func units(_ size: Int64) -> Int { 1 + Int(size >> 16) }
 
     /// Sends what `files` need and returns each file's blobs, by index into `files`.
@@ -110,6 +111,7 @@ final class BlobUploader: Sendable {
             let status = try file.status()
             guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
             var places: [Place] = []
+            var alreadyHeld: Int64 = 0  // bytes the remote holds: done as soon as read
             fileHasher.reset()
             for piece in try options.chunking.pieces(of: file, size: work.size) {
                 let length = Int(piece.count)
@@ -132,6 +134,7 @@ final class BlobUploader: Sendable {
                 }
                 if let existing {
                     places.append(existing)
+                    alreadyHeld += Int64(length)
                 } else {
                     _ = pack.append(
                         PackPlan.Piece(path: work.relativePath, offset: piece.lowerBound, length: length, digest: digest))
@@ -144,7 +147,8 @@ final class BlobUploader: Sendable {
                 $0.filesRead += 1
                 $0.bytesRead += work.size
             }
-            progress?.complete(count: Self.units(work.size))
+            // New bytes count when their pack has been sent (`send`).
+            progress?.complete(count: Self.units(alreadyHeld))
         }
         if !pack.isEmpty && !workers.hasFailed { send(pack, root: root, workers: workers) }
     }
@@ -179,7 +183,11 @@ final class BlobUploader: Sendable {
             }
             if let progress {
                 let sent = UInt64(body.length)
-                progress.withProperties { $0.completedByteCount += sent }
+                let units = Int(pack.size >> 16)
+                progress.withProperties {
+                    $0.completedByteCount += sent
+                    $0.completedCount += units
+                }
             }
         }
     }

@@ -125,8 +125,9 @@ final class RemoteProgressLine: @unchecked Sendable {
     private func draw() {
         guard running else { return }
         let percent = Int((manager.fractionCompleted * 100).rounded(.down))
-        let done = RemoteCommandSupport.bytes(Int64(manager.completedByteCount))
-        let total = RemoteCommandSupport.bytes(Int64(manager.totalByteCount))
+        // The byte counts live on the library's own manager, below this one.
+        let done = RemoteCommandSupport.bytes(Int64(manager.summary(of: ProgressManager.Properties.CompletedByteCount.self)))
+        let total = RemoteCommandSupport.bytes(Int64(manager.summary(of: ProgressManager.Properties.TotalByteCount.self)))
         console.progress("\(verb): \(percent)%  \(done) of \(total)")
     }
 
