@@ -85,11 +85,18 @@ let package = Package(
     ]
 )
 
-// The libFuzzer target for the ZIP reader, only when Scripts/fuzz asks for it (it has no
-// `main`: libFuzzer supplies one under -sanitize=fuzzer; two files, none of them main.swift,
-// keep Swift from emitting one).
+// The libFuzzer targets, only when Scripts/fuzz asks for them (PKGTOOL_FUZZ=1, built with
+// -sanitize=fuzzer,address). libFuzzer supplies `main`; each target has several files and
+// none is main.swift, so Swift emits no entry point of its own (no -parse-as-library needed).
 if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
-    package.targets.append(
+    package.targets += [
+        // The ZIP reader: open, verify, snapshot, extract.
         .executableTarget(
-            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer"))
+            name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer"),
+        // A package's own metadata (journal, manifest) as untrusted input, applied to a
+        // scratch package with canaries around it.
+        .executableTarget(
+            name: "pkgtool-fuzz-metadata", dependencies: ["PackageCore"], path: "Fuzz/MetadataFuzzer",
+            exclude: ["metadata.dict"]),
+    ]
 }

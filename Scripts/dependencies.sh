@@ -16,7 +16,7 @@ fi
 BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev libcurl4-openssl-dev libssl-dev"
 # git: quoting compared with git's, and the consumer check's tagged clone; zsh, fish, man-db
 # (with groff-base): the completion scripts and the manual page are run in them.
-TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 python3-venv util-linux git zsh fish man-db groff-base rclone restic"
+TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 python3-venv util-linux git zsh fish man-db groff-base xfsprogs e2fsprogs rclone restic"
 
 ensure_packages() {
     local missing=()

@@ -51,6 +51,152 @@ public enum DocumentDemos {
             fileBytes: try FileSystem.status(path).size)
     }
 
+    // MARK: Cancelling a large package save
+
+    /// What cancelling a package save part way through did.
+    public struct CancellationReport: Codable, Sendable {
+        public var payloadBytes: Int
+        /// How long the first save (the whole package, written fresh) took.
+        public var firstSaveMilliseconds: Double
+        /// When `cancelSaving()` was called, counted from the start of the save.
+        public var cancelledAfterMilliseconds: Double
+        /// Bytes the engine had written when it was called (0: it was still preparing).
+        public var bytesWrittenBeforeCancel: UInt64
+        /// From `cancelSaving()` to the save's error reaching its caller.
+        public var latencyMilliseconds: Double
+        /// From `cancelSaving()` to the save having ended in the background (its read-only
+        /// work, when the cancellation came before it wrote).
+        public var stoppedAfterMilliseconds: Double
+        public var isCancellation: Bool
+        public var error: String
+        /// The package's root hash after the cancelled save equals the one before it.
+        public var packageUnchanged: Bool
+        public var pendingSnapshotsAfterCancel: Int
+        public var hasUnsavedChangesAfterCancel: Bool
+        /// The document had let go of its change flags (it clears them in `snapshot`).
+        public var flagsClearedByDocument: Bool
+        public var nextSaveMilliseconds: Double
+        /// The next save wrote the cancelled edits: the new clip and note are on disk.
+        public var editsWrittenByNextSave: Bool
+        public var hasUnsavedChangesAfterNextSave: Bool
+    }
+
+    /// When `cancelPackageSave` cancels.
+    public enum CancelPoint: Sendable {
+        /// This long into the save.
+        case after(Duration)
+        /// As soon as the engine has written something.
+        case whileWriting
+    }
+
+    /// Saves a `ClipPackageDocument` with a clip of `payloadBytes` to `path`, replaces the
+    /// clip and the note, starts a save, cancels it at `point`, and measures how long the
+    /// cancellation takes to come back and the save to end; then saves again and checks
+    /// that the edits reached the disk. `.none` durability: what is measured is the host's
+    /// and the engine's reaction (a check at every 1 MiB chunk), not the disk's flush.
+    @MainActor
+    public static func cancelPackageSave(
+        payloadBytes: Int, to path: String, at point: CancelPoint
+    ) async throws -> CancellationReport {
+        let clock = ContinuousClock()
+        let session = try await DocumentSession.create { _, _ in ClipPackageDocument() }
+        session.durability = .none
+        session.document.setClip(patternedData(count: payloadBytes, variant: 0))
+        session.document.setNotes("first")
+        session.updateChangeCount(.done)
+        var started = clock.now
+        try await session.save(to: URL(fileURLWithPath: path))
+        let firstSave = started.duration(to: clock.now)
+        let hashBefore = try packageHash(path)
+
+        let edited = patternedData(count: payloadBytes, variant: 1)
+        session.document.setClip(edited)
+        session.document.setNotes("edited")
+        session.updateChangeCount(.done)
+        started = clock.now
+        let saving = Task { @MainActor in try await session.save() }
+        let progressBefore = session.progress
+        var written: UInt64 = 0
+        while true {
+            let elapsed = started.duration(to: clock.now)
+            let progress = session.progress
+            written =
+                progress === progressBefore
+                ? 0 : progress?.summary(of: ProgressManager.Properties.CompletedByteCount.self) ?? 0
+            if case .after(let delay) = point, elapsed >= delay { break }
+            if case .whileWriting = point, written > 0 || elapsed >= .seconds(30) { break }
+            try await Task.sleep(for: .microseconds(500))
+        }
+        let requested = clock.now
+        session.cancelSaving()
+        let result = await saving.result
+        let returned = clock.now
+        while session.isSaving { try await Task.sleep(for: .microseconds(500)) }
+        let stopped = clock.now
+        var report = CancellationReport(
+            payloadBytes: payloadBytes, firstSaveMilliseconds: milliseconds(firstSave),
+            cancelledAfterMilliseconds: milliseconds(started.duration(to: requested)), bytesWrittenBeforeCancel: written,
+            latencyMilliseconds: milliseconds(requested.duration(to: returned)),
+            stoppedAfterMilliseconds: milliseconds(requested.duration(to: stopped)), isCancellation: false, error: "",
+            packageUnchanged: try packageHash(path) == hashBefore, pendingSnapshotsAfterCancel: session.pendingSnapshotCount,
+            hasUnsavedChangesAfterCancel: session.hasUnsavedChanges,
+            flagsClearedByDocument: !session.document.clipChanged && !session.document.notesChanged,
+            nextSaveMilliseconds: 0, editsWrittenByNextSave: false, hasUnsavedChangesAfterNextSave: true)
+        if case .failure(let error) = result {
+            report.error = "\(error)"
+            report.isCancellation = (error as? DocumentError)?.isCancellation ?? false
+        }
+        let again = clock.now
+        try await session.save()
+        report.nextSaveMilliseconds = milliseconds(again.duration(to: clock.now))
+        let clipOnDisk = try Data(contentsOf: URL(fileURLWithPath: path + "/clip.bin"))
+        let notesOnDisk = try String(contentsOfFile: path + "/notes.txt", encoding: .utf8)
+        report.editsWrittenByNextSave = clipOnDisk == edited && notesOnDisk == "edited"
+        report.hasUnsavedChangesAfterNextSave = session.hasUnsavedChanges
+        return report
+    }
+
+    /// `count` bytes: a 1 MiB pseudo-random block repeated, each copy stamped with its index
+    /// and `variant` (fast to make, and no two MiB alike).
+    static func patternedData(count: Int, variant: UInt64) -> Data {
+        var data = Data(count: count)
+        let block = 1 << 20
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &* (variant + 1)
+        var pattern = [UInt8](repeating: 0, count: block)
+        for index in stride(from: 0, to: block, by: 8) {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            withUnsafeBytes(of: state) { bytes in
+                for offset in 0..<8 { pattern[index + offset] = bytes[offset] }
+            }
+        }
+        data.withUnsafeMutableBytes { bytes in
+            var offset = 0
+            var copy: UInt64 = 0
+            while offset < count {
+                let length = min(block, count - offset)
+                pattern.withUnsafeBytes { source in
+                    bytes.baseAddress!.advanced(by: offset).copyMemory(from: source.baseAddress!, byteCount: length)
+                }
+                var stamp = (copy << 8) | variant
+                withUnsafeBytes(of: &stamp) { stampBytes in
+                    for index in 0..<min(8, length) { bytes[offset + index] = stampBytes[index] }
+                }
+                offset += length
+                copy += 1
+            }
+        }
+        return data
+    }
+
+    static func packageHash(_ path: String) throws -> ContentHash {
+        try TreeScanner(excludedTopLevelNames: [PackageLayout.metadataDirectoryName]).scan(path).snapshot.rootHash
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        let parts = duration.components
+        return Double(parts.seconds) * 1000 + Double(parts.attoseconds) / 1e15
+    }
+
     // MARK: Several processes saving one document
 
     /// Saves the flat counter document at `path` `rounds` times, each save holding the

@@ -4,6 +4,8 @@
 //   pkgdoc-demo notebook-make PATH PAGES               make a notebook
 //   pkgdoc-demo notebook-saves PATH ROUNDS LABEL       save a notebook ROUNDS times
 //   pkgdoc-demo notebook-first-page PATH               print the first page
+//   pkgdoc-demo cancel-package BYTES DEST MS|writing   cancel a package save MS ms into it (or once
+//                                                      the engine writes), print a JSON report
 import Foundation
 import PackageDocumentExamples
 
@@ -23,6 +25,14 @@ func run(_ arguments: [String]) async throws {
         try await DocumentDemos.makeNotebook(at: arguments[1], pages: Int(arguments[2])!)
     case "notebook-saves" where arguments.count == 4:
         try await DocumentDemos.notebookSaves(path: arguments[1], rounds: Int(arguments[2])!, label: arguments[3])
+    case "cancel-package" where arguments.count == 4:
+        let point: DocumentDemos.CancelPoint =
+            arguments[3] == "writing" ? .whileWriting : .after(.milliseconds(Int(arguments[3])!))
+        let report = try await DocumentDemos.cancelPackageSave(
+            payloadBytes: Int(arguments[1])!, to: arguments[2], at: point)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
     case "notebook-first-page" where arguments.count == 2:
         print(try await DocumentDemos.notebookFirstPage(at: arguments[1]))
     default:

@@ -1,9 +1,8 @@
-// libFuzzer entry point for the ZIP reader: every input is written to a scratch file and
-// opened, verified, snapshotted and (when it opens) extracted into a scratch directory.
-// Built only by Scripts/fuzz (PKGTOOL_FUZZ=1, -sanitize=fuzzer,address): libFuzzer
-// provides `main`. The target has two files and neither is main.swift, so Swift emits no
-// entry point of its own without needing -parse-as-library (an unsafe flag). A finding is a crash, a sanitizer report, a hang or a leak, never a
-// refusal: refusing bad input is the reader's job.
+// The ZIP reader's fuzz target: every input is written to a scratch file and opened,
+// verified, snapshotted and (when it opens) extracted into a scratch directory. Built only
+// by Scripts/fuzz (PKGTOOL_FUZZ=1, -sanitize=fuzzer,address): libFuzzer provides `main`.
+// A finding is a crash, a sanitizer report, a hang or a leak, never a refusal: refusing bad
+// input is the reader's job.
 import Glibc
 import PackageCore
 import PackageZip

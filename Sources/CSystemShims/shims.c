@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -115,3 +116,5 @@ int pkg_flock(int fd, int operation) { return flock(fd, operation); }
 
 const int PKG_SEEK_DATA = SEEK_DATA;
 const int PKG_SEEK_HOLE = SEEK_HOLE;
+
+int pkg_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }

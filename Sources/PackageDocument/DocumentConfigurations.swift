@@ -39,35 +39,55 @@ public struct DocumentWriteConfiguration: Sendable {
     /// The type to write.
     public var contentType: UTType
     /// Where the document will be once written. Inside `write(content:to:previous:progress:)`
-    /// use its `destination` parameter, which may be a temporary location.
+    /// use its `destination` parameter, which may be a hidden staging location.
     public var fileURL: URL?
     /// The document's current file when this write replaces it in place, so that unchanged
-    /// parts can be reused (hard links, the incremental save engine); nil otherwise.
+    /// parts can be reused (the incremental save engine); nil otherwise.
     public var originalContentsURL: URL?
     public var operation: DocumentSaveOperation
     /// How hard the write works to survive a power loss (fsyncs).
     public var durability: Durability
+    /// Raised when the host's save is cancelled (`cancelSaving()` or the task's
+    /// cancellation). A writer that calls the save engine itself passes it in
+    /// `SaveOptions.cancellation`; one that loops over chunks may check it, as it may check
+    /// `Task.isCancelled`. The host checks it too before it commits what the writer wrote.
+    public var cancellation: SaveCancellation?
 
     let fileWrapperHandoff: FileWrapperHandoff
+    /// The host's running write, told when this writer's engine starts writing.
+    let saveRun: SaveRun?
 
     public init(
         contentType: UTType, fileURL: URL? = nil, originalContentsURL: URL? = nil,
-        operation: DocumentSaveOperation = .save, durability: Durability = .full
+        operation: DocumentSaveOperation = .save, durability: Durability = .full, cancellation: SaveCancellation? = nil
     ) {
         self.init(
             contentType: contentType, fileURL: fileURL, originalContentsURL: originalContentsURL, operation: operation,
-            durability: durability, fileWrapperHandoff: FileWrapperHandoff())
+            durability: durability, cancellation: cancellation, fileWrapperHandoff: FileWrapperHandoff(), saveRun: nil)
     }
 
     init(
         contentType: UTType, fileURL: URL?, originalContentsURL: URL?, operation: DocumentSaveOperation,
-        durability: Durability, fileWrapperHandoff: FileWrapperHandoff
+        durability: Durability, cancellation: SaveCancellation?, fileWrapperHandoff: FileWrapperHandoff, saveRun: SaveRun?
     ) {
+        self.saveRun = saveRun
         self.contentType = contentType
         self.fileURL = fileURL
         self.originalContentsURL = originalContentsURL
         self.operation = operation
         self.durability = durability
+        self.cancellation = cancellation
         self.fileWrapperHandoff = fileWrapperHandoff
+    }
+}
+
+extension DocumentError.Operation {
+    init(_ operation: DocumentSaveOperation) {
+        switch operation {
+        case .save: self = .save
+        case .autosave: self = .autosave
+        case .saveAs: self = .saveAs
+        case .export: self = .export
+        }
     }
 }

@@ -1,85 +1,141 @@
 import Foundation
 
-/// A document operation that failed: which, on which file, and why.
+/// A document operation that failed: what was asked, what was wrong, and what to do.
 ///
-/// The description is the sentence a person reads, for example
-/// `cannot open 'Trip.notebook': the file is damaged or not in the expected format
-/// (CocoaError.fileReadCorruptFile)`. The cause stays available as `underlyingError`.
+/// The one error type the document layer throws. Its description is the sentence a person
+/// reads, in three parts:
+///
+///     cannot save '/home/ann/Trip.notebook': the disk is full (cannot write '…/.pkgtool/tmp/…':
+///     No space left on device (ENOSPC from write)). Free some space on the disk holding
+///     '/home/ann', then save again; until then the edits stay unsaved in the document.
+///
+/// `code` is for programs (switch on it); `reason` and `recoverySuggestion` are the parts of
+/// the sentence; `underlyingError` keeps the cause (a `FileSystemError`, a reader's or
+/// writer's own error, `CancellationError`) when there is one.
 public struct DocumentError: Error, CustomStringConvertible {
+    /// The operation that was asked for.
     public enum Operation: String, Sendable {
         case open, revert, save, autosave
         case saveAs = "save as"
         case export
     }
 
+    /// What went wrong, for a program to act on. Extensible: compare with the static members.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The document has no file yet (a new document asked to `save()`).
+        public static let noFileYet = Code("noFileYet")
+        /// The document does not read or write the content type asked for.
+        public static let unsupportedContentType = Code("unsupportedContentType")
+        /// A ZIP export of a document none of whose types is a package type.
+        public static let notAPackageType = Code("notAPackageType")
+        /// The folder that should hold the file does not exist (or is not a folder).
+        public static let folderMissing = Code("folderMissing")
+        /// The file, package or folder cannot be written: permissions, an immutable flag.
+        public static let notWritable = Code("notWritable")
+        /// The disk holding it is mounted read-only.
+        public static let readOnlyVolume = Code("readOnlyVolume")
+        /// Permission to read was denied.
+        public static let permissionDenied = Code("permissionDenied")
+        /// The disk (or the quota) is full.
+        public static let diskFull = Code("diskFull")
+        /// The file or a part of it does not exist (any more).
+        public static let notFound = Code("notFound")
+        /// The lock that keeps two writers apart could not be taken.
+        public static let lockUnavailable = Code("lockUnavailable")
+        /// The operation was cancelled.
+        public static let cancelled = Code("cancelled")
+        /// The file is damaged or not in the format the document reads.
+        public static let damaged = Code("damaged")
+        /// Something the operation needs is in the way (a file where a package should be).
+        public static let inTheWay = Code("inTheWay")
+        /// The writer returned without writing anything.
+        public static let nothingWritten = Code("nothingWritten")
+        /// The document's own reader or writer failed with an error of its own.
+        public static let documentFailed = Code("documentFailed")
+        /// Input/output trouble the kernel reported (EIO and the like).
+        public static let ioError = Code("ioError")
+    }
+
     public var operation: Operation
     /// The file the operation was about, when there is one.
     public var url: URL?
-    /// What went wrong underneath (a `FileSystemError`, a `CocoaError`, a reader's or
-    /// writer's own error, `CancellationError`).
-    public var underlyingError: any Error
+    /// The content type asked for, when it matters to the message (save as, export).
+    public var contentType: UTType?
+    public var code: Code
+    /// What was wrong, as a clause: "the disk is full (…)".
+    public var reason: String
+    /// What to do about it, as a sentence.
+    public var recoverySuggestion: String
+    /// What went wrong underneath, when something did: a `FileSystemError`, a `CocoaError`
+    /// or other error of the document's reader or writer, `CancellationError`.
+    public var underlyingError: (any Error)?
 
-    public init(_ operation: Operation, url: URL?, underlyingError: any Error) {
+    public init(
+        _ operation: Operation, url: URL?, contentType: UTType? = nil, code: Code, reason: String,
+        recoverySuggestion: String, underlyingError: (any Error)? = nil
+    ) {
         self.operation = operation
         self.url = url
+        self.contentType = contentType
+        self.code = code
+        self.reason = reason
+        self.recoverySuggestion = recoverySuggestion
         self.underlyingError = underlyingError
     }
 
-    /// Whether the operation stopped because it was cancelled.
-    public var isCancellation: Bool { underlyingError is CancellationError }
+    /// The error for `underlyingError` met while doing `operation` on `url`: its code, reason
+    /// and suggestion worked out from the cause (Specs/document.md, "Errors").
+    public init(_ operation: Operation, url: URL?, contentType: UTType? = nil, underlyingError: any Error) {
+        if let documentError = underlyingError as? DocumentError {
+            self = documentError
+            return
+        }
+        let explained = DocumentError.explain(underlyingError, operation: operation, url: url, contentType: contentType)
+        self.init(
+            operation, url: url, contentType: contentType, code: explained.code, reason: explained.reason,
+            recoverySuggestion: explained.suggestion.trimmingCharacters(in: .whitespaces),
+            underlyingError: underlyingError)
+    }
 
-    public var description: String {
+    /// Whether the operation stopped because it was cancelled.
+    public var isCancellation: Bool { code == .cancelled }
+
+    /// "cannot save '/x/a.txt'", "cannot export '/x/a.zip' as public.zip-archive".
+    public var whatWasAsked: String {
         let verb: String
         switch operation {
         case .open: verb = "open"
         case .revert: verb = "revert"
-        case .save, .autosave: verb = "save"
-        case .saveAs: verb = "save"
+        case .save, .autosave, .saveAs: verb = "save"
         case .export: verb = "export"
         }
         var text = "cannot \(verb)"
         if let url {
-            var path = url.path(percentEncoded: false)
-            while path.utf8.count > 1 && path.hasSuffix("/") { path.removeLast() }
-            text += " '\(path)'"
+            text += " '\(DocumentError.displayPath(url))'"
         } else {
             text += " the document"
         }
+        if let contentType, operation == .export || operation == .saveAs { text += " as \(contentType.identifier)" }
         if operation == .autosave { text += " (autosave)" }
-        return text + ": " + DocumentError.explain(underlyingError)
+        return text
     }
 
-    /// A readable cause for the errors documents commonly throw.
-    static func explain(_ error: any Error) -> String {
-        if error is CancellationError { return "the operation was cancelled" }
-        if let cocoa = error as? CocoaError {
-            let phrase: String
-            switch cocoa.code {
-            case .fileReadCorruptFile: phrase = "the file is damaged or not in the expected format"
-            case .fileReadNoSuchFile, .fileNoSuchFile: phrase = "there is no such file"
-            case .fileReadNoPermission: phrase = "permission to read it was denied"
-            case .fileWriteNoPermission: phrase = "permission to write it was denied"
-            case .fileWriteOutOfSpace: phrase = "the disk is full"
-            case .fileReadUnknown, .fileWriteUnknown: phrase = "an unknown error occurred"
-            case .fileLocking: phrase = cocoa.userInfo[NSLocalizedDescriptionKey] as? String ?? "the file could not be locked"
-            case .userCancelled: phrase = "the operation was cancelled"
-            default: phrase = "Cocoa error \(cocoa.code.rawValue)"
-            }
-            return phrase + " (CocoaError \(cocoa.code.rawValue)\(codeName(cocoa.code)))"
-        }
-        return "\(error)"
+    public var description: String {
+        whatWasAsked + ": " + reason + ". " + recoverySuggestion
     }
 
-    private static func codeName(_ code: CocoaError.Code) -> String {
-        switch code {
-        case .fileReadCorruptFile: return " fileReadCorruptFile"
-        case .fileReadNoSuchFile: return " fileReadNoSuchFile"
-        case .fileNoSuchFile: return " fileNoSuchFile"
-        case .fileReadNoPermission: return " fileReadNoPermission"
-        case .fileWriteNoPermission: return " fileWriteNoPermission"
-        case .fileWriteOutOfSpace: return " fileWriteOutOfSpace"
-        case .fileLocking: return " fileLocking"
-        default: return ""
-        }
+    static func displayPath(_ url: URL) -> String {
+        var path = url.isFileURL ? url.path(percentEncoded: false) : url.absoluteString
+        while path.utf8.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
     }
+}
+
+extension DocumentError: LocalizedError {
+    public var errorDescription: String? { description }
+    public var failureReason: String? { reason }
 }

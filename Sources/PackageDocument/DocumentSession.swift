@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Reads and writes run off the main actor under the file coordinator's lock (shared for
 /// reads, exclusive for writes), so two hosts — in one process or two — take turns on one
-/// document. Every write either completes or leaves the last good version on disk: writers
-/// that write in place get a temporary destination swapped in afterwards, and FileWrapper
-/// writes are atomic by themselves (and incremental through the save engine).
+/// document. Every write either completes or leaves the last good version on disk, and no
+/// edit is lost: a snapshot whose save failed stays pending and is written first by the
+/// next save (Specs/document.md, "What the host guarantees").
 @MainActor
 public final class DocumentSession<Content: ReadableDocument> where Content.Reader.Source == URL {
     /// The document this session hosts.
@@ -24,8 +24,19 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     public private(set) var changeCount = 0
     /// The change count the file on disk matches.
     var savedChangeCount = 0
-    /// Whether the document has changes its file does not have.
-    public var hasUnsavedChanges: Bool { changeCount != savedChangeCount }
+    /// Whether the document has changes its file does not have: edits since the last save,
+    /// or snapshots taken by saves that failed (their edits may exist nowhere else).
+    public var hasUnsavedChanges: Bool { changeCount != savedChangeCount || !pendingSnapshots.isEmpty }
+
+    /// Snapshots taken whose edits the document's file does not hold yet, oldest first:
+    /// those of saves that failed or were cancelled after the snapshot, and those of exports
+    /// of a document with unsaved changes. The next save writes them, in order, before it
+    /// asks for a new snapshot. (`SnapshotRecord`s of the writer's snapshot type, stored
+    /// untyped as a read-only document has no writer.)
+    var pendingSnapshots: [AnyObject] = []
+
+    /// How many snapshots wait to be written by the next save (see `hasUnsavedChanges`).
+    public var pendingSnapshotCount: Int { pendingSnapshots.count }
 
     /// The last error of any operation (autosave errors land here, as nobody awaits them).
     public internal(set) var lastError: DocumentError?
@@ -45,7 +56,14 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     /// The wrapper last read from or written to the document's file, for FileWrapper writers.
     var lastFileWrapper: FileWrapper?
 
+    /// The write running now (saves run one at a time), until it has ended — which may be
+    /// after its caller heard of its cancellation (`SaveRun`).
     var saveTask: Task<Void, any Error>?
+    var runningSave: SaveRun?
+
+    /// Whether a save, save as or export is running — including one whose cancellation was
+    /// already reported while it ends its read-only work (`cancelSaving()`).
+    public var isSaving: Bool { saveTask != nil }
     var autosaveTask: Task<Void, Never>?
     /// Set by `startAutosaving(after:)`: schedules an autosave after a change.
     var autosaveScheduler: (@MainActor () -> Void)?
@@ -74,10 +92,12 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         _ url: URL, contentType: UTType? = nil,
         makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
     ) async throws -> DocumentSession {
+        var typeRead = contentType
         do {
             let path = try FileCoordinator.path(of: url)
             let status = try FileSystem.status(path, followSymlinks: true)
             let type = try contentType ?? inferContentType(of: url, isDirectory: status.kind == .directory)
+            typeRead = type
             let configuration = URLDocumentConfiguration(
                 fileURL: url, lastContentModificationDate: date(fromNanoseconds: status.modificationTime))
             let document = try await makeDocument(configuration, DocumentCreationContext())
@@ -85,7 +105,7 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
             try await session.readAndApply(from: url, contentType: type)
             return session
         } catch {
-            throw DocumentSession.wrap(error, .open, url)
+            throw DocumentError(.open, url: url, contentType: typeRead, underlyingError: error)
         }
     }
 
@@ -95,24 +115,31 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
     ) async throws -> DocumentSession {
         guard let type = contentType ?? Content.readableContentTypes.first else {
-            throw DocumentError(.open, url: nil, underlyingError: CocoaError(.fileReadUnsupportedScheme))
+            throw DocumentError(
+                .open, url: nil, code: .unsupportedContentType, reason: "the document type declares no readable type",
+                recoverySuggestion: "Give it at least one type in readableContentTypes.")
         }
         let configuration = URLDocumentConfiguration(fileURL: nil)
         let document = try await makeDocument(configuration, DocumentCreationContext(creationSource: creationSource))
         return DocumentSession(document: document, configuration: configuration, contentType: type)
     }
 
-    /// Rereads the document's file, discarding unsaved changes and the undo history.
+    /// Rereads the document's file, discarding unsaved changes (pending snapshots included)
+    /// and the undo history.
     public func revert() async throws {
         guard let url = configuration.fileURL else {
-            throw DocumentError(.revert, url: nil, underlyingError: CocoaError(.fileNoSuchFile))
+            throw record(
+                DocumentError(
+                    .revert, url: nil, code: .noFileYet, reason: "it has no file to revert to",
+                    recoverySuggestion: "Save it once with save(to:contentType:) first."))
         }
         do {
             try await waitForRunningSave()
             try await readAndApply(from: url, contentType: contentType)
+            pendingSnapshots.removeAll()
             undoManager.removeAllActions()
         } catch {
-            throw record(DocumentSession.wrap(error, .revert, url))
+            throw record(DocumentError(.revert, url: url, underlyingError: error))
         }
     }
 
@@ -140,7 +167,15 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         progress = root
         let coordinator = FileCoordinator(documentURL: url)
         let snapshot = try await coordinator.withLock(on: url, exclusive: false, handingOver: reader) { reader in
-            try await reader.read(from: url, progress: root.subprogress(assigningCount: 1))
+            // On the I/O executor (a reader blocks); the reader and its snapshot are this
+            // task's alone, handed over whole.
+            nonisolated(unsafe) let handedOver = reader
+            nonisolated(unsafe) let read = try await withTaskExecutorPreference(DocumentIOExecutor.shared) {
+                nonisolated(unsafe) let snapshot = try await handedOver.read(
+                    from: url, progress: root.subprogress(assigningCount: 1))
+                return snapshot
+            }
+            return read
         }
         let kept = SnapshotRecord(handingOver: snapshot, url: url, contentType: type)
         try await document.apply(snapshot: kept.handOver(), previous: lastAppliedSnapshot?.handOver())
@@ -165,11 +200,6 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         return error
     }
 
-    static func wrap(_ error: any Error, _ operation: DocumentError.Operation, _ url: URL?) -> DocumentError {
-        if let documentError = error as? DocumentError { return documentError }
-        return DocumentError(operation, url: url, underlyingError: error)
-    }
-
     static func date(fromNanoseconds nanoseconds: Int64) -> Date {
         let parts = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
         return Date(timeIntervalSince1970: Double(parts.quotient) + Double(parts.remainder) / 1_000_000_000)
@@ -185,7 +215,9 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         }
         if let match = types.first(where: { $0.isPackage == isDirectory }) { return match }
         guard let first = types.first else {
-            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "the document reads no type"])
+            throw DocumentError(
+                .open, url: url, code: .unsupportedContentType, reason: "the document type declares no readable type",
+                recoverySuggestion: "Give it at least one type in readableContentTypes.")
         }
         return first
     }
@@ -199,8 +231,9 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
 /// guide's): they do not keep a snapshot after the call that received it returns.
 final class SnapshotRecord<Snapshot> {
     private nonisolated(unsafe) let snapshot: Snapshot
-    let url: URL
-    let contentType: UTType
+    /// Where and as what it was last meant to be (or was) written.
+    var url: URL
+    var contentType: UTType
 
     /// Keeps `snapshot` (about to be sent to a call) for later.
     init(handingOver snapshot: Snapshot, url: URL, contentType: UTType) {

@@ -5,10 +5,11 @@ import Foundation
 /// of `NSFileCoordinator` (which Linux lacks).
 ///
 /// A coordinated read takes the document's `PackageLock` shared, a coordinated write
-/// exclusive: the lock the save engine takes, so a read never sees a save half done and
-/// two processes saving one document take turns. An item inside a package (a page of a
-/// notebook) is coordinated through its package's lock. Coordinations nest within a task
-/// (a write whose writer reads the same package does not wait for itself).
+/// exclusive: the lock the save engine takes — a `flock` on the document's file or package
+/// directory itself, so nothing is ever created for it — so a read never sees a save half
+/// done and two processes saving one document take turns. An item inside a package (a
+/// page of a notebook) is coordinated through its package's lock. Coordinations nest
+/// within a task (a write whose writer reads the same package does not wait for itself).
 ///
 /// Get one from `URLDocumentConfiguration.makeFileCoordinator()` for each access.
 public final class FileCoordinator: Sendable {
@@ -45,7 +46,7 @@ public final class FileCoordinator: Sendable {
     /// Runs `reader` with `url` while holding the shared lock. On failure to coordinate,
     /// `reader` is not called and `outError` receives the error.
     ///
-    /// - Complexity: blocks until no writer holds the lock (an `F_OFD_SETLKW` wait).
+    /// - Complexity: blocks until no writer holds the lock (a `flock(LOCK_SH)` wait).
     public func coordinate(
         readingItemAt url: URL, options: ReadingOptions = [], error outError: UnsafeMutablePointer<NSError?>?,
         byAccessor reader: (URL) -> Void
@@ -132,9 +133,10 @@ public final class FileCoordinator: Sendable {
     }
 
     /// Takes the lock for a coordinated access, as the save engine's readers do
-    /// (`PackageAccess`): a write takes it exclusive; a read first lets an interrupted save
-    /// be recovered (under the exclusive lock), then takes it shared — or not at all when
-    /// no save ever made a lock file beside the item, so reading never litters.
+    /// (`PackageAccess`): a write takes it exclusive (on the item's folder when the item
+    /// does not exist yet, as `PackageLock` does for a first save); a read first lets an
+    /// interrupted save be recovered (under the exclusive lock), then takes it shared — or
+    /// not at all when there is no item to read. Nothing is created to lock.
     ///
     /// - Complexity: blocks until granted; recovery, when needed, costs what the journal
     ///   left to roll forward.

@@ -38,7 +38,13 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
     }
 
     /// Builds the wrapper and writes it to `destination` (the final location: the write is
-    /// atomic by itself, so the host gives this writer no temporary location).
+    /// atomic by itself, so the host gives this writer no staging location, except to chain
+    /// several writes of one export).
+    ///
+    /// The write goes through the save engine with the host's durability and its
+    /// cancellation: `cancelSaving()` or the task's cancellation stops it at the next file or
+    /// 1 MiB chunk, leaving the last good version. The engine's byte counts show in this
+    /// write's progress (`totalByteCount`, `completedByteCount`).
     ///
     /// - Complexity: the closure, then the write: in place, through the incremental save
     ///   engine (only the files whose content changed); elsewhere, every file.
@@ -56,10 +62,31 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
         // An export is a copy: the wrapper must keep describing the document's own file.
         let options: FileWrapper.WritingOptions =
             configuration.operation == .export ? [.atomic] : [.atomic, .withNameUpdating]
-        let statistics = try wrapper.write(
-            to: destination, options: options, originalContentsURL: configuration.originalContentsURL,
-            saveOptions: SaveOptions(durability: configuration.durability)
-        ).statistics
+        let cancellation = configuration.cancellation ?? SaveCancellation()
+        let saveRun = configuration.saveRun
+        let saveOptions = SaveOptions(
+            durability: configuration.durability,
+            progress: { step in
+                // The engine reports its plan before it writes its first file.
+                saveRun?.markWriting()
+                manager.withProperties { values in
+                    values.totalByteCount = UInt64(max(0, step.totalBytes))
+                    values.completedByteCount = UInt64(max(0, step.completedBytes))
+                    values.totalFileCount = step.totalFiles
+                    values.completedFileCount = step.completedFiles
+                }
+            },
+            cancellation: cancellation)
+        let originalContentsURL = configuration.originalContentsURL
+        // The engine checks the flag before each file and after each chunk; the task's
+        // cancellation raises it, whichever thread the engine runs on.
+        let statistics = try await withTaskCancellationHandler {
+            try wrapper.write(
+                to: destination, options: options, originalContentsURL: originalContentsURL, saveOptions: saveOptions
+            ).statistics
+        } onCancel: {
+            cancellation.cancel()
+        }
         configuration.fileWrapperHandoff.produced = wrapper
         configuration.fileWrapperHandoff.statistics = statistics
         manager.complete(count: 1)
@@ -67,6 +94,7 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
 }
 
 /// A writer whose write to its destination is atomic by itself (it either completes or
-/// leaves the destination as it was): the host hands it the final location instead of a
-/// temporary one, so that an in-place incremental save can reuse the current file.
+/// leaves the destination as it was, through the save engine): the host hands it the final
+/// location instead of a staging one, so that an in-place incremental save can reuse the
+/// current file.
 protocol WritesDestinationAtomically: SendableMetatype {}

@@ -4,17 +4,26 @@ import Synchronization
 /// the host passes to a writer: the tree last read from or written to the document's file.
 ///
 /// Lives in the read and write configurations, which cross from the host (main actor) to
-/// the reader or writer (background); a lock guards the two slots.
+/// the reader or writer (background); a lock guards the slots. Writes replayed one after
+/// the other into one place chain their handoffs: each writer's previous wrapper is the one
+/// the write before it produced.
 final class FileWrapperHandoff: Sendable {
     private let slots = Mutex<(previous: FileWrapper?, produced: FileWrapper?, statistics: SaveStatistics?)>(
         (nil, nil, nil))
+    /// The handoff of the write just before this one into the same place, if any.
+    private let predecessor: FileWrapperHandoff?
 
-    init(previous: FileWrapper? = nil) {
+    init(previous: FileWrapper? = nil, after predecessor: FileWrapperHandoff? = nil) {
+        self.predecessor = predecessor
         slots.withLock { $0.previous = previous }
     }
 
-    /// What the host had: the tree last read or written at the destination.
-    var previous: FileWrapper? { slots.withLock { $0.previous } }
+    /// What the host had: the tree last read or written at the destination (or what the
+    /// write before this one into the same place produced).
+    var previous: FileWrapper? {
+        if let produced = predecessor?.produced { return produced }
+        return slots.withLock { $0.previous }
+    }
 
     /// What the write did, as the save engine counted it.
     var statistics: SaveStatistics? {

@@ -1,63 +1,90 @@
 import Foundation
 
-/// A temporary location beside a destination, for writers that write in place: the
-/// document is written there, flushed, and swapped in with one `renameat2`, so a failed or
-/// cancelled write leaves the destination as it was and no partial file behind.
-struct StagedDestination {
-    let finalPath: String
-    let stagingPath: String
+/// Where a writer that does not write atomically by itself writes: a hidden place beside
+/// the target, made by `StagedReplacement` (PackageCore's one "build beside, then swap in"),
+/// so that a failed or cancelled write leaves the target as it was and nothing behind.
+///
+/// - A **flat** type gets a staged file (created empty): the writer fills or replaces it;
+///   `commit` fsyncs it and renames it over the target.
+/// - A **package** type gets a staged folder, and the writer's destination is
+///   `FOLDER/content/NAME`, where nothing exists yet: the writer creates the package there
+///   (any way it likes, `FileWrapper.write` included). `commit` then saves that tree into
+///   the target through the save engine (`StagedDirectorySource`): the target gets the
+///   engine's lock, recovery, crash guarantee and manifest; files that differ are moved
+///   into it from the staging folder (not written twice), the others stay as they are.
+///   The staged folder is then removed.
+///
+/// The staged entry is held under `StagedReplacement`'s liveness lock while it lives, so a
+/// sweep run meanwhile by another process leaves it alone, and one run after a crash
+/// removes it. The package sits one folder below the staged folder because the engine,
+/// saving to a path that does not exist yet, locks the folder that will hold it — which
+/// must not be the staged folder, whose liveness lock this process already holds.
+final class StagedDestination {
+    enum Shape { case file, package }
 
-    /// A fresh hidden name in the destination's directory, recognisable by its marker.
-    init(for destination: URL) throws {
-        finalPath = try FileCoordinator.path(of: destination)
-        let (directory, name) = DocumentPaths.split(finalPath)
-        let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        stagingPath = DocumentPaths.join(directory, "." + name + AtomicFile.temporaryMarker + suffix)
-    }
+    let shape: Shape
+    let targetPath: String
+    private let staged: StagedReplacement
+    /// Where the writer writes.
+    let destinationPath: String
 
-    var url: URL { URL(fileURLWithPath: stagingPath) }
-
-    /// Flushes what was written and swaps it in: RENAME_EXCHANGE over an existing
-    /// destination (whose old version is then removed), RENAME_NOREPLACE otherwise.
+    /// Stages beside `target` (whose folder must exist).
     ///
-    /// - Complexity: one fsync per file and directory written (with `.full`), one rename.
-    func commit(durability: Durability) throws {
-        guard try FileSystem.statusIfExists(stagingPath) != nil else {
-            throw CocoaError(
-                .fileWriteUnknown,
-                userInfo: [NSLocalizedDescriptionKey: "the writer wrote nothing to its destination", NSFilePathErrorKey: finalPath])
-        }
-        if durability == .full { try StagedDestination.syncTree(stagingPath) }
-        let parent = DocumentPaths.split(finalPath).directory
-        if try FileSystem.statusIfExists(finalPath) == nil {
-            try FileSystem.renameNoReplace(stagingPath, to: finalPath)
-            if durability == .full { try FileSystem.syncDirectory(parent) }
-        } else {
-            try FileSystem.exchange(stagingPath, with: finalPath)
-            if durability == .full { try FileSystem.syncDirectory(parent) }
-            // The staging name now holds the previous version.
-            try? FileSystem.removeTree(stagingPath)
+    /// - Parameter permissions: of the staged file (a flat type): the target's, when it
+    ///   exists, so that a save does not change them.
+    /// - Complexity: a `mkdirat` or `openat`, a `flock`; for a package one more `mkdirat`.
+    init(for target: PackageLocation, shape: Shape, permissions: UInt32 = 0o644) throws {
+        self.shape = shape
+        targetPath = target.path
+        switch shape {
+        case .file:
+            staged = try StagedReplacement(replacing: target.path, kind: .file(permissions: permissions))
+            destinationPath = staged.stagingPath
+        case .package:
+            staged = try StagedReplacement(replacing: target.path, kind: .directory(permissions: 0o700))
+            let content = RelativePath.join(staged.stagingPath, "content")
+            try FileSystem.makeDirectory(content)
+            destinationPath = RelativePath.join(content, target.name)
         }
     }
 
-    /// Removes whatever the writer left at the staging name.
+    var url: URL { URL(fileURLWithPath: destinationPath) }
+
+    /// What the writer left: nil when it left nothing, else whether it is a directory.
+    func writtenKind() throws -> FileKind? {
+        try FileSystem.statusIfExists(destinationPath)?.kind
+    }
+
+    /// Swaps a staged file in (fsynced first with `.full`), or saves a staged package into
+    /// the target through the engine; then removes what is left of the staged entry.
+    /// Returns the engine's outcome for a package.
+    ///
+    /// - Complexity: a file: one fsync and one rename (and the folder's fsync). A package:
+    ///   the engine's save of a scanned directory — every staged file hashed once, the
+    ///   differing ones moved into the target — then what is left of the staged tree removed.
+    func commit(
+        durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil
+    ) throws -> SaveOutcome? {
+        switch shape {
+        case .file:
+            if durability == .full {
+                let file = try FileDescriptor.open(destinationPath, options: [.noFollow])
+                try file.sync()
+            }
+            if let cancellation, cancellation.isCancelled { throw CancellationError() }
+            try staged.commit(durability: durability, exchange: false)
+            return nil
+        case .package:
+            let options = SaveOptions(durability: durability, cancellation: cancellation)
+            let outcome = try PackageSaver.save(
+                StagedDirectorySource(destinationPath), to: targetPath, options: options, progress: progress.take())
+            discard()
+            return outcome
+        }
+    }
+
+    /// Removes the staged entry and everything the writer put in it.
     func discard() {
-        try? FileSystem.removeTree(stagingPath)
-    }
-
-    /// fsyncs every file and directory below `path`, children before parents.
-    static func syncTree(_ path: String) throws {
-        let status = try FileSystem.status(path)
-        switch status.kind {
-        case .regular:
-            let file = try FileDescriptor.open(path, options: .noFollow)
-            try file.sync()
-        case .directory:
-            let directory = try FileDescriptor.openDirectory(path)
-            for name in try DirectoryListing.names(in: directory) { try syncTree(path + "/" + name) }
-            try directory.sync()
-        default:
-            break
-        }
+        try? staged.discard()
     }
 }

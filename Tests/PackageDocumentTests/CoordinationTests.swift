@@ -67,7 +67,7 @@ struct CoordinationTests {
         let processes = try ["A", "B"].enumerated().map { index, label in
             try startProgram(demo, ["counter", path, String(rounds), label, "15", logs[index]])
         }
-        for process in processes { process.waitUntilExit() }
+        for process in processes { await waitForExit(process) }
         #expect(processes.allSatisfy { $0.terminationStatus == 0 })
         var intervals: [(start: Int64, end: Int64)] = []
         for log in logs {
@@ -89,14 +89,14 @@ struct CoordinationTests {
         let directory = try TemporaryDirectory("coord-notebook")
         let path = directory.path + "/Shared.notebook"
         let demo = builtExecutable("pkgdoc-demo")
-        #expect(try runProgram(demo, ["notebook-make", path, "50"]).status == 0)
+        #expect(try await runProgramOffPool(demo, ["notebook-make", path, "50"]).status == 0)
         let rounds = 8
         let processes = try ["A", "B"].map { label in try startProgram(demo, ["notebook-saves", path, String(rounds), label]) }
-        for process in processes { process.waitUntilExit() }
+        for process in processes { await waitForExit(process) }
         #expect(processes.allSatisfy { $0.terminationStatus == 0 })
-        let first = try runProgram(demo, ["notebook-first-page", path])
+        let first = try await runProgramOffPool(demo, ["notebook-first-page", path])
         #expect(["A \(rounds)\n", "B \(rounds)\n"].contains(first.output))
-        let verify = try runProgram(builtExecutable("pkgtool"), ["verify", path])
+        let verify = try await runProgramOffPool(builtExecutable("pkgtool"), ["verify", path])
         #expect(verify.status == 0, "\(verify.output)\(verify.error)")
         #expect(try visibleNames(in: path + "/pages").count == 50)
     }

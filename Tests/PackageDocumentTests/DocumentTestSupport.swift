@@ -49,3 +49,28 @@ func startProgram(_ executable: String, _ arguments: [String]) throws -> Process
     try process.run()
     return process
 }
+
+/// `runProgram` waited for on a Dispatch thread: a child that runs for seconds must not hold
+/// one of the few threads of Swift's cooperative pool, which every other test's background
+/// work (and every save's) needs.
+func runProgramOffPool(_ executable: String, _ arguments: [String]) async throws -> (
+    status: Int32, output: String, error: String
+) {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            do { continuation.resume(returning: try runProgram(executable, arguments)) } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+}
+
+/// Waits for `process` to exit on a Dispatch thread (see `runProgramOffPool`).
+func waitForExit(_ process: Process) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().async {
+            process.waitUntilExit()
+            continuation.resume()
+        }
+    }
+}

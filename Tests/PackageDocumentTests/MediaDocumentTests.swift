@@ -41,7 +41,7 @@ struct MediaDocumentTests {
     nonisolated func gigabyte() async throws {
         // Off the main actor: waiting for the child process must not stall the other tests.
         let directory = try TemporaryDirectory("media-gib")
-        let result = try runProgram(builtExecutable("pkgdoc-demo"), ["media", String(1 << 30), directory.path + "/big.mp4"])
+        let result = try await runProgramOffPool(builtExecutable("pkgdoc-demo"), ["media", String(1 << 30), directory.path + "/big.mp4"])
         #expect(result.status == 0, "\(result.error)")
         let report = try JSONDecoder().decode(DocumentDemos.MediaReport.self, from: Data(result.output.utf8))
         let beyond = report.peakResidentBytes - report.baselineResidentBytes

@@ -111,7 +111,12 @@ struct NotebookDocumentTests {
         } catch let error as DocumentError {
             #expect(error.operation == .open)
             #expect((error.underlyingError as? CocoaError)?.code == .fileReadCorruptFile)
-            #expect(error.description == "cannot open '\(path)': the file is damaged or not in the expected format (CocoaError 259 fileReadCorruptFile)")
+            #expect(error.code == .damaged)
+            #expect(
+                error.description
+                    == "cannot open '\(path)': the file is damaged or not in the format the document reads "
+                    + "(the document's reader reported CocoaError.fileReadCorruptFile). "
+                    + "Check that it is a com.mycompany.notebook document, or restore it from a backup.")
         }
     }
 

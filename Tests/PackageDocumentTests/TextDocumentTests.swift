@@ -165,7 +165,8 @@ struct TextDocumentTests {
             Issue.record("a directory opened as text")
         } catch let error as DocumentError {
             #expect((error.underlyingError as? CocoaError)?.code == .fileReadCorruptFile)
-            #expect(error.description.contains("not in the expected format"))
+            #expect(error.code == .damaged)
+            #expect(error.description.contains("not in the format the document reads"))
         }
     }
 }

@@ -178,3 +178,53 @@ public enum Trees {
         return try DirectoryListing.names(in: directory).sorted()
     }
 }
+
+/// A file system image loop-mounted for a test (root only): XFS for reflinks, ext4 with few
+/// inodes for inode exhaustion. Unmounted and removed when the value goes.
+public final class LoopMount {
+    public let directory: TemporaryDirectory
+    public var path: String { directory.url("mnt") }
+    /// The loop device (`loop3`), for its write counters in `/sys/block/loop3/stat`.
+    public let device: String
+
+    private init(directory: TemporaryDirectory, device: String) {
+        self.directory = directory
+        self.device = device
+    }
+
+    deinit {
+        _ = try? runProgram(which("umount") ?? "/bin/umount", ["-l", path])
+    }
+
+    /// Makes an image of `size` bytes with `mkfs` (`["mkfs.xfs", "-q"]`, say) and mounts it;
+    /// nil when this machine or user cannot (not root, no mkfs, no loop devices).
+    public static func make(size: Int64, mkfs: [String]) -> LoopMount? {
+        guard getuid() == 0, let tool = which(mkfs[0]), let mount = which("mount"),
+            let directory = try? TemporaryDirectory("loop")
+        else { return nil }
+        let image = directory.url("fs.img")
+        guard (try? Files.makeDirectory(directory.url("mnt"))) != nil else { return nil }
+        let file = open(image, O_CREAT | O_WRONLY, 0o600)
+        guard file >= 0, ftruncate(file, off_t(size)) == 0 else { return nil }
+        close(file)
+        guard (try? runProgram(tool, Array(mkfs.dropFirst()) + [image]))?.status == 0,
+            (try? runProgram(mount, ["-o", "loop", image, directory.url("mnt")]))?.status == 0,
+            let source = try? runProgram(which("findmnt") ?? "/bin/findmnt", ["-n", "-o", "SOURCE", directory.url("mnt")])
+        else { return nil }
+        let device = source.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").last.map(String.init) ?? ""
+        return LoopMount(directory: directory, device: device)
+    }
+
+    /// An XFS image (reflinks), or nil.
+    public static func xfs(size: Int64 = 1 << 30) -> LoopMount? { make(size: size, mkfs: ["mkfs.xfs", "-q", "-f"]) }
+
+    /// Bytes the device has written so far (`/sys/block/DEV/stat`, sectors written × 512),
+    /// after a `sync`: a loop device's writes are not in the writing process's counters.
+    public func bytesWritten() -> Int64 {
+        sync()
+        guard let text = try? String(contentsOfFile: "/sys/block/\(device)/stat", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count > 6, let sectors = Int64(fields[6]) else { return 0 }
+        return sectors * 512
+    }
+}

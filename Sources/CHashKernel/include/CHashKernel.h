@@ -30,4 +30,26 @@ int pkg_hash_active_kernel(void);
 /// For benchmarks and tests that compare the two paths.
 void pkg_hash_force_portable(int portable);
 
+/// The Gear table of the content-defined chunker: 256 pseudo-random 64-bit values
+/// (Specs/hashing.md says how they are generated).
+extern const uint64_t pkg_gear_table[256];
+
+/// Which code path `pkg_gear_find` uses: a portable byte loop, or an AVX-512 (VBMI)
+/// filter that computes the low byte of the hash at 64 positions at once.
+#define PKG_GEAR_KERNEL_PORTABLE 0
+#define PKG_GEAR_KERNEL_AVX512 1
+
+/// The first position i in [from, to) whose Gear hash has none of the bits of `mask` set,
+/// or `to` when there is none. The Gear hash at i covers the 64 bytes ending at i:
+/// the sum over k = 0…63 of pkg_gear_table[bytes[i - k]] << k, modulo 2^64 (what rolling
+/// h = (h << 1) + table[byte] gives after at least 64 bytes).
+/// Requires from >= 64 and bytes[from - 64 ..< to] readable. Every kernel returns the same
+/// position; the vector one is used only when `mask` includes the low 8 bits.
+size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask);
+
+/// The kernel `pkg_gear_find` uses.
+int pkg_gear_active_kernel(void);
+/// Forces the portable loop (non-zero) or restores CPU dispatch (zero). For tests and benchmarks.
+void pkg_gear_force_portable(int portable);
+
 #endif

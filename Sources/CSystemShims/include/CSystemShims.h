@@ -39,6 +39,10 @@ int pkg_ofd_unlock(int fd);
 /// getdents64(2): fills `buffer` with `struct linux_dirent64` records; 0 at the end.
 long pkg_getdents64(int fd, void *buffer, size_t size);
 
+/// ioctl(dest_fd, FICLONE, src_fd): makes `dest_fd` share every extent of `src_fd` (XFS,
+/// btrfs: a reflink, no data written); fails with EOPNOTSUPP, EXDEV or EINVAL elsewhere.
+int pkg_ficlone(int dest_fd, int src_fd);
+
 /// flock(2) (Swift sees only `struct flock` under that name).
 int pkg_flock(int fd, int operation);
 

@@ -67,58 +67,49 @@ public enum TreeDiff {
             self.new = new
         }
 
+        /// One merge of the two path-sorted lists (`PathOrder.mergeJoin`, the save plan's
+        /// walk too), skipping equal subtrees whole.
         mutating func run() {
-            var i = 0
-            var j = 0
-            while i < old.count || j < new.count {
-                if j == new.count {
+            let old = self.old
+            let new = self.new
+            var changes: [TreeChange] = []
+            var deletedRoots: [Int] = []
+            var addedRoots: [Int] = []
+            PathOrder.mergeJoin(old, new, path: \.path) { step in
+                switch step {
+                case .left(let i):
                     deletedRoots.append(i)
-                    i += old[i].subtreeSpan
-                    continue
-                }
-                if i == old.count {
+                    return (old[i].subtreeSpan, 0)
+                case .right(let j):
                     addedRoots.append(j)
-                    j += new[j].subtreeSpan
-                    continue
-                }
-                let order = PathOrder.compareBytes(old[i].path, new[j].path, slashIsLowest: true)
-                if order < 0 {
-                    deletedRoots.append(i)
-                    i += old[i].subtreeSpan
-                } else if order > 0 {
-                    addedRoots.append(j)
-                    j += new[j].subtreeSpan
-                } else {
+                    return (0, new[j].subtreeSpan)
+                case .both(let i, let j):
                     let before = old[i]
                     let after = new[j]
                     if before.kind != after.kind {
                         changes.append(TreeChange(status: .typeChanged, path: after.path, oldEntry: before, newEntry: after))
                         // The contents of a directory that became (or replaced) something else.
-                        if before.kind == .directory { appendChildren(of: i, in: old, to: &deletedRoots) }
-                        if after.kind == .directory { appendChildren(of: j, in: new, to: &addedRoots) }
-                        i += before.subtreeSpan
-                        j += after.subtreeSpan
-                    } else if before.kind == .directory {
-                        if before.hash == after.hash {
-                            i += before.subtreeSpan
-                            j += after.subtreeSpan
-                        } else {
-                            i += 1
-                            j += 1
-                        }
-                    } else {
-                        if before.hash != after.hash || before.tag != after.tag {
-                            changes.append(TreeChange(status: .modified, path: after.path, oldEntry: before, newEntry: after))
-                        }
-                        i += 1
-                        j += 1
+                        if before.kind == .directory { Self.appendChildren(of: i, in: old, to: &deletedRoots) }
+                        if after.kind == .directory { Self.appendChildren(of: j, in: new, to: &addedRoots) }
+                        return (before.subtreeSpan, after.subtreeSpan)
                     }
+                    if before.kind == .directory {
+                        // Equal hashes: equal subtrees, skipped without descending.
+                        return before.hash == after.hash ? (before.subtreeSpan, after.subtreeSpan) : (1, 1)
+                    }
+                    if before.hash != after.hash || before.tag != after.tag {
+                        changes.append(TreeChange(status: .modified, path: after.path, oldEntry: before, newEntry: after))
+                    }
+                    return (1, 1)
                 }
             }
+            self.changes = changes
+            self.deletedRoots = deletedRoots
+            self.addedRoots = addedRoots
         }
 
         /// Appends each child subtree of `directory` as a root.
-        private func appendChildren(of directory: Int, in entries: [SnapshotEntry], to roots: inout [Int]) {
+        private static func appendChildren(of directory: Int, in entries: [SnapshotEntry], to roots: inout [Int]) {
             var child = directory + 1
             let end = directory + entries[directory].subtreeSpan
             while child < end {

@@ -34,3 +34,120 @@ extension ContentHash {
         return (hash, observed)
     }
 }
+
+extension ContentHash {
+    /// Hashes an open file from its current offset to its end, as `ofFile` does, and in
+    /// the same pass finds its chunk list when it is at least the chunking threshold long.
+    ///
+    /// With `expectedSize` below the threshold the chunk search is skipped altogether.
+    /// - Complexity: one `read` per `buffer.count` bytes; memory is `buffer` and the list.
+    public static func ofFileWithChunks(
+        _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
+        chunker: inout ChunkingHasher
+    ) throws(FileSystemError) -> ChunkedDigest {
+        chunker.reset(expectedSize: expectedSize)
+        do {
+            try file.forEachChunk(using: buffer, expectedSize: expectedSize) { chunker.update($0) }
+        } catch {
+            chunker.reset()
+            throw error
+        }
+        return chunker.finish()
+    }
+
+    /// `ofFileWithChunks`, for a new version of a file whose `previous` chunk list is known
+    /// (a manifest's record): the same hash and list, but where the old chunks recur they
+    /// are only hashed, not searched; a chunk that differs is read again (`pread`, from the
+    /// page cache) and searched. Rehashing a large file after a small edit then costs about
+    /// a hash and a half instead of a full Gear search. Without a usable `previous` list
+    /// it is the plain function.
+    ///
+    /// - Complexity: one sequential read of the file, plus one `pread` of each chunk whose
+    ///   expected bytes differ (and of the rest of its piece).
+    public static func ofFileWithChunks(
+        _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
+        chunker: inout ChunkingHasher, previous: ChunkList?
+    ) throws(FileSystemError) -> ChunkedDigest {
+        try ofFileWithChunks(
+            file, buffer: buffer, expectedSize: expectedSize, chunker: &chunker, previous: previous, statistics: nil)
+    }
+
+    /// What a hinted chunking did: bytes searched for cuts and bytes read a second time.
+    struct HintStatistics {
+        var searchedBytes: Int64 = 0
+        var rereadBytes: Int64 = 0
+    }
+
+    /// `ofFileWithChunks(_:buffer:expectedSize:chunker:previous:)`, reporting its work (tests, benchmarks).
+    static func ofFileWithChunks(
+        _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
+        chunker: inout ChunkingHasher, previous: ChunkList?, statistics: UnsafeMutablePointer<HintStatistics>?
+    ) throws(FileSystemError) -> ChunkedDigest {
+        let parameters = chunker.parameters
+        guard let previous, previous.count > 1, expectedSize.map({ $0 >= parameters.fileThreshold }) ?? true else {
+            return try ofFileWithChunks(file, buffer: buffer, expectedSize: expectedSize, chunker: &chunker)
+        }
+        let fileHasher = ContentHasher()
+        var reread: Int64 = 0
+        var chunks = HintedChunker(parameters: parameters, previous: previous)
+        var spare: ChunkBuffer?
+        let total = try file.forEachChunk(using: buffer, expectedSize: expectedSize) { piece throws(FileSystemError) in
+            fileHasher.update(piece)
+            let end = chunks.position + Int64(piece.count)
+            if let from = chunks.consume(piece) {
+                reread += try feedAgain(file, from: from, to: end, into: &chunks, buffer: &spare)
+            }
+        }
+        while let from = chunks.finish() {
+            reread += try feedAgain(file, from: from, to: total, into: &chunks, buffer: &spare)
+        }
+        statistics?.pointee = HintStatistics(searchedBytes: chunks.searchedBytes, rereadBytes: reread)
+        let list = total >= parameters.fileThreshold && !chunks.chunks.isEmpty ? ChunkList(chunks.chunks) : nil
+        return ChunkedDigest(hash: fileHasher.digest(), size: total, chunks: list)
+    }
+
+    /// Reads [from, to) again with `pread` and feeds it to `chunks`, moving back again
+    /// whenever it asks to (each time to a later chunk start). Returns the bytes read.
+    private static func feedAgain(
+        _ file: borrowing FileDescriptor, from: Int64, to end: Int64, into chunks: inout HintedChunker,
+        buffer spare: inout ChunkBuffer?
+    ) throws(FileSystemError) -> Int64 {
+        let buffer = spare ?? ChunkBuffer()
+        spare = buffer
+        var read: Int64 = 0
+        var offset = from
+        while offset < end {
+            let count = Int(min(Int64(buffer.count), end - offset))
+            let piece = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<count])
+            guard try file.readFully(into: piece, at: offset) == count else {
+                throw FileSystemError(.read, path: file.path, reason: "the file shrank while it was read")
+            }
+            read += Int64(count)
+            if let again = chunks.consume(UnsafeRawBufferPointer(piece)) {
+                offset = again
+            } else {
+                offset += Int64(count)
+            }
+        }
+        return read
+    }
+
+    /// `ofFileWithChunks` for the regular file at `path` (a symbolic link given as `path`
+    /// itself is followed, as `ofFile(atPath:)` does).
+    public static func ofFileWithChunks(
+        atPath path: String, relativeTo directory: Int32 = AT_FDCWD, buffer: ChunkBuffer,
+        parameters: ChunkingParameters = .standard
+    ) throws(FileSystemError) -> (digest: ChunkedDigest, status: FileStatus) {
+        let file = try FileDescriptor.open(path, relativeTo: directory, options: .nonBlocking)
+        let status = try file.status()
+        guard status.kind == .regular else {
+            throw FileSystemError(.read, path: path, reason: "is a \(status.kind), not a regular file")
+        }
+        file.adviseSequential()
+        var chunker = ChunkingHasher(parameters: parameters)
+        let digest = try ofFileWithChunks(file, buffer: buffer, chunker: &chunker)
+        var observed = status
+        observed.size = digest.size
+        return (digest, observed)
+    }
+}

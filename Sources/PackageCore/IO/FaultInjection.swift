@@ -23,7 +23,8 @@ public enum InjectedFault: Sendable, Equatable {
     case partialTransfer
 }
 
-/// Decides, before each I/O step, whether it fails.
+/// Decides, before each I/O step, whether it fails (debug builds only: in a release build
+/// the seam is compiled out and injectors are never asked).
 ///
 /// The seam of the crash and error sweeps: every system call of the I/O layer that
 /// touches the disk asks the injector of the current task first. Implementations are
@@ -59,9 +60,15 @@ public enum IOFaultInjection {
         return try await $injector.withValue(injector, operation: body)
     }
 
+    /// The fault for this step, if an injector wants one. Compiled only into debug builds
+    /// (where the tests run): a release build's system calls pay nothing for the seam.
     @inline(__always)
     static func check(_ step: IOStep, _ path: String) -> InjectedFault? {
+        #if DEBUG
         guard everInstalled.load(ordering: .relaxed), let injector else { return nil }
         return injector.fault(before: step, path: path)
+        #else
+        return nil
+        #endif
     }
 }

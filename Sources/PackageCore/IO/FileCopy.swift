@@ -148,7 +148,7 @@ extension FileCopy {
 
 extension FileCopy {
     /// Streams the first `size` bytes of `source` into the empty `destination`, both from
-    /// offset 0, feeding every byte to `hasher` in the same pass: the hash describes exactly
+    /// offset 0, feeding every byte to `hash` in the same pass: the hash describes exactly
     /// what was written, never a second read of a file that may have changed meanwhile.
     ///
     /// With `sparse` (the source holds fewer blocks than its size says), holes are found
@@ -163,7 +163,7 @@ extension FileCopy {
     ///   `lseek` per data segment of a sparse file; memory is `buffer` alone.
     package static func copyHashing(
         from source: borrowing FileDescriptor, size: Int64, sparse: Bool, to destination: borrowing FileDescriptor,
-        buffer: ChunkBuffer, hasher: borrowing ContentHasher, chunkCompleted: (Int64) throws -> Void
+        buffer: ChunkBuffer, hash: (UnsafeRawBufferPointer) -> Void, chunkCompleted: (Int64) throws -> Void
     ) throws {
         var offset: Int64 = 0
         var endsInHole = false
@@ -177,7 +177,7 @@ extension FileCopy {
             // The hole before the data: zeros to the hash, nothing written.
             while offset < dataStart {
                 let length = Int(min(Int64(ZeroBytes.count), dataStart - offset))
-                hasher.update(UnsafeRawBufferPointer(rebasing: ZeroBytes.buffer[..<length]))
+                hash(UnsafeRawBufferPointer(rebasing: ZeroBytes.buffer[..<length]))
                 offset += Int64(length)
                 endsInHole = true
                 try chunkCompleted(Int64(length))
@@ -190,7 +190,7 @@ extension FileCopy {
                     throw FileSystemError(.read, path: source.path, reason: "it became shorter while it was being copied")
                 }
                 let bytes = UnsafeRawBufferPointer(chunk)
-                hasher.update(bytes)
+                hash(bytes)
                 try destination.write(bytes, at: offset)
                 offset += Int64(count)
                 endsInHole = false
@@ -225,4 +225,25 @@ enum ZeroBytes {
         zeros.initializeMemory(as: UInt8.self, repeating: 0)
         return zeros
     }()
+}
+
+extension FileCopy {
+    /// Makes the empty `destination` a clone of `source` (`ioctl(FICLONE)`): on XFS and btrfs
+    /// the two share every extent and no data is written; later writes to either copy only
+    /// the blocks they touch. Returns false, changing nothing, where the file system has no
+    /// reflinks (ext4: EOPNOTSUPP; another file system: EXDEV; EINVAL, ENOTTY).
+    ///
+    /// - Complexity: one `ioctl`, in proportion to the file's extents, not its bytes.
+    package static func cloneIfPossible(
+        from source: borrowing FileDescriptor, to destination: borrowing FileDescriptor
+    ) throws(FileSystemError) -> Bool {
+        do {
+            try Syscall.ficlone(destination.rawValue, from: source.rawValue, path: destination.path)
+            return true
+        } catch {
+            let unsupported: Set<Errno> = [.notSupported, .crossDevice, .invalidArgument, Errno(rawValue: ENOTTY), .notPermitted]
+            if unsupported.contains(error) { return false }
+            throw FileSystemError(.copy, path: source.path, destination: destination.path, errno: error, reason: "FICLONE")
+        }
+    }
 }

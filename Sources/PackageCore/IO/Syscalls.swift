@@ -218,6 +218,15 @@ enum Syscall {
         _ = try retrying { pkg_flock(descriptor, operation) }
     }
 
+    /// ioctl(FICLONE): `destination` shares `source`'s extents (a reflink).
+    static func ficlone(_ destination: Int32, from source: Int32, path: String) throws(Errno) {
+        _ = try inject(.copy, path)
+        _ = try retrying { pkg_ficlone(destination, source) }
+    }
+
+    /// sched_getaffinity(2): the processors this process may run on (at least 1).
+    static func availableProcessors() -> Int { Int(pkg_available_cpus()) }
+
     /// realpath(3): the canonical absolute path, every symbolic link resolved.
     static func realpath(_ path: String) throws(Errno) -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw Errno.current }

@@ -2,7 +2,8 @@
 /// and delta files holding the entries one save changed. Little-endian, checksummed with
 /// XXH3-128, paths prefix-compressed against the previous record.
 enum ManifestFormat {
-    static let version: UInt32 = 1
+    /// 2 added chunk lists to regular-file records (flag bit 1); version 1 files still load.
+    static let version: UInt32 = 2
     static let indexMagic: [UInt8] = Array("PKGIDX".utf8) + [0, 0]
     static let deltaMagic: [UInt8] = Array("PKGDLT".utf8) + [0, 0]
     static let indexHeaderSize = 64
@@ -93,11 +94,17 @@ enum ManifestFormat {
         }
     }
 
-    /// Appends one entry: path, kind, permissions, size, times, inode, hash, link target.
+    /// Record flag bits.
+    static let hasSourceStamp: UInt8 = 1
+    static let hasChunkList: UInt8 = 2
+
+    /// Appends one entry: path, kind, permissions, size, times, inode, hash, link target,
+    /// source stamp, chunk list.
     static func appendEntry(_ entry: SnapshotEntry, previous: inout [UInt8], to writer: inout ByteWriter) {
         appendPath(entry.path, previous: &previous, to: &writer)
         writer.append(kindCode(entry.kind))
-        writer.append(UInt8(entry.source == nil ? 0 : 1))
+        let chunks = recordableChunks(of: entry)
+        writer.append((entry.source == nil ? 0 : hasSourceStamp) | (chunks == nil ? 0 : hasChunkList))
         writer.append(UInt16(truncatingIfNeeded: entry.permissions & 0o7777))
         writer.append(UInt64(bitPattern: entry.size))
         writer.append(entry.modificationTime)
@@ -116,33 +123,37 @@ enum ManifestFormat {
             writer.append(source.modificationTime)
             writer.append(source.changeTime)
         }
+        if let chunks {
+            writer.append(UInt32(chunks.count))
+            for chunk in chunks {
+                writer.append(UInt32(chunk.length))
+                writer.append(chunk.hash)
+            }
+        }
     }
 
-    /// Reads one entry written by `appendEntry`; nil when its fields make no sense.
-    static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8]) throws(ByteReader.Truncated)
-        -> SnapshotEntry?
-    {
-        var shared = 0
-        return try readEntry(&reader, previous: &previous, shared: &shared)
-    }
-
-    static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8], shared: inout Int)
+    /// Reads one entry written by `appendEntry` in a file of format `version`; nil when its
+    /// fields make no sense.
+    static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8], version: UInt32 = version)
         throws(ByteReader.Truncated) -> SnapshotEntry?
     {
+        var shared = 0
         var entries: [SnapshotEntry] = []
-        guard try readEntry(&reader, previous: &previous, shared: &shared, appendingTo: &entries) else { return nil }
+        guard try readEntry(&reader, previous: &previous, shared: &shared, version: version, appendingTo: &entries)
+        else { return nil }
         return entries[0]
     }
 
     /// Reads one entry and appends it to `entries` (no intermediate copy of the large
     /// struct); false when the record is malformed.
     static func readEntry(
-        _ reader: inout ByteReader, previous: inout [UInt8], shared: inout Int, appendingTo entries: inout [SnapshotEntry]
+        _ reader: inout ByteReader, previous: inout [UInt8], shared: inout Int, version: UInt32,
+        appendingTo entries: inout [SnapshotEntry]
     ) throws(ByteReader.Truncated) -> Bool {
         guard let path = try readPath(&reader, previous: &previous, shared: &shared), !path.isEmpty else { return false }
         guard let kind = kind(code: try reader.read(UInt8.self)) else { return false }
         let flags = try reader.read(UInt8.self)
-        guard flags & ~1 == 0 else { return false }
+        guard flags & ~(version >= 2 ? hasSourceStamp | hasChunkList : hasSourceStamp) == 0 else { return false }
         let permissions = UInt32(try reader.read(UInt16.self))
         let size = Int64(bitPattern: try reader.read(UInt64.self))
         let modificationTime = try reader.read(Int64.self)
@@ -156,23 +167,58 @@ enum ManifestFormat {
             linkTarget = String(decoding: try reader.bytes(length), as: UTF8.self)
         }
         var source: SourceStamp?
-        if flags & 1 != 0 {
+        if flags & hasSourceStamp != 0 {
             source = SourceStamp(
                 device: try reader.read(UInt64.self), inode: try reader.read(UInt64.self),
                 modificationTime: try reader.read(Int64.self), changeTime: try reader.read(Int64.self))
+        }
+        var chunks: ChunkList?
+        if flags & hasChunkList != 0 {
+            guard kind == .regular, let list = try readChunkList(&reader, size: size) else { return false }
+            chunks = list
         }
         entries.append(
             SnapshotEntry(
                 path: path, kind: kind, permissions: permissions, size: size, hash: hash,
                 modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: device,
-                linkTarget: linkTarget, source: source))
+                linkTarget: linkTarget, source: source, chunks: chunks))
         return true
+    }
+
+    /// The entry's chunk list when a record can carry it: a regular file's, covering exactly
+    /// its size, with lengths that fit the record's 32-bit fields.
+    static func recordableChunks(of entry: SnapshotEntry) -> ChunkList? {
+        guard entry.kind == .regular, let chunks = entry.chunks, chunks.totalLength == entry.size,
+            chunks.count <= Int(UInt32.max), chunks.allSatisfy({ $0.length <= Int64(UInt32.max) })
+        else { return nil }
+        return chunks
+    }
+
+    /// Reads `u32 count` then `count` × (`u32 length`, 16-byte hash); nil unless there is at
+    /// least one chunk, every length is positive and they add up to the file's `size`.
+    static func readChunkList(_ reader: inout ByteReader, size: Int64) throws(ByteReader.Truncated) -> ChunkList? {
+        let count = Int(try reader.read(UInt32.self))
+        guard count > 0 else { return nil }
+        guard count <= reader.remaining / 20 else { return nil }
+        var chunks: [FileChunk] = []
+        chunks.reserveCapacity(count)
+        var offset: Int64 = 0
+        for _ in 0..<count {
+            let length = Int64(try reader.read(UInt32.self))
+            guard length > 0 else { return nil }
+            chunks.append(FileChunk(offset: offset, length: length, hash: try reader.hash()))
+            offset += length
+        }
+        return offset == size ? ChunkList(contiguous: chunks) : nil
     }
 
     // MARK: Base file
 
-    /// The base file for `snapshot`; `relinkWindow` as in delta headers.
-    static func encodeIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
+    /// The base file for `snapshot`; `relinkWindow` as in delta headers; `packageIdentity`
+    /// the inode of the package root it is written for (0: unknown).
+    static func encodeIndex(
+        _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
+    ) -> [UInt8] {
         var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 80 + checksumSize)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
@@ -181,7 +227,7 @@ enum ManifestFormat {
         writer.append(snapshot.rootHash)
         writer.append((relinkWindow ?? 0...0).lowerBound)
         writer.append((relinkWindow ?? 0...0).upperBound)
-        writer.append(UInt64(0))
+        writer.append(packageIdentity)
         var previous: [UInt8] = []
         for entry in snapshot.entries { appendEntry(entry, previous: &previous, to: &writer) }
         let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
@@ -194,19 +240,21 @@ enum ManifestFormat {
         var rootHash: ContentHash
         var relinkWindow: ClosedRange<Int64>
         var checksum: ContentHash
+        /// The package root's inode the file was written for; 0 when unknown (version 1).
+        var packageIdentity: UInt64
     }
 
     static func decodeIndex(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedIndex {
         let checksum = try verifyFrame(bytes, magic: indexMagic, headerSize: indexHeaderSize, path: path)
         var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
         do {
-            _ = try reader.read(UInt32.self)  // version, checked by verifyFrame
+            let version = try reader.read(UInt32.self)  // checked by verifyFrame
             _ = try reader.read(UInt32.self)  // flags
             let count = try reader.read(UInt64.self)
             let rootHash = try reader.hash()
             let windowStart = try reader.read(Int64.self)
             let windowEnd = try reader.read(Int64.self)
-            _ = try reader.read(UInt64.self)
+            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
             guard windowStart <= windowEnd else {
                 throw ManifestError(path: path, reason: .inconsistent("malformed header"))
             }
@@ -225,7 +273,8 @@ enum ManifestFormat {
             var shared = 0
             for _ in 0..<count {
                 let index = entries.count
-                guard try readEntry(&reader, previous: &previous, shared: &shared, appendingTo: &entries) else {
+                guard try readEntry(&reader, previous: &previous, shared: &shared, version: version, appendingTo: &entries)
+                else {
                     throw ManifestError(path: path, reason: .inconsistent("malformed record \(entries.count) or out of order"))
                 }
                 for slot in open.indices where open[slot].kept > shared { open[slot].kept = shared }
@@ -242,7 +291,8 @@ enum ManifestFormat {
                 throw ManifestError(path: path, reason: .inconsistent("\(reader.remaining) bytes after the last record"))
             }
             return DecodedIndex(
-                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum)
+                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum,
+                packageIdentity: version >= 2 ? identity : 0)
         } catch let error as ManifestError {
             throw error
         } catch {
@@ -261,6 +311,8 @@ enum ManifestFormat {
         /// (their status-change times moved into it); empty (0...0) when it linked none.
         var relinkWindow: ClosedRange<Int64>
         var entryCount: UInt64
+        /// The package root's inode the delta was written for; 0 when unknown (version 1).
+        var packageIdentity: UInt64 = 0
     }
 
     struct DecodedDelta {
@@ -285,7 +337,7 @@ enum ManifestFormat {
         writer.append(header.relinkWindow.upperBound)
         writer.append(UInt64(upserts.count + removals.count))
         writer.append(header.entryCount)
-        writer.append(UInt64(0))
+        writer.append(header.packageIdentity)
         // Removals first, then upserts, each group in path order without duplicates (the
         // last upsert of a path wins).
         var previous: [UInt8] = []
@@ -326,7 +378,7 @@ enum ManifestFormat {
         let checksum = try verifyFrame(bytes, magic: deltaMagic, headerSize: deltaHeaderSize, path: path)
         var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
         do {
-            _ = try reader.read(UInt32.self)
+            let version = try reader.read(UInt32.self)
             _ = try reader.read(UInt32.self)
             let sequence = try reader.read(UInt64.self)
             let baseChecksum = try reader.hash()
@@ -336,7 +388,7 @@ enum ManifestFormat {
             let windowEnd = try reader.read(Int64.self)
             let recordCount = try reader.read(UInt64.self)
             let entryCount = try reader.read(UInt64.self)
-            _ = try reader.read(UInt64.self)
+            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
             guard windowStart <= windowEnd, recordCount <= UInt64(reader.remaining / 5) else {
                 throw ManifestError(path: path, reason: .inconsistent("malformed header"))
             }
@@ -362,7 +414,7 @@ enum ManifestFormat {
                     }
                     removals.append(removed)
                 case .upsert:
-                    guard let entry = try readEntry(&reader, previous: &previous) else {
+                    guard let entry = try readEntry(&reader, previous: &previous, version: version) else {
                         throw ManifestError(path: path, reason: .inconsistent("malformed record"))
                     }
                     upserts.append(entry)
@@ -373,7 +425,8 @@ enum ManifestFormat {
             }
             let header = DeltaHeader(
                 sequence: sequence, baseChecksum: baseChecksum, previousChecksum: previousChecksum,
-                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount)
+                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount,
+                packageIdentity: version >= 2 ? identity : 0)
             return DecodedDelta(header: header, upserts: upserts, removals: removals, checksum: checksum)
         } catch let error as ManifestError {
             throw error

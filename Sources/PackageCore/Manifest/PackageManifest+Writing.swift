@@ -1,23 +1,30 @@
 extension PackageManifest {
     /// The manifest of a freshly recorded tree (no deltas yet), as a save or `pkgtool
-    /// manifest` would leave it, with `recordedAt` set to `time`.
-    public init(recording snapshot: TreeSnapshot, at time: Int64 = .max) {
+    /// manifest` would leave it, with `recordedAt` set to `time` (its chain fields match
+    /// `encodedIndex(snapshot, packageIdentity:)`).
+    public init(recording snapshot: TreeSnapshot, at time: Int64 = .max, packageIdentity: UInt64 = 0) {
         self.snapshot = snapshot
         self.baseRecordedAt = time
         self.deltaRecordedAt = [:]
         self.relinkWindows = []
-        self.baseChecksum = ContentHash.of(ManifestFormat.encodeIndex(snapshot))
+        // What loading the written file would find: the checksum that ends it.
+        let bytes = ManifestFormat.encodeIndex(snapshot, packageIdentity: packageIdentity)
+        self.baseChecksum = bytes.suffix(ManifestFormat.checksumSize).withUnsafeBytes { ContentHash(canonicalBytes: $0) }
         self.lastDeltaChecksum = ContentHash(high: 0, low: 0)
         self.lastSequence = 0
         self.deltaRecordCount = 0
         self.staleDeltaFiles = []
         self.entryCount = snapshot.entries.count
+        self.basePackageIdentity = packageIdentity
     }
 
     /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
     /// hard-linked unchanged files, the interval their status-change times moved into.
-    public static func encodedIndex(_ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil) -> [UInt8] {
-        ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow)
+    /// `packageIdentity`: the inode of the package root it is written for (0: unknown).
+    public static func encodedIndex(
+        _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
+    ) -> [UInt8] {
+        ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity)
     }
 
     /// The name and bytes of the delta file that records, on top of this manifest, the
@@ -27,12 +34,13 @@ extension PackageManifest {
     /// - Complexity: O(k log k) in the number of records; independent of the package size.
     public func encodedDelta(
         upserts: [SnapshotEntry], removals: [String], newRootHash: ContentHash, newEntryCount: Int,
-        relinkWindow: ClosedRange<Int64>?
+        relinkWindow: ClosedRange<Int64>?, packageIdentity: UInt64 = 0
     ) -> (name: String, bytes: [UInt8]) {
         let sequence = lastSequence + 1
         let header = ManifestFormat.DeltaHeader(
             sequence: sequence, baseChecksum: baseChecksum, previousChecksum: lastDeltaChecksum,
-            rootHash: newRootHash, relinkWindow: relinkWindow ?? 0...0, entryCount: UInt64(newEntryCount))
+            rootHash: newRootHash, relinkWindow: relinkWindow ?? 0...0, entryCount: UInt64(newEntryCount),
+            packageIdentity: packageIdentity)
         let bytes = ManifestFormat.encodeDelta(header: header, upserts: upserts, removals: removals)
         return (Self.deltaFileName(sequence), bytes)
     }
@@ -61,8 +69,11 @@ extension PackageManifest {
     /// deltas are removed leaves deltas of the old base, which loading ignores.
     ///
     /// - Complexity: one atomic file write of O(n) bytes, one unlink per delta file.
-    public static func writeIndex(_ snapshot: TreeSnapshot, packagePath: String, durability: Durability) throws {
-        try writeIndexBytes(encodedIndex(snapshot), packagePath: packagePath, durability: durability)
+    public static func writeIndex(
+        _ snapshot: TreeSnapshot, packagePath: String, durability: Durability, packageIdentity: UInt64 = 0
+    ) throws {
+        try writeIndexBytes(
+            encodedIndex(snapshot, packageIdentity: packageIdentity), packagePath: packagePath, durability: durability)
     }
 
     /// `writeIndex` with the bytes already encoded.
@@ -113,9 +124,10 @@ public struct PackageScan: Sendable {
                 problem = error
             }
         }
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        scanner.previousChunks = manifest?.chunkHints
         let result = try scanner.scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }

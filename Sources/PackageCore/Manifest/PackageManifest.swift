@@ -33,6 +33,16 @@ public struct PackageManifest: Sendable {
     public internal(set) var entryCount: Int
     /// While loading: the entry count the last delta read says the tree has.
     var expectedEntryCount = 0
+    /// The inode of the package root directory the base file was written for (0: unknown,
+    /// as in every version 1 file). A manifest that arrived with a copied or received
+    /// package names another inode: the engine then does not take it as the package's state.
+    public internal(set) var basePackageIdentity: UInt64 = 0
+    /// The same for the last delta applied; nil when there is none.
+    public internal(set) var lastDeltaPackageIdentity: UInt64?
+
+    /// The package identity of the file that recorded the manifest's current state: the
+    /// last delta's, or the base's when there are no deltas.
+    public var packageIdentity: UInt64 { lastDeltaPackageIdentity ?? basePackageIdentity }
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
@@ -86,7 +96,7 @@ public struct PackageManifest: Sendable {
             relinkWindows: index.relinkWindow.upperBound > 0 ? [index.relinkWindow] : [],
             baseChecksum: index.checksum, lastDeltaChecksum: ContentHash(high: 0, low: 0), lastSequence: 0,
             deltaRecordCount: 0, staleDeltaFiles: [], entryCount: index.entries.count,
-            expectedEntryCount: index.entries.count)
+            expectedEntryCount: index.entries.count, basePackageIdentity: index.packageIdentity)
 
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
@@ -128,7 +138,10 @@ public struct PackageManifest: Sendable {
         -> ([UInt8], Int64)?
     {
         do {
-            let file = try FileDescriptor.open(name, relativeTo: directory.rawValue, options: [.noFollow], displayPath: path)
+            // Non-blocking: a FIFO planted in `.pkgtool` opens at once (and is refused below)
+            // instead of waiting forever for a writer.
+            let file = try FileDescriptor.open(
+                name, relativeTo: directory.rawValue, options: [.noFollow, .nonBlocking], displayPath: path)
             let status = try file.status()
             guard status.kind == .regular else {
                 throw ManifestError(path: path, reason: .inconsistent("not a regular file"))
@@ -165,7 +178,9 @@ public struct PackageManifest: Sendable {
         lastSequence = delta.header.sequence
         deltaRecordCount += delta.upserts.count + delta.removals.count
         snapshot.rootHash = delta.header.rootHash
-        expectedEntryCount = Int(delta.header.entryCount)
+        // Clamped, not trapped: a count past Int.max is damage, refused by `apply` as a mismatch.
+        expectedEntryCount = Int(clamping: delta.header.entryCount)
+        lastDeltaPackageIdentity = delta.header.packageIdentity
     }
 
     /// Merges the folded deltas into the base entries in one pass: O(n + k log k) for n
@@ -277,6 +292,25 @@ public struct PackageManifest: Sendable {
         return cachedHash(at: index, status: status)
     }
 
+    /// The recorded hash and chunk list of the regular file at `path`, under the same
+    /// conditions as `cachedHash(for:status:)`.
+    ///
+    /// - Complexity: O(log n) path comparisons.
+    public func cachedContent(for path: String, status: FileStatus) -> KnownContent? {
+        guard let index = snapshot.index(of: path), let hash = cachedHash(at: index, status: status) else { return nil }
+        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks)
+    }
+
+    /// The chunk list recorded for the regular file at `path` (nil when it has none: below
+    /// the threshold, or recorded by a version 1 manifest and not rehashed since). It
+    /// describes the bytes the record's hash names; whether the file on disk still holds
+    /// them is for `cachedHash`/`cachedContent` to say.
+    ///
+    /// - Complexity: O(log n) path comparisons.
+    public func chunks(for path: String) -> ChunkList? {
+        snapshot.index(of: path).flatMap { snapshot.entries[$0].chunks }
+    }
+
     /// `cachedHash(for:status:)` for the entry at `index` (the caller found it).
     func cachedHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
@@ -325,21 +359,37 @@ public struct PackageManifest: Sendable {
         return snapshot.index(of: path)
     }
 
-    /// A scanner lookup of the package's stat cache.
+    /// A scanner lookup of the package's stat cache: the recorded hash and chunk list of
+    /// files proven unchanged.
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path, status in
-            manifest.index(path, in: pathIndex).flatMap { manifest.cachedHash(at: $0, status: status) }
+            guard let index = manifest.index(path, in: pathIndex),
+                let hash = manifest.cachedHash(at: index, status: status)
+            else { return nil }
+            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
         }
     }
 
-    /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC).
+    /// A scanner lookup of recorded chunk lists by path, whatever the files' stat data: the
+    /// hint that lets a changed large file be chunked where its old chunks recur.
+    public var chunkHints: TreeScanner.ChunkHintLookup {
+        let manifest = self
+        let pathIndex = makePathIndex()
+        return { path in manifest.index(path, in: pathIndex).flatMap { manifest.snapshot.entries[$0].chunks } }
+    }
+
+    /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
+    /// the saved copy has the source's bytes, so its chunk list is the source's too.
     public var sourceHashLookup: TreeScanner.HashLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path, status in
-            manifest.index(path, in: pathIndex).flatMap { manifest.cachedSourceHash(at: $0, status: status) }
+            guard let index = manifest.index(path, in: pathIndex),
+                let hash = manifest.cachedSourceHash(at: index, status: status)
+            else { return nil }
+            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
         }
     }
 }

@@ -3,10 +3,11 @@ import Glibc
 /// Writes the entries a save creates: regular files streamed in 1 MiB chunks and hashed in
 /// the same pass, symbolic links and directories.
 ///
-/// One per saving thread: it owns the reused buffer and hash state.
+/// One per saving thread: it owns the reused buffer and hash state. Large files get their
+/// content-defined chunk list in the same pass (`ChunkingHasher`), for the manifest.
 final class EntryWriter {
     let buffer = ChunkBuffer()
-    let hasher = ContentHasher()
+    var hasher = ChunkingHasher()
     let durability: Durability
     let progress: SaveProgressTracker
     /// Called between chunks: throws to stop the save (cancellation).
@@ -22,6 +23,8 @@ final class EntryWriter {
     struct Written {
         var status: FileStatus
         var size: Int64
+        /// The chunk list of what was written (files of at least 4 MiB).
+        var chunks: ChunkList? = nil
     }
 
     /// Creates the regular file `name` in `directory` (never replacing an existing name)
@@ -51,7 +54,7 @@ final class EntryWriter {
         let file = try FileDescriptor.open(
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
             permissions: 0o600, displayPath: displayPath)
-        hasher.reset()
+        hasher.reset(expectedSize: expected.size)
         var size: Int64 = 0
         let chunkDone: (Int64) throws -> Void = { [progress, checkpoint] bytes in
             progress.chunkWritten(bytes)
@@ -78,13 +81,14 @@ final class EntryWriter {
             size = Int64(bytes.count)
         case .stream(let stream):
             try stream.forEachPiece { piece in
-                hasher.update(piece)
+                self.hasher.update(piece)
                 try file.write(piece)
                 size += Int64(piece.count)
                 try chunkDone(Int64(piece.count))
             }
         }
-        let hash = hasher.digest()
+        let digest = hasher.finish()
+        let hash = digest.hash
         guard size == expected.size, hash == expected.hash else {
             throw SaveRefusal(
                 "'\(origin.displayName ?? displayPath)' changed while it was being saved (expected \(expected.size) bytes "
@@ -96,7 +100,7 @@ final class EntryWriter {
         let status = try file.status()
         try file.close()
         progress.fileWritten()
-        return Written(status: status, size: size)
+        return Written(status: status, size: size, chunks: digest.chunks)
     }
 
     /// Moves the source's own file at `path` into place as `name` in `directory` and gives it
@@ -156,7 +160,7 @@ final class EntryWriter {
         do {
             try FileCopy.copyHashing(
                 from: source, size: before.size, sparse: allocated < before.size, to: file, buffer: buffer,
-                hasher: hasher, chunkCompleted: chunkDone)
+                hash: { self.hasher.update($0) }, chunkCompleted: chunkDone)
         } catch let error as FileSystemError where error.path == source.path && error.reason != nil {
             throw SaveRefusal("'\(path)' changed while it was being saved (\(error.reason!)); nothing was changed: save again")
         }

@@ -33,7 +33,7 @@ extension FileWrapperSource {
         return PartialSourceTree(
             head: head, current: current, new: new, contents: new.map { walk.contents[$0.path] },
             unknownContent: walk.unknownContent, newRootHash: newRootHash,
-            newEntryCount: head.entryCount - walk.removedEntries + walk.createdEntries,
+            newEntryCount: root.descendantCount,
             rootPermissions: root.state.withLock { $0.effectivePermissions }, filesHashed: walk.filesHashed,
             bytesHashed: walk.bytesHashed, notes: walk.notes)
     }
@@ -74,8 +74,6 @@ struct EditedTreeWalk {
     var unknownContent: Set<String> = []
     /// Directories visited (and new ones), with the generation seen, to clear their marks.
     var visited: [(node: FileWrapper, relativePath: String, generation: UInt64)] = []
-    var removedEntries = 0
-    var createdEntries = 0
     var filesHashed = 0
     var bytesHashed: Int64 = 0
     var notes: [String] = []
@@ -129,6 +127,9 @@ struct EditedTreeWalk {
             if kind == .regular, !loaded, let record, record.path == package.inside(path), !onDisk.contains(name.string) {
                 node.removeFileWrapper(child)
                 notes.append("'\(path)' was removed behind the document's back: it is no longer part of the package")
+                // Gone from disk and from the tree: the manifest must forget it too.
+                current.append(Self.entry(path: path, status: record.status, hash: .empty))
+                unknownContent.insert(path)
                 continue
             }
             kept.append((name, child))
@@ -156,6 +157,14 @@ struct EditedTreeWalk {
         var before = Self.entry(path: path, status: status, hash: .empty)
         switch kind {
         case .directory:
+            let clean = !edited && record?.path == expectedPath && record?.status.inode == status.inode
+            if !clean {
+                // Visited before its hash is taken: files dropped inside it (removed behind
+                // the tree's back) must not be hashed.
+                visited.append((child, path, generation))
+                let directory = try FileDescriptor.openDirectory(name, relativeTo: descriptor.rawValue, displayPath: expectedPath)
+                try visit(child, relativePath: path, descriptor: directory)
+            }
             let hash = try child.contentHash
             var after = Self.entry(path: path, status: status, hash: hash)
             after.permissions = permissions
@@ -163,18 +172,12 @@ struct EditedTreeWalk {
             current.append(before)
             new.append(after)
             nodes[path] = child
-            let clean = !edited && record?.path == expectedPath && record?.status.inode == status.inode
-            if !clean {
-                visited.append((child, path, generation))
-                let directory = try FileDescriptor.openDirectory(name, relativeTo: descriptor.rawValue, displayPath: expectedPath)
-                try visit(child, relativePath: path, descriptor: directory)
-            }
         case .symbolicLink:
             let target = try FileSystem.readSymbolicLinkBytes(name, relativeTo: descriptor.rawValue)
             before.hash = ContentHash.of(target)
             before.size = Int64(target.count)
             current.append(before)
-            try addCreated(child, path: path, counted: false)
+            try addCreated(child, path: path)
         default:
             var backed = record?.path == expectedPath && (record?.stillDescribes(status) ?? false)
             if record?.path == expectedPath, !backed, child.contents == nil {
@@ -185,21 +188,28 @@ struct EditedTreeWalk {
             }
             let hash = try child.contentHash
             let size = child.regularFileSize
+            let threshold = ChunkingParameters.standard.fileThreshold
             if backed {
                 before.hash = hash
-            } else if status.size != size {
+            } else if status.size != size && (status.size < threshold || size < threshold) {
                 unknownContent.insert(path)
             } else {
-                // Same size, new wrapper: compare with the bytes on disk, so that a file
-                // rewritten with identical content is not written again.
+                // A new wrapper: compare with the bytes on disk — of the same size, so that a
+                // file rewritten with identical content is not written again; large, so that
+                // the engine can write only the chunks that changed (one read of the old file,
+                // which costs less than writing it whole).
                 let file = try FileDescriptor.open(
                     name, relativeTo: descriptor.rawValue, options: [.noFollow], displayPath: expectedPath)
-                before.hash = try ContentHash.ofFile(file, buffer: ChunkBuffer(), expectedSize: status.size).hash
+                var chunker = ChunkingHasher()
+                let digest = try ContentHash.ofFileWithChunks(
+                    file, buffer: ChunkBuffer(), expectedSize: status.size, chunker: &chunker)
+                before.hash = digest.hash
+                before.chunks = digest.chunks
                 filesHashed += 1
                 bytesHashed += status.size
             }
             current.append(before)
-            try addCreated(child, path: path, counted: false)
+            try addCreated(child, path: path)
         }
     }
 
@@ -211,45 +221,26 @@ struct EditedTreeWalk {
             changeTime: status.changeTime, inode: status.inode, device: status.device)
     }
 
-    /// An entry on disk that the tree no longer has (at least not with this kind): the
-    /// plan removes it, and its whole subtree is counted.
+    /// An entry on disk that the tree no longer has (at least not with this kind): the plan
+    /// removes it, subtree and all.
     private mutating func addRemoved(
         _ name: String, _ status: FileStatus, parent: String, descriptor: borrowing FileDescriptor
     ) throws {
         let path = RelativePath.join(parent, name)
         current.append(Self.entry(path: path, status: status, hash: .empty))
         unknownContent.insert(path)
-        var count = 1
-        if status.kind == .directory {
-            let directory = try FileDescriptor.openDirectory(name, relativeTo: descriptor.rawValue)
-            count += try Self.countBelow(directory)
-        }
-        removedEntries += count
-    }
-
-    private static func countBelow(_ directory: borrowing FileDescriptor) throws -> Int {
-        var count = 0
-        for entry in try DirectoryListing.entries(in: directory) {
-            count += 1
-            if entry.kind == .directory || entry.kind == .unknown,
-                try FileSystem.status(entry.name, relativeTo: directory.rawValue).kind == .directory
-            {
-                let child = try FileDescriptor.openDirectory(entry.name, relativeTo: directory.rawValue)
-                count += try countBelow(child)
-            }
-        }
-        return count
     }
 
     /// `node` (and, for a directory, everything below it) as new entries, with where each
-    /// file's bytes come from. `counted`: whether it adds to the entry count (false when it
-    /// replaces an entry of the same kind).
-    private mutating func addCreated(_ node: FileWrapper, path: String, counted: Bool = true) throws {
+    /// file's bytes come from.
+    private mutating func addCreated(_ node: FileWrapper, path: String) throws {
         let hash = try node.contentHash
-        let (kind, permissions, data, record, linkTarget, modificationTime, generation) = node.state.withLock {
-            ($0.kind, $0.effectivePermissions, $0.contents, $0.diskRecord, $0.linkTarget, $0.modificationTime, $0.generation)
+        let (kind, permissions, data, record, linkTarget, modificationTime, generation, chunks) = node.state.withLock {
+            (
+                $0.kind, $0.effectivePermissions, $0.contents, $0.diskRecord, $0.linkTarget, $0.modificationTime,
+                $0.generation, $0.cachedChunks
+            )
         }
-        if counted { createdEntries += 1 }
         var entry = SnapshotEntry(
             path: path, kind: kind, permissions: permissions, size: 0, hash: hash,
             modificationTime: modificationTime ?? FileClock.upperBound(), linkTarget: linkTarget)
@@ -266,6 +257,7 @@ struct EditedTreeWalk {
             new.append(entry)
         default:
             entry.size = node.regularFileSize
+            entry.chunks = chunks
             new.append(entry)
             if let data {
                 contents[path] = .stream(DataStream(data))
@@ -292,7 +284,7 @@ extension FileWrapper {
             // An edited directory is visited anyway.
             if !edited, let record, record.path == path {
                 let now = try? FileSystem.status(path)
-                if now == nil || now?.inode != record.status.inode
+                if record.racy || now == nil || now?.inode != record.status.inode
                     || now?.modificationTime != record.status.modificationTime
                 {
                     directory.markEdited()

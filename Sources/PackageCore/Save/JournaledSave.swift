@@ -15,7 +15,13 @@ extension SaveContext {
         }
         let temporary = try FileDescriptor.openDirectory(
             temporaryName, relativeTo: root.rawValue, displayPath: package.inside(temporaryName))
-        planProgress(linking: false)
+        // Large files whose changed chunks can be written in place instead of whole.
+        var patches: [Int: ChunkPatch] = [:]
+        for index in plan.creations where plan.new.entries[index].kind == .regular {
+            if let patch = chunkPatch(for: index, inPlace: true) { patches[index] = patch }
+        }
+        planProgress(linking: false, patches: patches)
+        var patchData: [String] = []
 
         // Everything written before the commit is ours to remove should the save fail: the
         // space comes back at once, not at the next command.
@@ -30,7 +36,8 @@ extension SaveContext {
         let journal: SaveJournal
         do {
             let operations = try writeTemporaries(
-                into: temporary, nextTemporary: nextTemporary, statistics: &statistics)
+                into: temporary, nextTemporary: nextTemporary, patches: patches, patchData: &patchData,
+                statistics: &statistics)
             // Bound to this directory: a copy of the package cannot replay it (SaveJournal).
             let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: try temporary.status().inode)
             journal = SaveJournal(binding: binding, operations: operations)
@@ -56,10 +63,18 @@ extension SaveContext {
         let applyEnd = FileClock.upperBound()
         try FileSystem.remove(metadataName + "/" + SaveJournal.fileName, relativeTo: root.rawValue)
         if durable { try FileSystem.syncDirectory(metadataName, relativeTo: root.rawValue) }
+        // The patches' data is spent once the journal is gone (best effort: recovery removes
+        // what stays).
+        for name in patchData { try? FileSystem.remove(name, relativeTo: temporary.rawValue) }
         // Renaming the new files into place moved their ctimes after the delta recorded
         // them: record the window, so the stat cache keeps trusting them. (Best effort: if
         // it fails, they are reread once.)
-        if journal.operations.contains(where: { if case .rename = $0 { return true } else { return false } }) {
+        if journal.operations.contains(where: {
+            switch $0 {
+            case .rename, .patch: return true
+            default: return false
+            }
+        }) {
             do {
                 try recordRelinkWindow(applyStart...applyEnd, statistics: &statistics)
             } catch {
@@ -71,12 +86,14 @@ extension SaveContext {
     /// Writes every new file, link and manifest record under a temporary name and returns
     /// the journal that puts them in place.
     private func writeTemporaries(
-        into temporary: borrowing FileDescriptor, nextTemporary: () -> String, statistics: inout SaveStatistics
+        into temporary: borrowing FileDescriptor, nextTemporary: () -> String, patches: [Int: ChunkPatch],
+        patchData: inout [String], statistics: inout SaveStatistics
     ) throws -> [SaveJournal.Operation] {
         let metadataName = PackageLayout.metadataDirectoryName
         var removals: [SaveJournal.Operation] = []
         var directories: [SaveJournal.Operation] = []
         var renames: [SaveJournal.Operation] = []
+        var patchOperations: [SaveJournal.Operation] = []
         var permissions: [SaveJournal.Operation] = []
         for index in plan.removals {
             let entry = plan.old.entries[index]
@@ -98,9 +115,33 @@ extension SaveContext {
                 renames.append(.rename(temporary: name, path: entry.path))
                 statistics.symbolicLinksWritten += 1
             default:
+                if let patch = patches[index] {
+                    // Only the changed chunks, into one data file the journal writes over the
+                    // package's file (Specs/save.md, "Chunk patches").
+                    let name = nextTemporary()
+                    let data = try FileDescriptor.open(
+                        name, relativeTo: temporary.rawValue, access: .writeOnly, options: [.create, .exclusive, .noFollow],
+                        permissions: 0o600, displayPath: package.inside(entry.path))
+                    try forEachChangedPiece(of: index, patch: patch) { _, bytes in try data.write(bytes) }
+                    if durable { try data.sync() }
+                    try data.close()
+                    progress.fileWritten()
+                    patchOperations.append(
+                        .patch(
+                            path: entry.path, data: name, inode: patch.oldInode, size: entry.size, permissions: entry.permissions,
+                            modificationTime: entry.modificationTime, ranges: patch.comparison.changedRanges))
+                    patchData.append(name)
+                    writtenStatus[index] = patchedStatus(index, patch: patch)
+                    writtenChunks[index] = patch.newChunks
+                    statistics.filesPatched += 1
+                    statistics.bytesPatched += patch.comparison.changedBytes
+                    statistics.bytesWritten += patch.comparison.changedBytes
+                    continue
+                }
                 let name = nextTemporary()
                 let written = try writeFile(index, named: name, in: temporary.rawValue)
                 writtenStatus[index] = written.status
+                if let chunks = written.chunks { writtenChunks[index] = chunks }
                 renames.append(.rename(temporary: name, path: entry.path))
                 statistics.filesWritten += 1
                 statistics.bytesWritten += written.size
@@ -143,7 +184,7 @@ extension SaveContext {
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
         if durable { try temporary.sync() }
-        return removals + directories + renames + permissions + metadataOperations
+        return removals + directories + renames + patchOperations + permissions + metadataOperations
     }
 
     /// The names of the delta files in the package's metadata directory now.
@@ -158,7 +199,8 @@ extension SaveJournal.Operation {
     /// The package path the operation acts on.
     var path: String {
         switch self {
-        case .remove(let path, _), .makeDirectory(let path, _), .rename(_, let path), .setPermissions(let path, _):
+        case .remove(let path, _), .makeDirectory(let path, _), .rename(_, let path), .setPermissions(let path, _),
+            .patch(let path, _, _, _, _, _, _):
             return path
         }
     }

@@ -157,6 +157,14 @@ public enum PackageRecovery {
             case .success(let journal):
                 do {
                     _ = try journal.apply(root: root, package: package, durability: durability)
+                } catch let refusal as SaveJournal.Refusal {
+                    // The package no longer is what the journal was written for (a patched
+                    // file replaced, its data gone): never forced; set aside.
+                    try setAside(SaveJournal.fileName, in: metadata, package: package)
+                    report.warnings.append(
+                        "set aside the journal '\(journalPath)' without finishing it: \(refusal.reason); the next save checks the package")
+                    try markForCheck(metadata, durability: durability)
+                    return
                 } catch let error as FileSystemError
                     where error.errno == .tooManySymbolicLinks || error.errno == .notDirectory
                 {

@@ -20,6 +20,8 @@ final class SaveContext {
     private(set) var writer: EntryWriter!
     /// The package-side status of each new entry this save wrote (by index in `plan.new`).
     var writtenStatus: [Int: FileStatus] = [:]
+    /// The chunk lists of the large files this save wrote (by index in `plan.new`).
+    var writtenChunks: [Int: ChunkList] = [:]
     /// Where the manifest's delta chain stands after this save's own record, so that a
     /// follow-up delta can chain to it.
     var chain: (base: ContentHash, last: ContentHash, sequence: UInt64)?
@@ -27,6 +29,8 @@ final class SaveContext {
     var linkedFiles = 0
     /// Records written to manifest deltas by this save.
     var deltaRecordsWritten = 0
+    /// False once cloning failed on this file system: later large files are written whole.
+    var reflinksMayWork = true
     /// The old tree came from checking the package, not from the manifest (which did not
     /// vouch for it): a delta would be relative to the wrong tree, so a new base is written.
     var recordsNewBase = false
@@ -161,13 +165,17 @@ final class SaveContext {
 
     // MARK: Shared pieces
 
-    func planProgress(linking: Bool) {
+    /// Sets the progress totals: one unit per file to write (and to link, when `linking`),
+    /// one per MiB to write — of a patched file, only its changed chunks.
+    func planProgress(linking: Bool, patches: [Int: ChunkPatch] = [:]) {
         var files = 0
         var bytes: Int64 = 0
         let unchangedCount = plan.unchangedOld.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
         for index in plan.creations where plan.new.entries[index].kind != .directory {
             files += 1
-            bytes += plan.new.entries[index].kind == .regular ? plan.new.entries[index].size : 0
+            if plan.new.entries[index].kind == .regular {
+                bytes += patches[index]?.comparison.changedBytes ?? plan.new.entries[index].size
+            }
         }
         if linking { files += unchangedCount }
         progress.plan(files: files, bytes: bytes)
@@ -206,8 +214,12 @@ final class SaveContext {
             let kind = entries[index].kind
             if let status = writtenStatus[index] {
                 entries[index].adoptPackageStatus(status)
+                // The chunk list of the bytes written (computed while writing them).
+                if kind == .regular { entries[index].chunks = writtenChunks[index] ?? entries[index].chunks }
             } else if let oldIndex = plan.unchangedOld[index] {
                 let old = plan.old.entries[oldIndex]
+                // Unchanged bytes: the list recorded for them, when the source had none.
+                if entries[index].chunks == nil { entries[index].chunks = old.chunks }
                 entries[index].adoptPackageStatus(
                     FileStatus(
                         kind: kind, permissions: entries[index].permissions, size: old.size,

@@ -25,6 +25,13 @@ struct SaveJournal: Equatable {
         case rename(temporary: String, path: String)
         /// Set the permission bits of `path`.
         case setPermissions(path: String, permissions: UInt32)
+        /// Write the bytes of `.pkgtool/tmp/<data>` over the file at `path` — which must
+        /// still be the inode `inode`, linked once — range after range, then give it `size`,
+        /// `permissions` and `modificationTime`: a chunk patch, written again identically
+        /// when applied again.
+        case patch(
+            path: String, data: String, inode: UInt64, size: Int64, permissions: UInt32, modificationTime: Int64,
+            ranges: [Range<Int64>])
     }
 
     static let fileName = "journal"
@@ -72,6 +79,19 @@ struct SaveJournal: Equatable {
                 writer.append(UInt8(4))
                 appendString(path)
                 writer.append(permissions)
+            case .patch(let path, let data, let inode, let size, let permissions, let modificationTime, let ranges):
+                writer.append(UInt8(5))
+                appendString(path)
+                appendString(data)
+                writer.append(inode)
+                writer.append(size)
+                writer.append(permissions)
+                writer.append(modificationTime)
+                writer.append(UInt32(ranges.count))
+                for range in ranges {
+                    writer.append(range.lowerBound)
+                    writer.append(range.upperBound)
+                }
             }
         }
         let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
@@ -134,6 +154,29 @@ struct SaveJournal: Equatable {
                     case 4:
                         guard let path = try readString() else { return .failure(Refusal(reason: "an operation is malformed")) }
                         operation = .setPermissions(path: path, permissions: try reader.read(UInt32.self))
+                    case 5:
+                        guard let path = try readString(), let data = try readString() else {
+                            return .failure(Refusal(reason: "an operation is malformed"))
+                        }
+                        let inode = try reader.read(UInt64.self)
+                        let size = try reader.read(Int64.self)
+                        let permissions = try reader.read(UInt32.self)
+                        let modificationTime = try reader.read(Int64.self)
+                        let count = Int(try reader.read(UInt32.self))
+                        guard count <= reader.remaining / 16 else { return .failure(Refusal(reason: "it is truncated")) }
+                        var ranges: [Range<Int64>] = []
+                        ranges.reserveCapacity(count)
+                        for _ in 0..<count {
+                            let lower = try reader.read(Int64.self)
+                            let upper = try reader.read(Int64.self)
+                            guard lower >= 0, lower < upper, upper <= size, lower >= (ranges.last?.upperBound ?? 0) else {
+                                return .failure(Refusal(reason: "a patch's ranges are malformed"))
+                            }
+                            ranges.append(lower..<upper)
+                        }
+                        operation = .patch(
+                            path: path, data: data, inode: inode, size: size, permissions: permissions,
+                            modificationTime: modificationTime, ranges: ranges)
                     default:
                         return .failure(Refusal(reason: "it holds an unknown operation (\(code))"))
                     }
@@ -177,6 +220,11 @@ struct SaveJournal: Equatable {
         case .rename(let temporary, let path):
             guard RelativePath.isValidName(temporary) else { return "it moves '\(temporary)', which is not a temporary of its own" }
             if isManifestFile(path) { return nil }
+            return contentPath(path)
+        case .patch(let path, let data, _, let size, let permissions, _, _):
+            guard RelativePath.isValidName(data) else { return "it patches from '\(data)', which is not a temporary of its own" }
+            if permissions & ~0o7777 != 0 { return "it sets permission bits \(String(permissions, radix: 8))" }
+            if size < 0 { return "it gives a file a negative size" }
             return contentPath(path)
         }
     }
@@ -239,6 +287,10 @@ struct SaveJournal: Equatable {
                     touched.insert(parentPath)
                     touched.insert(temporaryPath)
                 }
+            case .patch(_, let data, let inode, let size, let permissions, let modificationTime, let ranges):
+                try applyPatch(
+                    name, in: parent, shownAs: shown, data: data, temporary: temporary, inode: inode, size: size,
+                    permissions: permissions, modificationTime: modificationTime, ranges: ranges, durability: durability)
             case .setPermissions(_, let permissions):
                 guard let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) else {
                     throw FileSystemError(.setPermissions, path: shown, errno: .noSuchFileOrDirectory)
@@ -260,5 +312,44 @@ struct SaveJournal: Equatable {
             }
         }
         return removedEntries
+    }
+}
+
+extension SaveJournal {
+    /// Applies one `.patch` operation (see `Operation.patch`). Refused — the journal then set
+    /// aside — when the file is no longer the one the save patched, or its data is not whole.
+    fileprivate func applyPatch(
+        _ name: String, in parent: borrowing FileDescriptor, shownAs shown: String, data: String,
+        temporary: borrowing FileDescriptor, inode: UInt64, size: Int64, permissions: UInt32, modificationTime: Int64,
+        ranges: [Range<Int64>], durability: Durability
+    ) throws {
+        let source: FileDescriptor
+        do {
+            source = try FileDescriptor.open(data, relativeTo: temporary.rawValue, options: [.noFollow, .nonBlocking])
+        } catch {
+            throw Refusal(reason: "the data of its patch of '\(shown)' is missing")
+        }
+        let length = ranges.reduce(Int64(0)) { $0 + ($1.upperBound - $1.lowerBound) }
+        guard try source.status().size == length else {
+            throw Refusal(reason: "the data of its patch of '\(shown)' is not whole")
+        }
+        let target = try FileDescriptor.open(
+            name, relativeTo: parent.rawValue, access: .writeOnly, options: [.noFollow, .nonBlocking], displayPath: shown)
+        let status = try target.status()
+        guard status.kind == .regular, status.inode == inode, status.linkCount == 1 else {
+            throw Refusal(reason: "'\(shown)' is no longer the file its save patched")
+        }
+        let buffer = ChunkBuffer()
+        var offset: Int64 = 0
+        for range in ranges {
+            try FileCopy.copyRange(
+                from: source.rawValue, path: source.path, at: offset, to: target.rawValue, path: shown, at: range.lowerBound,
+                length: range.upperBound - range.lowerBound, buffer: buffer)
+            offset += range.upperBound - range.lowerBound
+        }
+        try target.truncate(to: size)
+        try target.setPermissions(permissions)
+        try target.setModificationTime(modificationTime)
+        if durability == .full { try target.sync() }
     }
 }

@@ -88,6 +88,13 @@ public struct SaveStatistics: Sendable, Equatable {
     /// Regular files written (new or changed content), and their bytes.
     public var filesWritten = 0
     public var bytesWritten: Int64 = 0
+    /// Large files saved as the chunks that changed (Specs/save.md, "Changed bytes, not
+    /// changed files"): patched in place through the journal (`journaled`), or written into
+    /// a clone of their previous version (`atomic`, `full`, on a file system with reflinks).
+    public var filesPatched = 0
+    public var filesCloned = 0
+    /// The changed bytes those files took (counted in `bytesWritten` too).
+    public var bytesPatched: Int64 = 0
     /// Unchanged files hard-linked into the new tree (atomic).
     public var filesLinked = 0
     /// Unchanged files copied because hard links were impossible (another volume, a file

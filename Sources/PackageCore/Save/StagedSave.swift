@@ -125,8 +125,24 @@ extension SaveContext {
     func writeStagedFile(
         _ index: Int, into staging: borrowing FileDescriptor, standsInForLink: Bool, statistics: inout SaveStatistics
     ) throws {
-        let written = try writeFile(index, named: plan.new.entries[index].path, in: staging.rawValue)
+        let path = plan.new.entries[index].path
+        // A large file that changed little: a clone of its old version with the changed
+        // chunks written into it, where the file system has reflinks.
+        if !standsInForLink, reflinksMayWork, let patch = chunkPatch(for: index, inPlace: false) {
+            try checkCancellation()
+            if let written = try writeClonePatched(index, patch: patch, named: path, in: staging.rawValue) {
+                writtenStatus[index] = written.status
+                writtenChunks[index] = patch.newChunks
+                statistics.filesCloned += 1
+                statistics.bytesPatched += patch.comparison.changedBytes
+                statistics.bytesWritten += patch.comparison.changedBytes
+                return
+            }
+            reflinksMayWork = false
+        }
+        let written = try writeFile(index, named: path, in: staging.rawValue)
         writtenStatus[index] = written.status
+        if let chunks = written.chunks { writtenChunks[index] = chunks }
         if standsInForLink {
             statistics.filesCopiedForLinks += 1
             statistics.bytesCopiedForLinks += written.size
@@ -222,7 +238,11 @@ extension SaveContext {
         try WorkQueue<[PendingLink]>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
             let fromParent = RelativePath.parent(of: group[0].from)
             let toParent = RelativePath.parent(of: group[0].to)
-            let source = try FileDescriptor.openDirectory(fromParent.isEmpty ? "." : fromParent, relativeTo: package)
+            // Beneath the package and through no link: the manifest's paths are not to be
+            // trusted to name folders (a link leading out may stand where it says one is).
+            let source = try FileDescriptor.openWithoutSymlinks(
+                fromParent.isEmpty ? "." : fromParent, relativeTo: package, options: [.directory], beneath: true,
+                displayPath: location.inside(fromParent))
             let target = try FileDescriptor.openDirectory(toParent.isEmpty ? "." : toParent, relativeTo: staging)
             var linked = 0
             var notLinked: [Int] = []

@@ -8,15 +8,24 @@ import Synchronization
 /// recorded with their target. FIFOs, sockets and devices are not package content: they
 /// are left out and reported in `skipped`.
 public struct TreeScanner: Sendable {
-    /// Decides whether a file's hash can be taken from elsewhere (a manifest's stat cache)
-    /// instead of reading the file. Called from worker threads.
-    public typealias HashLookup = @Sendable (_ path: String, _ status: FileStatus) -> ContentHash?
+    /// Decides whether a file's hash (and chunk list) can be taken from elsewhere (a
+    /// manifest's stat cache) instead of reading the file. Called from worker threads.
+    public typealias HashLookup = @Sendable (_ path: String, _ status: FileStatus) -> KnownContent?
+    /// The chunk list recorded for an earlier version of the file at `path` (a manifest's),
+    /// whatever its stat data say: a large file that must be read is chunked faster where
+    /// its old chunks recur. Only a hint: the result is the same without it.
+    public typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
 
     public var workers: Int
     /// When false, files are not read; their hashes are left `ContentHash.empty` unless
     /// `knownHash` supplies them (and directory hashes are then meaningless).
     public var hashContents: Bool
+    /// How files of at least `chunking.fileThreshold` bytes are cut into chunks while they
+    /// are hashed (the same pass); their entries carry the list.
+    public var chunking: ChunkingParameters = .standard
     public var knownHash: HashLookup?
+    /// Previous chunk lists of files that must be read (see `ChunkHintLookup`).
+    public var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
 
@@ -45,14 +54,15 @@ public struct TreeScanner: Sendable {
     /// Scans the directory at `root`.
     ///
     /// - Complexity: one `getdents64` per directory, one `fstatat` per entry, and one
-    ///   streamed read per file whose hash is not known.
+    ///   streamed read per file whose hash is not known (for a large file with a previous
+    ///   chunk list, plus a `pread` of each chunk that differs from its expected old one).
     public func scan(_ root: String) throws -> Result {
         let rootDescriptor = try FileDescriptor.open(root, options: [.directory])
         let rootNode = ScanNode(path: "")
         let context = ScanContext(root: rootDescriptor.rawValue, rootPath: root, scanner: self)
         try WorkQueue<ScanJob>.run(
             initial: [.directory(rootNode)], workers: workers,
-            makeContext: { ScanWorker() },
+            makeContext: { ScanWorker(chunking: chunking) },
             process: { job, worker, queue in
                 switch job {
                 case .directory(let node): try context.list(node, queue: queue)
@@ -72,10 +82,25 @@ public struct TreeScanner: Sendable {
     }
 }
 
-/// What each worker reuses from file to file: a 1 MiB buffer and a hash state.
+/// What a lookup knows of a file's content without reading it: its hash and, for a large
+/// file recorded with one, its chunk list.
+public struct KnownContent: Sendable, Hashable {
+    public var hash: ContentHash
+    public var chunks: ChunkList?
+
+    public init(hash: ContentHash, chunks: ChunkList? = nil) {
+        self.hash = hash
+        self.chunks = chunks
+    }
+}
+
+/// What each worker reuses from file to file: a 1 MiB buffer, a hash state and a chunker.
 final class ScanWorker {
     let buffer = ChunkBuffer()
     let hasher = ContentHasher()
+    var chunker: ChunkingHasher
+
+    init(chunking: ChunkingParameters = .standard) { chunker = ChunkingHasher(parameters: chunking) }
 }
 
 enum ScanJob: Sendable {
@@ -149,7 +174,8 @@ final class ScanContext: Sendable {
                 node.statuses[index].size = Int64(target.count)
             default:
                 if let known = scanner.knownHash?(node.childPath(item.name), item.status) {
-                    node.hashes[index] = known
+                    node.hashes[index] = known.hash
+                    node.chunkLists[index] = known.chunks
                 } else if scanner.hashContents {
                     needsHash[index] = true
                 }
@@ -178,9 +204,21 @@ final class ScanContext: Sendable {
             let relative = node.childPath(node.names[index])
             let file = try FileDescriptor.openWithoutSymlinks(
                 relative, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: displayPath(relative))
-            let (hash, size) = try ContentHash.ofFile(
-                file, buffer: worker.buffer, expectedSize: node.statuses[index].size, hasher: worker.hasher)
-            node.hashes[index] = hash
+            let expectedSize = node.statuses[index].size
+            let size: Int64
+            if expectedSize >= scanner.chunking.fileThreshold {
+                let digest = try ContentHash.ofFileWithChunks(
+                    file, buffer: worker.buffer, expectedSize: expectedSize, chunker: &worker.chunker,
+                    previous: scanner.previousChunks?(relative))
+                node.hashes[index] = digest.hash
+                node.chunkLists[index] = digest.chunks
+                size = digest.size
+            } else {
+                let (hash, read) = try ContentHash.ofFile(
+                    file, buffer: worker.buffer, expectedSize: expectedSize, hasher: worker.hasher)
+                node.hashes[index] = hash
+                size = read
+            }
             node.statuses[index].size = size
             filesHashed.add(1, ordering: .relaxed)
             if scanner.knownHash != nil { hashedPaths.withLock { $0.append(relative) } }
@@ -199,6 +237,7 @@ final class ScanNode: @unchecked Sendable {
     var names: [String] = []
     var statuses: UnsafeMutableBufferPointer<FileStatus> = .init(start: nil, count: 0)
     var hashes: UnsafeMutableBufferPointer<ContentHash> = .init(start: nil, count: 0)
+    var chunkLists: UnsafeMutableBufferPointer<ChunkList?> = .init(start: nil, count: 0)
     var targets: [String?] = []
     var children: [ScanNode?] = []
 
@@ -213,6 +252,8 @@ final class ScanNode: @unchecked Sendable {
             repeating: FileStatus(kind: .unknown, permissions: 0, size: 0, modificationTime: 0, changeTime: 0))
         hashes = .allocate(capacity: count)
         hashes.initialize(repeating: .empty)
+        chunkLists = .allocate(capacity: count)
+        chunkLists.initialize(repeating: nil)
         targets = Array(repeating: nil, count: count)
         children = Array(repeating: nil, count: count)
     }
@@ -220,6 +261,8 @@ final class ScanNode: @unchecked Sendable {
     deinit {
         statuses.deallocate()
         hashes.deallocate()
+        _ = chunkLists.deinitialize()
+        chunkLists.deallocate()
     }
 
     /// Appends this directory's entries depth-first and returns its Merkle hash.
@@ -234,7 +277,8 @@ final class ScanNode: @unchecked Sendable {
                     path: relative, kind: status.kind, permissions: status.permissions,
                     size: status.kind == .directory ? 0 : status.size, hash: hashes[index],
                     modificationTime: status.modificationTime, changeTime: status.changeTime,
-                    inode: status.inode, device: status.device, linkTarget: targets[index]))
+                    inode: status.inode, device: status.device, linkTarget: targets[index],
+                    chunks: chunkLists[index]))
             if let child = children[index] {
                 entries[position].hash = child.flatten(into: &entries)
                 entries[position].descendantCount = entries.count - position - 1

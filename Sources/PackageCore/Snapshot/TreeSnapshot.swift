@@ -22,11 +22,15 @@ public struct SnapshotEntry: Sendable, Hashable {
     /// The stat data of the file this entry was last saved from (`pkgtool save SRC PKG`):
     /// a stat cache for the source, so that unchanged source files are not reread.
     public var source: SourceStamp?
+    /// A large regular file's content-defined chunks (files of at least
+    /// `ChunkingParameters.fileThreshold` bytes that were hashed with chunking, or whose
+    /// manifest record has them); nil otherwise. One reference: 8 bytes when absent.
+    public var chunks: ChunkList?
 
     public init(
         path: String, kind: FileKind, permissions: UInt32, size: Int64, hash: ContentHash,
         modificationTime: Int64 = 0, changeTime: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0,
-        descendantCount: Int = 0, linkTarget: String? = nil, source: SourceStamp? = nil
+        descendantCount: Int = 0, linkTarget: String? = nil, source: SourceStamp? = nil, chunks: ChunkList? = nil
     ) {
         self.path = path
         self.kind = kind
@@ -40,6 +44,7 @@ public struct SnapshotEntry: Sendable, Hashable {
         self.descendantCount = descendantCount
         self.linkTarget = linkTarget
         self.source = source
+        self.chunks = chunks
     }
 
     /// The last path component.

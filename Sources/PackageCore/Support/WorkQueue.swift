@@ -1,4 +1,3 @@
-import CSystemShims
 import Dispatch
 import Synchronization
 
@@ -112,5 +111,5 @@ public struct WorkQueue<Job: Sendable>: Sendable {
 
 /// The number of cores this process may use (its CPU affinity mask).
 public enum ProcessInfoCores {
-    public static var active: Int { Int(pkg_available_cpus()) }
+    public static var active: Int { Syscall.availableProcessors() }
 }

@@ -33,6 +33,7 @@ extension FileWrapper {
         set {
             state.withLock { node in
                 node.cachedHash = newValue
+                node.cachedChunks = nil
                 node.generation &+= 1
             }
             invalidateAncestorHashes()

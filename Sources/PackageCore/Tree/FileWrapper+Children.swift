@@ -182,9 +182,23 @@ extension FileWrapper {
     func invalidateContentHash() {
         state.withLock { node in
             node.cachedHash = nil
+            node.cachedChunks = nil
+            node.cachedDescendantCount = nil
             node.generation &+= 1
         }
         invalidateAncestorHashes()
+    }
+
+    /// The number of entries below this directory, all depths (0 for other kinds): counted
+    /// once, then cached until something below changes.
+    ///
+    /// - Complexity: O(directories edited since the last count) in memory; no disk access.
+    var descendantCount: Int {
+        if let cached = state.withLock({ $0.cachedDescendantCount }) { return cached }
+        var count = 0
+        for (_, child) in sortedChildren ?? [] { count += 1 + child.descendantCount }
+        state.withLock { $0.cachedDescendantCount = count }
+        return count
     }
 
     /// Forgets the hashes of the directories above this node (its own hash stays): what

@@ -37,10 +37,13 @@ extension FileWrapper {
         var pending: [PendingFile] = []
         collectUnhashedFilesOnDisk(into: &pending)
         if pending.isEmpty { return }
-        let hashes = try FileWrapper.hashFiles(pending.map(\.record), workers: workers)
-        for (file, hash) in zip(pending, hashes) {
+        let digests = try FileWrapper.hashFiles(pending.map(\.record), workers: workers)
+        for (file, digest) in zip(pending, digests) {
             file.node.state.withLock { node in
-                if node.generation == file.generation && node.diskRecord == file.record { node.cachedHash = hash }
+                if node.generation == file.generation && node.diskRecord == file.record {
+                    node.cachedHash = digest.hash
+                    node.cachedChunks = digest.chunks
+                }
             }
         }
     }
@@ -74,6 +77,7 @@ extension FileWrapper {
         }
         if let cached { return cached }
         let hash: ContentHash
+        var chunks: ChunkList?
         switch kind {
         case .directory:
             var builder = TreeHashBuilder()
@@ -85,15 +89,20 @@ extension FileWrapper {
             hash = ContentHash.of(Array((target ?? "").utf8))
         default:
             if let contents {
-                hash = ContentHash.of(contents)
+                let digest = FileWrapper.digest(of: contents)
+                (hash, chunks) = (digest.hash, digest.chunks)
             } else if let record {
-                hash = try FileWrapper.hashFile(record, worker: ScanWorker())
+                let digest = try FileWrapper.hashFile(record, worker: ScanWorker())
+                (hash, chunks) = (digest.hash, digest.chunks)
             } else {
                 hash = ContentHash.of(Data())
             }
         }
         state.withLock { node in
-            if node.generation == generation { node.cachedHash = hash }
+            if node.generation == generation {
+                node.cachedHash = hash
+                node.cachedChunks = chunks
+            }
         }
         return hash
     }
@@ -103,12 +112,12 @@ extension FileWrapper {
     ///
     /// - Complexity: one streamed read per file, in batches of up to 64 files or 8 MiB over
     ///   `workers` threads, each with its own 1 MiB buffer.
-    static func hashFiles(_ records: [DiskRecord], workers: Int) throws -> [ContentHash] {
+    static func hashFiles(_ records: [DiskRecord], workers: Int) throws -> [ChunkedDigest] {
         if records.count == 1 || workers <= 1 {
             let worker = ScanWorker()
             return try records.map { try hashFile($0, worker: worker) }
         }
-        let results = Mutex([ContentHash](repeating: .empty, count: records.count))
+        let results = Mutex([ChunkedDigest](repeating: ChunkedDigest(hash: .empty, size: 0, chunks: nil), count: records.count))
         var batches: [[Int]] = []
         var batch: [Int] = []
         var batchBytes: Int64 = 0
@@ -134,17 +143,26 @@ extension FileWrapper {
         return results.withLock { $0 }
     }
 
-    /// Streams one file through the worker's buffer and hasher.
-    static func hashFile(_ record: DiskRecord, worker: ScanWorker) throws -> ContentHash {
+    /// Streams one file through the worker's buffer and chunking hasher (a chunk list for
+    /// a large file, in the same pass).
+    static func hashFile(_ record: DiskRecord, worker: ScanWorker) throws -> ChunkedDigest {
         let file = try openVerified(record)
         file.adviseSequential()
-        let (hash, size) = try ContentHash.ofFile(
-            file, buffer: worker.buffer, expectedSize: record.status.size, hasher: worker.hasher)
-        guard size == record.status.size else {
+        let digest = try ContentHash.ofFileWithChunks(
+            file, buffer: worker.buffer, expectedSize: record.status.size, chunker: &worker.chunker)
+        guard digest.size == record.status.size else {
             throw FileSystemError(
                 .read, path: record.path,
-                reason: "it changed after the package was opened (\(record.status.size) bytes expected, \(size) read)")
+                reason: "it changed after the package was opened (\(record.status.size) bytes expected, \(digest.size) read)")
         }
-        return hash
+        return digest
+    }
+
+    /// The hash (and, when large enough, the chunk list) of bytes in memory.
+    static func digest(of contents: Data) -> ChunkedDigest {
+        var chunker = ChunkingHasher()
+        chunker.reset(expectedSize: Int64(contents.count))
+        contents.withUnsafeBytes { chunker.update($0) }
+        return chunker.finish()
     }
 }

@@ -30,8 +30,12 @@ extension FileWrapper {
             let index = cursor
             cursor += 1
             if let record = child.backingFile, let hash = manifest.cachedHash(at: index, status: record.status) {
+                let chunks = entries[index].chunks
                 child.state.withLock { node in
-                    if node.cachedHash == nil { node.cachedHash = hash }
+                    if node.cachedHash == nil {
+                        node.cachedHash = hash
+                        node.cachedChunks = chunks
+                    }
                 }
             }
             if child.isDirectory { child.prefillHashes(prefix: path, manifest: manifest, cursor: &cursor) }

@@ -47,6 +47,8 @@ extension FileWrapper {
             node.directoryEditedSinceRead = false
             node.filename = AtomicFile.split(path).name
             node.cachedHash = fresh.cachedHash
+            node.cachedChunks = nil
+            node.cachedDescendantCount = nil
             node.generation &+= 1
             return old
         }

@@ -54,11 +54,13 @@ extension FileWrapper {
             // Stat data only while it still describes the node: a directory edited in
             // memory is not the directory that was read.
             let status = (node.kind == .directory && node.directoryEditedSinceRead) ? nil : node.diskRecord?.status
-            return SnapshotEntry(
+            var entry = SnapshotEntry(
                 path: path, kind: node.kind, permissions: node.effectivePermissions, size: size,
                 hash: node.cachedHash ?? .empty, modificationTime: node.modificationTime ?? 0,
                 changeTime: status?.changeTime ?? 0, inode: status?.inode ?? 0, device: status?.device ?? 0,
                 linkTarget: node.linkTarget)
+            entry.chunks = node.cachedChunks
+            return entry
         }
     }
 }

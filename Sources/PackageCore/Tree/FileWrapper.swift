@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import Synchronization
 
 /// A file-system node in memory: a regular file, a directory of child wrappers, or a
@@ -86,6 +87,12 @@ public final class FileWrapper: Sendable {
         var modificationTime: Int64?
         /// The Merkle hash, once computed (or supplied by the manifest); nil means "compute".
         var cachedHash: ContentHash?
+        /// A large regular file's content-defined chunk list, computed with its hash (or
+        /// supplied by the manifest): what lets a save write only the changed chunks.
+        var cachedChunks: ChunkList?
+        /// A directory's number of entries beneath it (all depths), once counted; forgotten
+        /// with the hash, so a tree's size is known after an edit in O(depth), not O(n).
+        var cachedDescendantCount: Int?
         /// Bumped whenever the cached hash is invalidated: a hash computed from an older
         /// state is not cached (another thread may have changed the tree meanwhile).
         var generation: UInt64 = 0
@@ -217,6 +224,21 @@ public final class FileWrapper: Sendable {
 struct DiskRecord: Sendable, Equatable {
     var path: String
     var status: FileStatus
+    /// For a directory: its modification time was too recent, when it was stat'ed, to prove
+    /// that nothing changed within the same clock tick since (file timestamps advance in
+    /// coarse ticks). A save then lists it rather than trust the stat (git's racy rule).
+    var racy = false
+
+    init(path: String, status: FileStatus) {
+        self.path = path
+        self.status = status
+        if status.kind == .directory {
+            racy = Self.isRacy(status.modificationTime, now: Syscall.clockNanoseconds(CLOCK_REALTIME))
+        }
+    }
+
+    /// Whether a timestamp is within the racy window before `now` (or after it).
+    static func isRacy(_ time: Int64, now: Int64) -> Bool { now - time < 50_000_000 }
 
     /// Whether `current` (an `fstat` of the file at `path`) shows the same bytes as `status`.
     ///

@@ -86,6 +86,10 @@ enum SaveCommand: Command {
             "written         \(s.filesWritten) files, \(s.bytesWritten) bytes",
             "linked          \(s.filesLinked) files\(s.reusedPrevious ? " (the kept previous version updated)" : "")",
         ]
+        if s.filesPatched + s.filesCloned > 0 {
+            lines.append(
+                "chunks          \(s.filesPatched) files patched in place, \(s.filesCloned) cloned; \(s.bytesPatched) changed bytes")
+        }
         if s.filesCopiedForLinks > 0 {
             lines.append("copied          \(s.filesCopiedForLinks) files, \(s.bytesCopiedForLinks) bytes (no hard links here)")
         }
@@ -106,7 +110,8 @@ enum SaveCommand: Command {
         .object([
             ("source", .string(source)), ("package", .string(package)), ("strategy", .string(s.strategy.rawValue)),
             ("unchanged", .bool(s.unchanged)), ("files_written", .int(s.filesWritten)),
-            ("bytes_written", .int(s.bytesWritten)), ("files_linked", .int(s.filesLinked)),
+            ("bytes_written", .int(s.bytesWritten)), ("files_patched", .int(s.filesPatched)),
+            ("files_cloned", .int(s.filesCloned)), ("bytes_patched", .int(s.bytesPatched)), ("files_linked", .int(s.filesLinked)),
             ("files_copied_for_links", .int(s.filesCopiedForLinks)),
             ("bytes_copied_for_links", .int(s.bytesCopiedForLinks)),
             ("symlinks_written", .int(s.symbolicLinksWritten)), ("directories_created", .int(s.directoriesCreated)),

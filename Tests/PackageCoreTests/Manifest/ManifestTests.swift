@@ -150,4 +150,29 @@ struct ManifestTests {
             #expect(rescan.result.filesHashed == 21, "every file is read when the manifest is not trusted")
         }
     }
+
+    @Test("the index and each delta record the package identity they were written for")
+    func packageIdentity() throws {
+        let directory = try TemporaryDirectory("identity")
+        try makePackage(directory.path)
+        let root = try FileSystem.status(directory.path).inode
+        let scan = try PackageScan.scan(directory.path)
+        try PackageManifest.writeIndex(scan.snapshot, packagePath: directory.path, durability: .none, packageIdentity: root)
+        var manifest = try #require(try PackageManifest.load(packagePath: directory.path))
+        #expect(manifest.basePackageIdentity == root && manifest.lastDeltaPackageIdentity == nil)
+        #expect(manifest.packageIdentity == root)
+        #expect(PackageManifest(recording: scan.snapshot, packageIdentity: root).head.baseChecksum == manifest.head.baseChecksum)
+
+        let delta = manifest.encodedDelta(
+            upserts: [], removals: [], newRootHash: scan.snapshot.rootHash, newEntryCount: scan.snapshot.entries.count,
+            relinkWindow: nil, packageIdentity: root + 1)
+        try AtomicFile.write(delta.bytes, to: directory.url(".pkgtool/\(delta.name)"), durability: .none)
+        manifest = try #require(try PackageManifest.load(packagePath: directory.path))
+        #expect(manifest.basePackageIdentity == root && manifest.lastDeltaPackageIdentity == root + 1)
+        #expect(manifest.packageIdentity == root + 1)
+
+        // Version 1 files had a reserved zero there: unknown.
+        try PackageManifest.writeIndex(scan.snapshot, packagePath: directory.path, durability: .none)
+        #expect(try PackageManifest.load(packagePath: directory.path)?.packageIdentity == 0)
+    }
 }

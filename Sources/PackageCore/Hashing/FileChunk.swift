@@ -1,0 +1,48 @@
+/// One content-defined chunk of a file: where it lies and the XXH3-128 of its bytes.
+public struct FileChunk: Sendable, Hashable {
+    public var offset: Int64
+    public var length: Int64
+    public var hash: ContentHash
+
+    public init(offset: Int64, length: Int64, hash: ContentHash) {
+        self.offset = offset
+        self.length = length
+        self.hash = hash
+    }
+
+    /// The offset just past the chunk.
+    public var end: Int64 { offset + length }
+    public var range: Range<Int64> { offset..<end }
+}
+
+/// A large file's chunks, in order, covering it from offset 0 without gaps.
+///
+/// One array reference: an entry without a list costs 8 bytes of nil.
+public struct ChunkList: Sendable, Hashable, RandomAccessCollection {
+    public let chunks: [FileChunk]
+
+    /// Chunks in order; each must start where the previous one ended, the first at 0.
+    public init(_ chunks: [FileChunk]) {
+        precondition(Self.isContiguous(chunks), "chunks must cover the file in order, from offset 0")
+        self.chunks = chunks
+    }
+
+    /// Chunks already known to be contiguous from 0 (a decoder that built the offsets).
+    init(contiguous chunks: [FileChunk]) { self.chunks = chunks }
+
+    static func isContiguous(_ chunks: [FileChunk]) -> Bool {
+        var expected: Int64 = 0
+        for chunk in chunks {
+            guard chunk.offset == expected, chunk.length > 0 else { return false }
+            expected = chunk.end
+        }
+        return true
+    }
+
+    public var startIndex: Int { chunks.startIndex }
+    public var endIndex: Int { chunks.endIndex }
+    public subscript(position: Int) -> FileChunk { chunks[position] }
+
+    /// The bytes the chunks cover: the file's size.
+    public var totalLength: Int64 { chunks.last?.end ?? 0 }
+}
