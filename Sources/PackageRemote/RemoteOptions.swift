@@ -5,8 +5,9 @@ public struct RemoteOptions: Sendable {
     /// pushes, the version each package was last synced with.
     public var cacheDirectory: String
     public var chunking: Chunking
-    /// Bytes of blobs a pack holds at most (8 MiB): one PUT each. Packs are streamed from
-    /// the package's files, never held in memory, so their size costs no memory.
+    /// Bytes of blobs a pack holds at most (8 MiB; a single larger blob gets a pack of its
+    /// own): one PUT each. Packs are streamed from the package's files, never held in
+    /// memory, so their size costs no memory.
     public var packSize: Int
     /// Threads reading and hashing files for a push (each with one chunk buffer).
     public var readers: Int
@@ -22,7 +23,7 @@ public struct RemoteOptions: Sendable {
         self.configuration = configuration
         self.cacheDirectory = cacheDirectory ?? LocalCache.defaultRoot(S3Configuration.currentEnvironment())
         self.chunking = chunking
-        self.packSize = max(packSize, Int(chunking.maximumPiece))
+        self.packSize = max(packSize, 1)
         self.readers = max(1, readers)
         self.workers = max(1, workers)
         self.cancellation = cancellation

@@ -77,8 +77,8 @@ import Testing
         // The next push sends only what did not arrive.
         let second = try PackageRemote.push(source, to: fixture.location, options: options(fixture, device: "a", server: server, rate: nil))
         #expect(second.createdVersion)
-        #expect(second.packsResumed >= 3)
-        #expect(second.bytesUploaded <= 9 << 20)
+        #expect(second.packsResumed >= 2)
+        #expect(second.bytesUploaded <= 10 << 20)
         #expect(second.bytesUploaded > 0)
         let pulled = try PackageRemote.pull(fixture.location, to: fixture.path("old"), options: check)
         #expect(pulled.version.id == second.version.id)
@@ -94,8 +94,8 @@ import Testing
         let destination = fixture.path("copy")
         _ = try PackageRemote.pull(fixture.location, to: destination, options: options(fixture, device: "b", server: server, rate: nil))
 
-        // 8 of the media file's 12 MiB change: its 4 other pieces come from DEST, the new ones
-        // are fetched as single blobs (streamed to the engine), the page is assembled.
+        // 8 of the media file's 12 MiB change: its chunks outside the change come from DEST, the
+        // new ones are fetched as single blobs (streamed to the engine), the page is assembled.
         try fixture.overwrite(source + "/media/movie.mp4", at: 2 << 20, count: 8 << 20, seed: 43)
         try Files.write(source + "/pages/a/page0.json", "{\"new\": true}")
         let second = try PackageRemote.push(source, to: fixture.location, options: options(fixture, device: "a", server: server, rate: nil))
@@ -104,7 +104,7 @@ import Testing
         let progress = ProgressManager(totalCount: 1)
         let pullOptions = options(fixture, device: "b", server: server)
         let location = fixture.location
-        let failure = Self.killDuring(server, trigger: { progress.summary(of: ProgressManager.Properties.CompletedByteCount.self) >= 4 << 20 }) {
+        let failure = Self.killDuring(server, trigger: { progress.summary(of: ProgressManager.Properties.CompletedByteCount.self) >= 6 << 20 }) {
             _ = try PackageRemote.pull(location, to: destination, options: pullOptions, progress: progress.subprogress(assigningCount: 1))
         }
         #expect((failure as? RemoteError)?.kind == .unreachable, "\(String(describing: failure))")
@@ -115,7 +115,7 @@ import Testing
         let resumed = try PackageRemote.pull(fixture.location, to: destination, options: options(fixture, device: "b", server: server, rate: nil))
         #expect(resumed.version.id == second.version.id)
         #expect(resumed.blobsResumed >= 3)
-        #expect(resumed.blobsFromDestination == 4)
+        #expect(resumed.blobsFromDestination >= 1)
         #expect(resumed.bytesDownloaded < 8 << 20)
         #expect(try RemoteFixture.rootHash(destination) == second.version.rootHash)
         #expect(try FileSystem.statusIfExists(fixture.path(".copy.pkgtool-pull")) == nil)

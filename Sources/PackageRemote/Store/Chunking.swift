@@ -1,33 +1,40 @@
 import PackageCore
 
-/// How files are cut into the blobs a remote stores: the seam where PackageCore's
-/// content-defined chunker plugs in (issue 13, branch `chunks`).
+/// How files are cut into the blobs a remote stores: PackageCore's content-defined chunks
+/// (Specs/hashing.md: FastCDC-style Gear cuts, 256 KiB minimum, about 1 MiB average, 4 MiB
+/// maximum, for files of 4 MiB and more); smaller files are one blob.
 ///
-/// Until it lands, files above `wholeFileLimit` are cut into fixed pieces of
-/// `fixedChunkSize` (1 MiB): a change made in place (a media editor rewriting a header, a
-/// track, a tail) then costs the pieces it touches, but an insertion shifts every later
-/// piece. Content-defined boundaries fix that without changing anything else here: a
-/// remote may hold blobs of both kinds (each blob is named by its own SHA-256), only
-/// deduplication across the switch is lost.
+/// The same cuts as the package's manifest records, so a push usually finds them in the scan
+/// it made anyway (`SnapshotEntry.chunks`) and reads nothing to cut; an insertion in a media
+/// file shifts only the chunks around it, not every later one. Blobs are named by their
+/// bytes: a remote may hold blobs cut otherwise (the fixed 1 MiB pieces of the first
+/// version of this code), only deduplication across the two is lost.
 public struct Chunking: Sendable, Equatable {
-    /// Files up to this size are one blob.
-    public var wholeFileLimit: Int64
-    public var fixedChunkSize: Int64
+    public var parameters: ChunkingParameters
 
-    public init(wholeFileLimit: Int64 = 1 << 20, fixedChunkSize: Int64 = 1 << 20) {
-        self.wholeFileLimit = wholeFileLimit
-        self.fixedChunkSize = fixedChunkSize
+    public init(parameters: ChunkingParameters = .standard) {
+        self.parameters = parameters
     }
 
-    /// The largest piece this policy makes: the least a pack buffer must hold.
-    public var maximumPiece: Int64 { max(wholeFileLimit, fixedChunkSize) }
+    /// The largest piece this policy makes: the least a read buffer must hold.
+    public var maximumPiece: Int64 { max(parameters.fileThreshold, Int64(parameters.maximumSize)) }
 
-    /// The byte ranges of the file open as `descriptor`, `size` bytes long, in order.
-    /// An empty file has none.
-    /// - Complexity: no I/O for fixed pieces (a content-defined chunker reads the file once).
-    func pieces(of descriptor: borrowing FileDescriptor, size: Int64) throws -> [Range<Int64>] {
+    /// Files below this size are one blob.
+    var wholeFileLimit: Int64 { parameters.fileThreshold - 1 }
+
+    /// The byte ranges of the file open as `descriptor`, `size` bytes long, in order. An
+    /// empty file has none. `known` is the chunk list a scan or manifest has for the file.
+    /// - Complexity: nothing read when the file is small or `known` covers it; otherwise one
+    ///   read of the file through the chunker.
+    func pieces(of descriptor: borrowing FileDescriptor, size: Int64, known: ChunkList?) throws -> [Range<Int64>] {
         guard size > 0 else { return [] }
-        guard size > wholeFileLimit else { return [0..<size] }
-        return stride(from: Int64(0), to: size, by: Int(fixedChunkSize)).map { $0..<min($0 + fixedChunkSize, size) }
+        guard size >= parameters.fileThreshold else { return [0..<size] }
+        // A scan's lists are cut with the standard parameters; other ones cut afresh.
+        if let known, parameters == .standard, known.totalLength == size { return known.map(\.range) }
+        var chunker = ChunkingHasher(parameters: parameters)
+        let digest = try ContentHash.ofFileWithChunks(
+            descriptor, buffer: ChunkBuffer(), expectedSize: size, chunker: &chunker)
+        guard let chunks = digest.chunks, chunks.totalLength == size else { return [0..<size] }
+        return chunks.map(\.range)
     }
 }

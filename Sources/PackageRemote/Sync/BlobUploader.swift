@@ -19,6 +19,8 @@ final class BlobUploader: Sendable {
         var relativePath: String
         var size: Int64
         var contentHash: ContentHash
+        /// The chunk list the scan found (files of 4 MiB or more), if any.
+        var chunks: ChunkList?
     }
 
     /// Where a blob is, or will be once its pack has a name.
@@ -113,7 +115,7 @@ final class BlobUploader: Sendable {
             var places: [Place] = []
             var alreadyHeld: Int64 = 0  // bytes the remote holds: done as soon as read
             fileHasher.reset()
-            for piece in try options.chunking.pieces(of: file, size: work.size) {
+            for piece in try options.chunking.pieces(of: file, size: work.size, known: work.chunks) {
                 let length = Int(piece.count)
                 let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
                 guard try file.readFully(into: bytes, at: piece.lowerBound) == length else { throw Self.changed(shown) }

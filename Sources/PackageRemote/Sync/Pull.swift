@@ -103,7 +103,7 @@ enum PullOperation {
         }
         var needed: [FileKey: RemoteEntry] = [:]
         var neededOrder: [FileKey] = []
-        var pieceSources: [String] = []  // DEST files whose unchanged pieces may serve
+        var pieceSources: [SnapshotEntry] = []  // DEST files whose unchanged pieces may serve
         for entry in manifest.entries where entry.kind == .regular && entry.size > 0 {
             let key = FileKey(entry.contentHash, entry.size)
             if let old = currentByPath[entry.path], old.hash == entry.contentHash, old.size == entry.size { continue }
@@ -112,7 +112,7 @@ enum PullOperation {
                 neededOrder.append(key)
             }
             if let old = currentByPath[entry.path], old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit {
-                pieceSources.append(old.path)
+                pieceSources.append(old)
             }
         }
 
@@ -293,19 +293,20 @@ enum PullOperation {
         var length: Int
     }
 
-    /// Cuts DEST's files at `paths` into pieces as a push would and names each by its
-    /// SHA-256: the pieces a changed large file can take from its old copy.
+    /// Cuts DEST's `files` into pieces as a push would (with the chunk lists its scan found)
+    /// and names each by its SHA-256: the pieces a changed large file can take from its old
+    /// copy.
     /// - Complexity: one read of each file, SHA-256 of every byte.
-    static func indexLocalPieces(_ paths: [String], destination: String, options: RemoteOptions, buffer: ChunkBuffer)
-        throws -> [SHA256Digest: LocalPiece]
-    {
+    static func indexLocalPieces(
+        _ files: [SnapshotEntry], destination: String, options: RemoteOptions, buffer: ChunkBuffer
+    ) throws -> [SHA256Digest: LocalPiece] {
         let hasher = SHA256Hasher()
         var pieces: [SHA256Digest: LocalPiece] = [:]
-        for path in paths {
-            let full = PackageLayout.joined(destination, path)
+        for file in files {
+            let full = PackageLayout.joined(destination, file.path)
             guard let source = try? FileDescriptor.open(full, options: [.noFollow]) else { continue }
             let size = try source.status().size
-            for piece in try options.chunking.pieces(of: source, size: size) {
+            for piece in try options.chunking.pieces(of: source, size: size, known: file.chunks) {
                 let length = Int(piece.count)
                 let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
                 guard try source.readFully(into: bytes, at: piece.lowerBound) == length else { break }

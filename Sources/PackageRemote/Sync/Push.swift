@@ -84,7 +84,8 @@ enum PushOperation {
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
             if filesByContent[FileKey(entry.hash, entry.size)] == nil {
                 workIndex[index] = work.count
-                work.append(BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash))
+                work.append(
+                    BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash, chunks: entry.chunks))
             }
         }
         let units = work.reduce(0) { $0 + BlobUploader.units($1.size) }
