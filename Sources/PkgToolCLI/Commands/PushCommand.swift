@@ -15,7 +15,8 @@ enum PushCommand: Command {
         positionals: 2...2,
         details: """
             Only what the remote lacks is sent: files of the previous version are not read
-            again, new or changed files are cut into blobs (1 MiB pieces of large files) and
+            again, new or changed files are cut into blobs (content-defined chunks of about
+            1 MiB for files of 4 MiB or more) and
             only blobs the remote does not hold travel, packed by 4 MiB. An unchanged package
             costs one request. The remote's head moves by compare-and-swap: if it is not the
             version PKG was last pushed as or pulled from, or another push moves it first,
