@@ -16,9 +16,8 @@ enum PushCommand: Command {
         details: """
             Only what the remote lacks is sent: files of the previous version are not read
             again, new or changed files are cut into blobs (content-defined chunks of about
-            1 MiB for files of 4 MiB or more) and
-            only blobs the remote does not hold travel, packed by 4 MiB. An unchanged package
-            costs one request. The remote's head moves by compare-and-swap: if it is not the
+            1 MiB for files of 4 MiB or more) and only blobs the remote does not hold travel,
+            packed by 8 MiB. An unchanged package costs one request. The remote's head moves by compare-and-swap: if it is not the
             version PKG was last pushed as or pulled from, or another push moves it first,
             the push is refused (exit 1) and nothing is lost: pull (into another directory to
             keep these changes), then push again. --force makes PKG the next version anyway
