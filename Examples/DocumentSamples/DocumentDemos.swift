@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Observation
+import PackageCore
 import PackageDocument
 
 /// Runs the samples in ways tests measure from outside: memory while streaming a large

@@ -11,6 +11,8 @@ public struct DocumentReadConfiguration: Sendable {
     /// it to the next `FileWrapperDocumentWriter` as the previous version.
     let fileWrapperHandoff: FileWrapperHandoff
 
+    /// A configuration for reading `fileURL` as `contentType` (for tests and custom hosts;
+    /// `DocumentSession` makes its own).
     public init(contentType: UTType, fileURL: URL? = nil) {
         self.init(contentType: contentType, fileURL: fileURL, fileWrapperHandoff: FileWrapperHandoff())
     }
@@ -44,6 +46,7 @@ public struct DocumentWriteConfiguration: Sendable {
     /// The document's current file when this write replaces it in place, so that unchanged
     /// parts can be reused (the incremental save engine); nil otherwise.
     public var originalContentsURL: URL?
+    /// Why the document is written: save, autosave, save as or export.
     public var operation: DocumentSaveOperation
     /// How hard the write works to survive a power loss (fsyncs).
     public var durability: Durability
@@ -57,6 +60,8 @@ public struct DocumentWriteConfiguration: Sendable {
     /// The host's running write, told when this writer's engine starts writing.
     let saveRun: SaveRun?
 
+    /// A configuration for one write (for tests and custom hosts; `DocumentSession` makes
+    /// its own); every parameter is the property of the same name.
     public init(
         contentType: UTType, fileURL: URL? = nil, originalContentsURL: URL? = nil,
         operation: DocumentSaveOperation = .save, durability: Durability = .full, cancellation: SaveCancellation? = nil

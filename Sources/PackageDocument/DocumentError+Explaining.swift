@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 extension DocumentError {
     /// Code, reason and suggestion for an error met underneath: the I/O layer's errors by

@@ -15,15 +15,26 @@ import Foundation
 public struct DocumentError: Error, CustomStringConvertible {
     /// The operation that was asked for.
     public enum Operation: String, Sendable {
-        case open, revert, save, autosave
+        /// Opening a file (`DocumentSession.open`).
+        case open
+        /// Rereading the document's file (`revert()`).
+        case revert
+        /// Saving to the document's file (`save()`).
+        case save
+        /// An autosave, which nobody awaits: it lands in `lastError`.
+        case autosave
+        /// Saving to a new location or type (`save(to:contentType:)`).
         case saveAs = "save as"
+        /// Writing a copy (`export(to:contentType:)`).
         case export
     }
 
     /// What went wrong, for a program to act on. Extensible: compare with the static members.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as the static member is spelled ("diskFull").
         public let name: String
         init(_ name: String) { self.name = name }
+        /// The name.
         public var description: String { name }
 
         /// The document has no file yet (a new document asked to `save()`).
@@ -60,11 +71,13 @@ public struct DocumentError: Error, CustomStringConvertible {
         public static let ioError = Code("ioError")
     }
 
+    /// What was asked for.
     public var operation: Operation
     /// The file the operation was about, when there is one.
     public var url: URL?
     /// The content type asked for, when it matters to the message (save as, export).
     public var contentType: UTType?
+    /// What went wrong, for a program to switch on.
     public var code: Code
     /// What was wrong, as a clause: "the disk is full (…)".
     public var reason: String
@@ -74,6 +87,8 @@ public struct DocumentError: Error, CustomStringConvertible {
     /// or other error of the document's reader or writer, `CancellationError`.
     public var underlyingError: (any Error)?
 
+    /// An error with every part given: for readers and writers that explain their own
+    /// failures in the host's terms.
     public init(
         _ operation: Operation, url: URL?, contentType: UTType? = nil, code: Code, reason: String,
         recoverySuggestion: String, underlyingError: (any Error)? = nil
@@ -124,6 +139,7 @@ public struct DocumentError: Error, CustomStringConvertible {
         return text
     }
 
+    /// The sentence a person reads: what was asked, what was wrong, what to do.
     public var description: String {
         whatWasAsked + ": " + reason + ". " + recoverySuggestion
     }
@@ -136,6 +152,8 @@ public struct DocumentError: Error, CustomStringConvertible {
 }
 
 extension DocumentError: LocalizedError {
+    /// The whole sentence (`description`), for code that shows `localizedDescription`.
     public var errorDescription: String? { description }
+    /// What was wrong (`reason`).
     public var failureReason: String? { reason }
 }

@@ -9,6 +9,9 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// while the save runs stay unsaved. Saves run one at a time, in order.
     /// - Throws: `DocumentError` (operation `.save`); the file keeps its last good version and
     ///   the edits stay pending for the next save.
+    /// - Complexity: a few `stat`s and the exclusive lock, then the writer: a package written
+    ///   with a `FileWrapperDocumentWriter` costs what changed (the save engine, journaled);
+    ///   another writer writes a staged copy, fsynced and swapped in with one `renameat2`.
     public func save() async throws {
         guard let url = configuration.fileURL else { throw record(DocumentError.noFileYet(.save)) }
         try await write(to: url, contentType: contentType, operation: .save)
@@ -16,6 +19,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
 
     /// Saves the document to `url` (as `contentType`, by default its current type), which
     /// it lives at from then on.
+    ///
+    /// - Throws: `DocumentError` (operation `.saveAs`); the document stays where it was.
+    /// - Complexity: the whole document is written (nothing there to reuse), through the
+    ///   save engine for a package, staged and swapped in for a file.
     public func save(to url: URL, contentType: UTType? = nil) async throws {
         try await write(to: url, contentType: contentType ?? self.contentType, operation: .saveAs)
     }
@@ -27,6 +34,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// Exporting a package document as `.zip` (a type it does not write itself) flattens
     /// it: the package is written into a staging folder beside `url`, packed into a ZIP
     /// archive that replaces `url` atomically, and the folder removed.
+    ///
+    /// - Throws: `DocumentError` (operation `.export`).
+    /// - Complexity: the whole document is written; a ZIP export also packs it (every file
+    ///   read once, compressed on all cores) and removes the staging folder.
     public func export(to url: URL, contentType: UTType) async throws {
         let writable = Content.writableContentTypes
         if contentType.conforms(to: .zip), !writable.contains(where: { contentType.conforms(to: $0) }) {
@@ -41,6 +52,8 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
 
     /// Saves if there are unsaved changes and a file to save to; errors are recorded in
     /// `lastError` (nobody awaits an autosave), and the edits stay pending.
+    ///
+    /// - Complexity: as `save()`; nothing when there is nothing to save.
     public func autosave() async {
         guard hasUnsavedChanges, let url = configuration.fileURL else { return }
         try? await write(to: url, contentType: contentType, operation: .autosave)

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// The write behind save, save as, autosave and export (Specs/document.md, "What the host
 /// guarantees").
@@ -250,7 +251,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
                 return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
                     .statistics
             case .archive:
-                try staged.packAsArchive(at: plan.destination.path, durability: plan.durability)
+                try staged.packAsArchive(at: plan.destination.path, durability: plan.durability, cancellation: plan.cancellation)
                 plan.progress.complete(count: 1)
                 return nil
             }

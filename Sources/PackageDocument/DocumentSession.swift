@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// A UI-free host for one document: what SwiftUI's `DocumentGroup` does for an app, minus
 /// the windows. It opens (reader in the background, `apply` on the main actor), saves,
@@ -83,11 +84,15 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     /// under a shared lock, and applies the snapshot on the main actor.
     ///
     /// - Parameters:
+    ///   - url: the document's file (a package is a directory).
     ///   - contentType: the type to read as; by default the readable type whose filename
     ///     extension matches, else the first package type for a directory or flat type for
     ///     a file.
     ///   - makeDocument: creates the (empty) document, as `DocumentGroup`'s closure does.
     /// - Throws: `DocumentError` (operation `.open`) wrapping the reader's error.
+    /// - Complexity: a `stat` of `url`, the shared lock (and recovery of an interrupted
+    ///   save, if any), then what the reader reads: for a package read as a `FileWrapper`,
+    ///   one listing per folder and one `lstat` per entry, files read on demand.
     public static func open(
         _ url: URL, contentType: UTType? = nil,
         makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
@@ -126,6 +131,8 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
 
     /// Rereads the document's file, discarding unsaved changes (pending snapshots included)
     /// and the undo history.
+    ///
+    /// - Complexity: as `open(_:contentType:makeDocument:)`, after any running save ends.
     public func revert() async throws {
         guard let url = configuration.fileURL else {
             throw record(

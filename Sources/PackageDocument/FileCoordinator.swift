@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PackageCore
 
 /// Coordinates access to a document's file with other threads and processes, in the shape
 /// of `NSFileCoordinator` (which Linux lacks).
@@ -13,8 +14,11 @@ import Foundation
 ///
 /// Get one from `URLDocumentConfiguration.makeFileCoordinator()` for each access.
 public final class FileCoordinator: Sendable {
+    /// Options of a coordinated read, as `NSFileCoordinator`'s; none changes what is locked.
     public struct ReadingOptions: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// Accepted for source compatibility; reads always see the saved state.
         public static let withoutChanges = ReadingOptions(rawValue: 1 << 0)
@@ -24,12 +28,20 @@ public final class FileCoordinator: Sendable {
         public static let immediatelyAvailableMetadataOnly = ReadingOptions(rawValue: 1 << 2)
     }
 
+    /// Options of a coordinated write, as `NSFileCoordinator`'s; every write takes the
+    /// exclusive lock, whichever is given.
     public struct WritingOptions: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
+        /// The item will be deleted. Accepted for source compatibility.
         public static let forDeleting = WritingOptions(rawValue: 1 << 0)
+        /// The item will be moved. Accepted for source compatibility.
         public static let forMoving = WritingOptions(rawValue: 1 << 1)
+        /// The item's contents will be merged with others. Accepted for source compatibility.
         public static let forMerging = WritingOptions(rawValue: 1 << 2)
+        /// The item will be replaced. Accepted for source compatibility.
         public static let forReplacing = WritingOptions(rawValue: 1 << 3)
     }
 
@@ -72,6 +84,9 @@ public final class FileCoordinator: Sendable {
     // MARK: Throwing variants
 
     /// Runs `body` with `url` while holding the shared lock, and returns what it returns.
+    ///
+    /// - Complexity: blocks until no writer holds the lock; an interrupted save of the
+    ///   package is recovered first, under the exclusive lock.
     public func coordinate<T>(
         readingItemAt url: URL, options: ReadingOptions = [], _ body: (URL) throws -> T
     ) throws -> T {
@@ -79,6 +94,8 @@ public final class FileCoordinator: Sendable {
     }
 
     /// Runs `body` with `url` while holding the exclusive lock, and returns what it returns.
+    ///
+    /// - Complexity: blocks until no reader or writer holds the lock.
     public func coordinate<T>(
         writingItemAt url: URL, options: WritingOptions = [], _ body: (URL) throws -> T
     ) throws -> T {

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// A writer built from a closure that turns a snapshot into a `FileWrapper`: the convenient
 /// way to write flat files and packages alike.

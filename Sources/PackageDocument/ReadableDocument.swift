@@ -3,6 +3,7 @@
 /// Open: `reader(configuration:)` → `read(from:progress:)` in the background →
 /// `apply(snapshot:previous:)` on the main actor.
 public protocol ReadableDocument: AnyObject {
+    /// The reader type: `FileWrapperDocumentReader` for packages, or one of your own.
     associatedtype Reader: DocumentReader
 
     /// The types this document opens.

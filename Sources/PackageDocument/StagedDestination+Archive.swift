@@ -7,9 +7,12 @@ extension StagedDestination {
     ///
     /// - Complexity: one read of every staged file, compressed on all cores; one archive
     ///   written (fsynced with `.full`) and renamed into place.
-    func packAsArchive(at archivePath: String, durability: Durability) throws {
+    /// A raised `cancellation` stops the packing before its next entry; the archive is then
+    /// left as it was.
+    func packAsArchive(at archivePath: String, durability: Durability, cancellation: SaveCancellation? = nil) throws {
         precondition(shape == .package, "only a staged package is packed")
-        _ = try ZipPacker.pack(destinationPath, to: archivePath, options: ZipPackOptions(durability: durability))
+        _ = try ZipPacker.pack(
+            destinationPath, to: archivePath, options: ZipPackOptions(durability: durability, cancellation: cancellation))
         discard()
     }
 }

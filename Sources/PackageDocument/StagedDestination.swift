@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// Where a writer that does not write atomically by itself writes: a hidden place beside
 /// the target, made by `StagedReplacement` (PackageCore's one "build beside, then swap in"),

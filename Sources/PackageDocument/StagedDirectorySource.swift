@@ -3,6 +3,8 @@
 /// *moved* into the package (`ContentOrigin.adopt`) instead of copied — the host owns the
 /// staging folder and nobody writes there any more, so the bytes the scan hashed are the
 /// bytes that move. Where the staging folder is on another file system, the engine copies.
+import PackageCore
+
 struct StagedDirectorySource: SaveSource {
     let directory: DirectorySource
 

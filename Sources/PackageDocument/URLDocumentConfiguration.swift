@@ -18,6 +18,8 @@ public final class URLDocumentConfiguration: Sendable, Observable {
     private let state: Mutex<State>
     private let registrar = ObservationRegistrar()
 
+    /// A configuration for a document at `fileURL` (nil: not saved yet) whose content was
+    /// last modified at `lastContentModificationDate`.
     public init(fileURL: URL?, lastContentModificationDate: Date? = nil) {
         state = Mutex(State(fileURL: fileURL, lastContentModificationDate: lastContentModificationDate))
     }

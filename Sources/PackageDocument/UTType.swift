@@ -79,8 +79,11 @@ public struct UTType: Hashable, Sendable, CustomStringConvertible {
     /// Whether documents of this type are directories shown as one item.
     public var isPackage: Bool { conforms(to: .package) }
 
+    /// The identifier.
     public var description: String { identifier }
 
+    /// Types are equal when their identifiers are.
     public static func == (lhs: UTType, rhs: UTType) -> Bool { lhs.identifier == rhs.identifier }
+    /// Hashes the identifier.
     public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 }

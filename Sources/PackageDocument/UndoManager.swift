@@ -16,8 +16,9 @@ public final class UndoManager {
     private var redoStack: [Action] = []
     private var pendingName = ""
 
-    /// Whether `undo()` or `redo()` is running (a registration then goes to the other stack).
+    /// Whether `undo()` is running (a registration then goes to the redo stack).
     public private(set) var isUndoing = false
+    /// Whether `redo()` is running (a registration then goes to the undo stack).
     public private(set) var isRedoing = false
 
     /// The most actions kept; 0 for no limit.
@@ -26,6 +27,7 @@ public final class UndoManager {
     /// Called after each registered change, undo and redo (the host's change count).
     var onChange: ((DocumentChange) -> Void)?
 
+    /// An undo manager with nothing to undo.
     public init() {}
 
     /// Registers `handler` to undo the change just made to `target`. Called while undoing,
@@ -59,9 +61,13 @@ public final class UndoManager {
         }
     }
 
+    /// Whether there is a change to undo.
     public var canUndo: Bool { !undoStack.isEmpty }
+    /// Whether there is an undone change to redo.
     public var canRedo: Bool { !redoStack.isEmpty }
+    /// The name of the change `undo()` would undo ("" when unnamed or none).
     public var undoActionName: String { undoStack.last?.name ?? "" }
+    /// The name of the change `redo()` would redo ("" when unnamed or none).
     public var redoActionName: String { redoStack.last?.name ?? "" }
 
     /// Undoes the last change.

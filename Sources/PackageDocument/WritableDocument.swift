@@ -3,6 +3,7 @@
 /// Save: `snapshot(contentType:)` on the main actor → `writer(configuration:)` →
 /// `write(content:to:previous:progress:)` in the background.
 public protocol WritableDocument: AnyObject {
+    /// The writer type: `FileWrapperDocumentWriter` for packages, or one of your own.
     associatedtype Writer: DocumentWriter
 
     /// The types this document saves and exports to.

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// Where a save, save as or export will write, resolved and checked before the document is
 /// asked for a snapshot: whatever can be found wrong before the document hands over its

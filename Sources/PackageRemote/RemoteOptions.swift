@@ -4,7 +4,8 @@ public struct RemoteOptions: Sendable {
     /// This machine's cache of remote state (`LocalCache`): manifests, packs of interrupted
     /// pushes, the version each package was last synced with.
     public var cacheDirectory: String
-    public var chunking: Chunking
+    /// How files are cut into blobs: PackageCore's content-defined chunks (Specs/remote.md).
+    package var chunking = Chunking()
     /// Bytes of blobs a pack holds at most (8 MiB; a single larger blob gets a pack of its
     /// own): one PUT each. Packs are streamed from the package's files, never held in
     /// memory, so their size costs no memory.
@@ -17,12 +18,11 @@ public struct RemoteOptions: Sendable {
     public var cancellation: TransferCancellation?
 
     public init(
-        configuration: S3Configuration, cacheDirectory: String? = nil, chunking: Chunking = Chunking(),
+        configuration: S3Configuration, cacheDirectory: String? = nil,
         packSize: Int = 8 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil
     ) {
         self.configuration = configuration
         self.cacheDirectory = cacheDirectory ?? LocalCache.defaultRoot(S3Configuration.currentEnvironment())
-        self.chunking = chunking
         self.packSize = max(packSize, 1)
         self.readers = max(1, readers)
         self.workers = max(1, workers)

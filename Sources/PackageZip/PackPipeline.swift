@@ -72,8 +72,13 @@ final class PackPipeline: Sendable {
     private let free: DispatchSemaphore
     private let nextJob = Atomic<Int>(0)
     private let cancelled = Atomic<Bool>(false)
+    /// The caller's cancellation, asked before each entry is written.
+    let cancellation: SaveCancellation?
 
-    init(entries: [PackEntry], root: Int32, source: String, level: Int, workers: Int) {
+    init(
+        entries: [PackEntry], root: Int32, source: String, level: Int, workers: Int, cancellation: SaveCancellation? = nil
+    ) {
+        self.cancellation = cancellation
         self.entries = entries
         var jobs: [ChunkJob] = []
         var firstJob: [Int] = []
@@ -240,6 +245,7 @@ final class PackPipeline: Sendable {
         var central = RecordBuilder(capacity: entries.count * 96 + 64)
         let hasher = ContentHasher()
         for (index, entry) in entries.enumerated() {
+            if cancellation?.isCancelled == true { throw CancellationError() }
             var header = EntryHeader(
                 name: entry.name, kind: entry.kind, permissions: entry.permissions,
                 modificationTime: entry.modificationTime, method: .stored, uncompressedSize: 0, localZip64: false)

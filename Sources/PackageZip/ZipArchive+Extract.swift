@@ -5,9 +5,13 @@ import Synchronization
 extension ZipArchive {
     /// What an extraction wrote.
     public struct ExtractReport: Sendable {
+        /// Regular files written.
         public var files: Int
+        /// Directories made (the destination itself not counted).
         public var directories: Int
+        /// Symbolic links made.
         public var links: Int
+        /// Bytes written into the files.
         public var bytes: Int64
     }
 
@@ -25,6 +29,8 @@ extension ZipArchive {
     /// normalises names) are refused, never written one over the other.
     ///
     /// - Parameters:
+    ///   - destination: the directory to create (or an empty one to fill).
+    ///   - workers: threads that inflate and write, every core by default.
     ///   - durability: `.full` fsyncs every file and directory before the rename.
     ///   - progress: called from worker threads with the bytes of each file written.
     /// - Throws: `ZipError` for twins on a folding destination; `FileSystemError` for I/O

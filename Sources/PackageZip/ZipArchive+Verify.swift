@@ -4,6 +4,7 @@ import Synchronization
 extension ZipArchive {
     /// What a verification read.
     public struct VerifyReport: Sendable {
+        /// Entries in the archive.
         public var entries: Int
         /// Uncompressed bytes checked.
         public var bytes: Int64
@@ -14,8 +15,10 @@ extension ZipArchive {
     /// Reads every entry's data and checks sizes, CRC-32 and our content hash (the
     /// structure was checked by `open`). Entries are read in parallel.
     ///
-    /// - Parameter progress: called from worker threads with the uncompressed bytes of each
-    ///   entry done.
+    /// - Parameters:
+    ///   - workers: threads that inflate and check, every core by default.
+    ///   - progress: called from worker threads with the uncompressed bytes of each
+    ///     entry done.
     /// - Throws: `ZipError` naming the first bad entry found.
     /// - Complexity: reads all compressed data once, in 1 MiB chunks, on `workers` threads;
     ///   memory is about 2 MiB per worker.
@@ -75,6 +78,8 @@ extension ZipArchive {
     }
 
     /// An entry's uncompressed bytes, checked. For small entries: the whole entry is held in memory.
+    ///
+    /// - Complexity: as `withContents(of:_:)`; memory: the entry's uncompressed size.
     public func contents(of entry: ZipEntry) throws -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Int(min(entry.uncompressedSize, 64 << 20)))

@@ -29,9 +29,10 @@ public final class ZipArchive: @unchecked Sendable {
     /// The archive comment (raw bytes decoded as UTF-8, repaired).
     public let comment: String
     /// Where the central directory starts: every entry ends at or before it.
-    public let centralDirectoryOffset: Int64
+    package let centralDirectoryOffset: Int64
     /// Whether the archive used ZIP64 end records.
     public let isZip64: Bool
+    /// The limits the archive was opened with; extraction checks them again.
     public let limits: ZipLimits
     let file: FileDescriptor
     /// The entries' paths as a tree (parents, implied directories): see `PathTree`.

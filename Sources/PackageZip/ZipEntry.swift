@@ -5,6 +5,7 @@ import PackageCore
 public struct ZipEntry: Sendable, Equatable {
     /// The relative path, "/"-separated, without a directory's trailing slash.
     public var path: String
+    /// Regular file, directory or symbolic link (other Unix types are read as files).
     public var kind: FileKind
     /// Permission bits (`0o777`): from the Unix mode when the archive records one (made on
     /// Unix or macOS, upper 16 bits of the external attributes not all zero), 0000 included;
@@ -14,8 +15,11 @@ public struct ZipEntry: Sendable, Equatable {
     /// Modification time, nanoseconds since the epoch (whole seconds: from the extended
     /// timestamp field 0x5455 when present, else from the DOS fields, read as UTC).
     public var modificationTime: Int64
+    /// How the data is compressed: stored or deflated.
     public var method: ZipMethod
+    /// The CRC-32 of the uncompressed bytes, as the headers declare it (checked on read).
     public var crc32: UInt32
+    /// The bytes the entry's data occupies in the archive.
     public var compressedSize: Int64
     /// The declared size; inflation is checked against it and never goes past it.
     public var uncompressedSize: Int64
@@ -25,12 +29,12 @@ public struct ZipEntry: Sendable, Equatable {
     /// A symbolic link's target (read and checked at open).
     public var linkTarget: String?
     /// Where the local header starts, and where the entry's data starts.
-    public var localHeaderOffset: Int64
-    public var dataOffset: Int64
+    package var localHeaderOffset: Int64
+    package var dataOffset: Int64
     /// Whether a data descriptor follows the data (general-purpose bit 3).
-    public var hasDataDescriptor: Bool
+    package var hasDataDescriptor: Bool
     /// Index in the central directory.
-    public var index: Int
+    package var index: Int
     /// Where the entry (data and descriptor) ends in the file.
     var endOffset: Int64
     /// The DOS (time, date) pair, kept for repack and the local-header check.

@@ -48,6 +48,7 @@ public struct ZipError: InputRejectedError, Sendable, Equatable {
         case reservedName
     }
 
+    /// Which rule the archive broke.
     public var kind: Kind
     /// The archive's path as given.
     public var archive: String
@@ -56,13 +57,15 @@ public struct ZipError: InputRejectedError, Sendable, Equatable {
     /// The reason, as a phrase ("CRC-32 is 1a2b3c4d, the header says 00000000").
     public var reason: String
 
-    public init(_ kind: Kind, archive: String, entry: String? = nil, _ reason: String) {
+    package init(_ kind: Kind, archive: String, entry: String? = nil, _ reason: String) {
         self.kind = kind
         self.archive = archive
         self.entry = entry
         self.reason = reason
     }
 
+    /// One line: `refused 'ARCHIVE': entry 'NAME': REASON`, control characters of the name
+    /// written as `\xNN` so that no name can forge a line of output.
     public var description: String {
         var text = "refused '\(archive)'"
         if let entry { text += ": entry '\(Self.printable(entry))'" }

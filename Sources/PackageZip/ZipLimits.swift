@@ -24,6 +24,7 @@ public struct ZipLimits: Sendable, Equatable {
     /// takes (PATH_MAX with the NUL; ENAMETOOLONG beyond).
     public var maximumLinkTargetLength: Int
 
+    /// Limits; every parameter is the property of the same name, the defaults those of `default`.
     public init(
         maximumEntries: Int = 1_000_000, maximumTotalSize: Int64 = 64 << 30, maximumEntrySize: Int64 = 64 << 30,
         maximumRatio: Double = 1100, ratioThreshold: Int64 = 64 << 20, maximumNameLength: Int = 4095,

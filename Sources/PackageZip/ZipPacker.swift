@@ -13,6 +13,8 @@ public struct ZipPackOptions: Sendable {
     /// raw instead of recompressed. When nil and `reuseExistingOutput` is set, the output
     /// itself serves, if it exists and opens cleanly.
     public var base: String?
+    /// Whether an existing output archive serves as the base when `base` is nil (the
+    /// default): repacking over an archive is incremental. False packs everything afresh.
     public var reuseExistingOutput: Bool
     /// A file (relative path) to put first, stored, with a bare local header: EPUB's and
     /// OpenDocument's `mimetype` rule.
@@ -37,12 +39,18 @@ public struct ZipPackOptions: Sendable {
     public var keepsPrevious: Bool
     /// Called on the writing thread with the input bytes of each entry written.
     public var progress: (@Sendable (Int64) -> Void)?
+    /// Raised to stop the pack before its next entry: `CancellationError`, and the output
+    /// is left as it was (nothing is swapped in).
+    public var cancellation: SaveCancellation?
 
+    /// Options; every parameter is the property of the same name.
     public init(
         level: Int = 6, workers: Int = ProcessInfoCores.active, base: String? = nil, reuseExistingOutput: Bool = true,
         first: String? = nil, modificationTime: Int64? = nil, durability: Durability = .none,
-        keepsPrevious: Bool = false, progress: (@Sendable (Int64) -> Void)? = nil
+        keepsPrevious: Bool = false, progress: (@Sendable (Int64) -> Void)? = nil,
+        cancellation: SaveCancellation? = nil
     ) {
+        self.cancellation = cancellation
         self.level = level
         self.workers = workers
         self.base = base
@@ -57,15 +65,21 @@ public struct ZipPackOptions: Sendable {
 
 /// What `ZipPacker.pack` wrote.
 public struct ZipPackReport: Sendable {
+    /// Entries written: files, directories and links.
     public var entries = 0
+    /// Regular files written.
     public var files = 0
+    /// Directory entries written (the source itself not counted).
     public var directories = 0
+    /// Symbolic links written.
     public var links = 0
     /// Uncompressed bytes of files and links.
     public var inputBytes: Int64 = 0
     /// The archive's size.
     public var archiveBytes: Int64 = 0
+    /// Entries compressed with deflate.
     public var deflated = 0
+    /// Entries stored as they are (incompressible, empty, or level 0).
     public var stored = 0
     /// Entries copied raw from the base archive.
     public var reused = 0
@@ -80,8 +94,9 @@ public struct ZipPackReport: Sendable {
 
 /// A usage problem with `pack`'s input (not a refused archive): exit status 2.
 public struct ZipPackError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the input, as one line.
     public var description: String
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// Writes a directory tree as a ZIP archive (Specs/zip.md, "What we write").
@@ -176,7 +191,8 @@ public enum ZipPacker {
         }
 
         let pipeline = PackPipeline(
-            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers))
+            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
+            cancellation: options.cancellation)
         if options.keepsPrevious {
             let reusedPrevious = try PreviousArchive.write(
                 to: output, sparing: base, permissions: 0o644, durability: options.durability

@@ -50,8 +50,11 @@ enum ZipFormat {
 
 /// The compression methods we name; only `stored` and `deflated` are read and written.
 public enum ZipMethod: Sendable, Equatable, CustomStringConvertible {
+    /// Method 0: the bytes as they are.
     case stored
+    /// Method 8: raw deflate.
     case deflated
+    /// Any other method number (bzip2 is 12, LZMA 14…), named only to refuse it.
     case other(UInt16)
 
     init(rawValue: UInt16) {
@@ -62,6 +65,7 @@ public enum ZipMethod: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The method number of the ZIP headers.
     public var rawValue: UInt16 {
         switch self {
         case .stored: return 0
@@ -70,6 +74,7 @@ public enum ZipMethod: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// "stored", "deflated", or the method's name and number ("bzip2 (method 12)").
     public var description: String {
         switch self {
         case .stored: return "stored"

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 import PackageTestSupport
 import Testing
 @testable import PackageDocument

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import PackageCore
 import PackageTestSupport
 import Synchronization
 import Testing

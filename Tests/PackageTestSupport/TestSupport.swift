@@ -120,15 +120,31 @@ public func runProgram(
     }
     // Read both pipes before waiting, so a chatty child never blocks on a full pipe.
     let errorData = LockedData()
-    let errorReader = Thread { errorData.set(error.fileHandleForReading.readDataToEndOfFile()) }
+    let errorReader = Thread { errorData.set(readToEndOfFile(error.fileHandleForReading)) }
     errorReader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let outputData = readToEndOfFile(output.fileHandleForReading)
     process.waitUntilExit()
     while !errorData.isSet { usleep(1000) }
     return (
         process.terminationStatus, String(decoding: outputData, as: UTF8.self),
         String(decoding: errorData.value, as: UTF8.self)
     )
+}
+
+/// Reads a pipe to its end with `read(2)`, retrying on `EINTR`; Foundation's
+/// `readDataToEndOfFile()` traps when a signal interrupts it.
+public func readToEndOfFile(_ handle: FileHandle) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    let descriptor = handle.fileDescriptor
+    while true {
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        if count > 0 {
+            data.append(contentsOf: buffer[..<count])
+        } else if count == 0 || errno != EINTR {
+            return data
+        }
+    }
 }
 
 private final class LockedData: @unchecked Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import PackageTestSupport
 
 @testable import PkgToolCLI
 
@@ -28,7 +29,7 @@ struct BenchCommandTests {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: readToEndOfFile(output.fileHandleForReading), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         #expect(text.hasPrefix("usage: pkgbench [--quick | --sweep] [options]"))
@@ -40,7 +41,7 @@ struct BenchCommandTests {
         wrong.standardOutput = FileHandle.nullDevice
         wrong.standardError = errors
         try wrong.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(decoding: readToEndOfFile(errors.fileHandleForReading), as: UTF8.self)
         wrong.waitUntilExit()
         #expect(wrong.terminationStatus == 2)
         #expect(message.hasPrefix("pkgbench: unknown option '--no-such-option'"))

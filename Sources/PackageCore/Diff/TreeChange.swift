@@ -1,7 +1,10 @@
 /// One difference between two snapshots, in git's name-status terms.
 public struct TreeChange: Sendable, Equatable {
+    /// The kind of difference, with git's name-status letter as its raw value.
     public enum Status: String, Sendable, Equatable, CaseIterable {
+        /// A path that exists only on the new side.
         case added = "A"
+        /// A path that exists only on the old side.
         case deleted = "D"
         /// Same path and kind; content or executable bit changed.
         case modified = "M"
@@ -11,12 +14,15 @@ public struct TreeChange: Sendable, Equatable {
         case typeChanged = "T"
     }
 
+    /// What kind of difference this is.
     public var status: Status
     /// The path on the new side (the old side's for deletions).
     public var path: String
     /// The old path of a rename.
     public var oldPath: String?
+    /// The entry on the old side (nil for an addition).
     public var oldEntry: SnapshotEntry?
+    /// The entry on the new side (nil for a deletion).
     public var newEntry: SnapshotEntry?
 
     /// For modifications: whether the bytes changed (as opposed to the executable bit only).

@@ -5,8 +5,8 @@
 /// the same offset: those bytes are already in place. A chunk the old file held elsewhere
 /// (an insertion or removal moved it) is `moved`: in place it must be written again, but
 /// its bytes need not travel. Everything else is `new`.
-public struct ChunkComparison: Sendable, Hashable {
-    public enum Status: Sendable, Hashable {
+package struct ChunkComparison: Sendable, Hashable {
+    package enum Status: Sendable, Hashable {
         case unchanged
         /// The old file holds these bytes as a chunk at `from`.
         case moved(from: Int64)
@@ -14,21 +14,21 @@ public struct ChunkComparison: Sendable, Hashable {
     }
 
     /// One status per chunk of the new list, in order.
-    public var statuses: [Status]
+    package var statuses: [Status]
     /// The byte ranges of the new file to write over the old one in place (adjacent
     /// chunks merged, in order). A size change is not in them: truncate or extend to `newSize`.
-    public var changedRanges: [Range<Int64>]
+    package var changedRanges: [Range<Int64>]
     /// The bytes in `changedRanges`.
-    public var changedBytes: Int64
+    package var changedBytes: Int64
     /// The bytes of the `new` chunks: content the old file does not have at all.
-    public var newBytes: Int64
-    public var oldSize: Int64
-    public var newSize: Int64
+    package var newBytes: Int64
+    package var oldSize: Int64
+    package var newSize: Int64
 
     /// Compares `new` with `old`.
     ///
     /// - Complexity: O(n + m) for n new and m old chunks (a merge by offset and a hash table).
-    public init(old: ChunkList, new: ChunkList) {
+    package init(old: ChunkList, new: ChunkList) {
         var oldOffsets: [ContentHash: Int64] = [:]
         oldOffsets.reserveCapacity(old.count)
         for chunk in old where oldOffsets[chunk.hash] == nil { oldOffsets[chunk.hash] = chunk.offset }
@@ -69,14 +69,14 @@ public struct ChunkComparison: Sendable, Hashable {
     }
 
     /// Whether the new file equals the old one (as far as the chunk hashes tell).
-    public var isIdentical: Bool { changedRanges.isEmpty && oldSize == newSize }
+    package var isIdentical: Bool { changedRanges.isEmpty && oldSize == newSize }
 
     /// The number of chunks that are not `unchanged`.
-    public var changedChunkCount: Int { statuses.count { $0 != .unchanged } }
+    package var changedChunkCount: Int { statuses.count { $0 != .unchanged } }
 
     /// Whether patching in place pays: the changed bytes are at most `fraction` of the new
     /// file (beyond that, writing it whole costs about the same and is simpler).
-    public func patchPays(maximumFraction fraction: Double = 0.5) -> Bool {
+    package func patchPays(maximumFraction fraction: Double = 0.5) -> Bool {
         Double(changedBytes) <= fraction * Double(max(newSize, 1))
     }
 }

@@ -1,11 +1,11 @@
 /// What one pass over a file's bytes yields: its content hash, its size and, when it is
 /// at least `ChunkingParameters.fileThreshold` long, its chunk list.
-public struct ChunkedDigest: Sendable, Hashable {
-    public var hash: ContentHash
-    public var size: Int64
-    public var chunks: ChunkList?
+package struct ChunkedDigest: Sendable, Hashable {
+    package var hash: ContentHash
+    package var size: Int64
+    package var chunks: ChunkList?
 
-    public init(hash: ContentHash, size: Int64, chunks: ChunkList?) {
+    package init(hash: ContentHash, size: Int64, chunks: ChunkList?) {
         self.hash = hash
         self.size = size
         self.chunks = chunks
@@ -22,7 +22,7 @@ public struct ChunkedDigest: Sendable, Hashable {
 /// minimum chunk size; later chunks use a second XXH3 state fed the same bytes.
 ///
 /// Non-copyable: it owns two XXH3 states and a 128-byte window buffer.
-public struct ChunkingHasher: ~Copyable {
+package struct ChunkingHasher: ~Copyable {
     private let fileHasher = ContentHasher()
     private let chunkHasher = ContentHasher()
     private let search: GearCutSearch
@@ -32,15 +32,15 @@ public struct ChunkingHasher: ~Copyable {
     /// False when the caller said the file is below the threshold: only the hash is computed.
     private var chunking = true
 
-    public init(parameters: ChunkingParameters = .standard) {
+    package init(parameters: ChunkingParameters = .standard) {
         search = GearCutSearch(parameters: parameters)
     }
 
-    public var parameters: ChunkingParameters { search.parameters }
+    package var parameters: ChunkingParameters { search.parameters }
 
     /// Starts a new file. With `expectedSize` below the threshold no chunk list is computed
     /// (a file that turns out larger then simply gets none).
-    public mutating func reset(expectedSize: Int64? = nil) {
+    package mutating func reset(expectedSize: Int64? = nil) {
         fileHasher.reset()
         chunkHasher.reset()
         offset = 0
@@ -50,13 +50,13 @@ public struct ChunkingHasher: ~Copyable {
     }
 
     /// The bytes fed so far.
-    public var count: Int64 { offset }
+    package var count: Int64 { offset }
 
     /// Feeds the next bytes of the file.
     ///
     /// - Complexity: O(bytes): the Gear search over the bytes past each chunk's minimum
     ///   size, and XXH3 over all of them (twice outside the first chunk).
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         guard chunking else {
             fileHasher.update(bytes)
@@ -77,7 +77,7 @@ public struct ChunkingHasher: ~Copyable {
 
     /// The file's hash, size and (from the threshold on) chunk list; the hasher is reset
     /// for the next file.
-    public mutating func finish() -> ChunkedDigest {
+    package mutating func finish() -> ChunkedDigest {
         let hash = fileHasher.digest()
         var list: ChunkList?
         if chunking && offset >= parameters.fileThreshold {

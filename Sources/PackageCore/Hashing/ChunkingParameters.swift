@@ -7,31 +7,31 @@ import CHashKernel
 /// none of a mask's bits set, FastCDC's "normalized chunking": a strict mask while the chunk
 /// is shorter than `targetSize`, a loose one after, never before `minimumSize` bytes
 /// and always at `maximumSize`. Cut points are a pure function of the bytes.
-public struct ChunkingParameters: Sendable, Hashable {
+package struct ChunkingParameters: Sendable, Hashable {
     /// No cut before a chunk holds this many bytes (the last chunk of a file may be shorter).
-    public var minimumSize: Int
+    package var minimumSize: Int
     /// Where the strict mask gives way to the loose one (FastCDC's "normal size").
-    public var targetSize: Int
+    package var targetSize: Int
     /// A chunk that reaches this length is cut there.
-    public var maximumSize: Int
+    package var maximumSize: Int
     /// Tested while the chunk is shorter than `targetSize` (20 bits: cuts are rarer there).
-    public var strictMask: UInt64
+    package var strictMask: UInt64
     /// Tested from `targetSize` on (19 bits, a subset of the strict ones).
-    public var looseMask: UInt64
+    package var looseMask: UInt64
     /// Files of at least this many bytes get a chunk list; smaller ones are one unit anyway.
-    public var fileThreshold: Int64
+    package var fileThreshold: Int64
 
     /// What pkgtool records: 256 KiB minimum, the masks switching at 768 KiB, 4 MiB
     /// maximum, for files from 4 MiB; chunks of random data average 1.0 MiB. (One mask bit
     /// of normalization, not FastCDC's two: a 1 MiB overwrite then changes 2.2 chunks on
     /// average and at most 5 in 400 trials, against 2.8 and 10 with two; see Specs/hashing.md.)
-    public static let standard = ChunkingParameters(
+    package static let standard = ChunkingParameters(
         minimumSize: 256 << 10, targetSize: 768 << 10, maximumSize: 4 << 20,
         strictMask: 0xACA8_8000_0000_0FFF, looseMask: 0xAC88_8000_0000_0FFF, fileThreshold: 4 << 20)
 
     /// Other sizes (tests use small ones to make many chunks cheaply). The masks should
     /// include the hash's low 8 bits, which the vector kernel filters on.
-    public init(
+    package init(
         minimumSize: Int, targetSize: Int, maximumSize: Int, strictMask: UInt64, looseMask: UInt64,
         fileThreshold: Int64
     ) {
@@ -47,20 +47,20 @@ public struct ChunkingParameters: Sendable, Hashable {
 
     /// The Gear table: entry v is the (v + 1)-th output of SplitMix64 from the state
     /// 0x706B676368756E6B ("pkgchunk"), as Specs/hashing.md writes down.
-    public static var gearTable: [UInt64] {
+    package static var gearTable: [UInt64] {
         withUnsafeBytes(of: pkg_gear_table) { Array($0.bindMemory(to: UInt64.self)) }
     }
 }
 
 /// Which Gear search is in use, for benchmarks and tests: a portable byte loop, or the
 /// AVX-512 (VBMI) filter. Both find the same cut points.
-public enum ChunkingKernel: Sendable {
+package enum ChunkingKernel: Sendable {
     case portable, avx512
 
-    public static var active: ChunkingKernel {
+    package static var active: ChunkingKernel {
         pkg_gear_active_kernel() == PKG_GEAR_KERNEL_AVX512 ? .avx512 : .portable
     }
 
     /// Forces the portable loop (for comparing the two).
-    public static func forcePortable(_ portable: Bool) { pkg_gear_force_portable(portable ? 1 : 0) }
+    package static func forcePortable(_ portable: Bool) { pkg_gear_force_portable(portable ? 1 : 0) }
 }

@@ -6,9 +6,12 @@ import CHashKernel
 /// 64 bits first. XXH3 is fast and well distributed but not cryptographic: it detects
 /// accidents, not forgeries (see Specs/hashing.md).
 public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The high 64 bits: the first 8 canonical bytes.
     public var high: UInt64
+    /// The low 64 bits: the last 8 canonical bytes.
     public var low: UInt64
 
+    /// A hash from its two 64-bit halves.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
@@ -70,6 +73,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
         withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { buffer.append(contentsOf: $0) }
     }
 
+    /// The 32 lowercase hex digits `xxhsum -H2` prints.
     public var description: String {
         var text = [UInt8](repeating: 0, count: 32)
         let digits = Array("0123456789abcdef".utf8)
@@ -82,6 +86,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// Orders hashes by their canonical bytes (high word first), for sorting.
     public static func < (lhs: ContentHash, rhs: ContentHash) -> Bool {
         (lhs.high, lhs.low) < (rhs.high, rhs.low)
     }
@@ -94,6 +99,7 @@ public struct ContentHash: Hashable, Sendable, Comparable, CustomStringConvertib
 public struct ContentHasher: ~Copyable {
     private let state: OpaquePointer
 
+    /// A hasher with nothing fed yet.
     public init() {
         guard let state = pkg_hash_create() else { fatalError("out of memory allocating an XXH3 state") }
         self.state = state
@@ -104,10 +110,12 @@ public struct ContentHasher: ~Copyable {
     /// Starts over, as if newly created.
     public func reset() { pkg_hash_reset(state) }
 
+    /// Feeds `bytes`; pieces of any size give the same digest as one whole.
     public func update(_ bytes: UnsafeRawBufferPointer) {
         pkg_hash_update(state, bytes.baseAddress, bytes.count)
     }
 
+    /// Feeds the bytes of a sequence (an array, `Data`, a string's UTF-8 view).
     public func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
             Array(bytes).withUnsafeBytes { update($0) }
@@ -125,13 +133,13 @@ public struct ContentHasher: ~Copyable {
 }
 
 /// Which XXH3 code path is in use, for benchmarks and diagnostics.
-public enum HashKernel: Sendable {
+package enum HashKernel: Sendable {
     case libxxhash, avx2
 
-    public static var active: HashKernel {
+    package static var active: HashKernel {
         pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2 ? .avx2 : .libxxhash
     }
 
     /// Forces the portable libxxhash path (for measuring it against the AVX2 one).
-    public static func forcePortable(_ portable: Bool) { pkg_hash_force_portable(portable ? 1 : 0) }
+    package static func forcePortable(_ portable: Bool) { pkg_hash_force_portable(portable ? 1 : 0) }
 }

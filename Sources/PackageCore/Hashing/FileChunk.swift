@@ -1,9 +1,13 @@
 /// One content-defined chunk of a file: where it lies and the XXH3-128 of its bytes.
 public struct FileChunk: Sendable, Hashable {
+    /// Where the chunk starts in the file.
     public var offset: Int64
+    /// The chunk's size in bytes (never 0).
     public var length: Int64
+    /// The XXH3-128 of the chunk's bytes.
     public var hash: ContentHash
 
+    /// A chunk at `offset`, `length` bytes long, whose bytes hash to `hash`.
     public init(offset: Int64, length: Int64, hash: ContentHash) {
         self.offset = offset
         self.length = length
@@ -12,6 +16,7 @@ public struct FileChunk: Sendable, Hashable {
 
     /// The offset just past the chunk.
     public var end: Int64 { offset + length }
+    /// The bytes the chunk covers.
     public var range: Range<Int64> { offset..<end }
 }
 
@@ -19,6 +24,7 @@ public struct FileChunk: Sendable, Hashable {
 ///
 /// One array reference: an entry without a list costs 8 bytes of nil.
 public struct ChunkList: Sendable, Hashable, RandomAccessCollection {
+    /// The chunks, in file order.
     public let chunks: [FileChunk]
 
     /// Chunks in order; each must start where the previous one ended, the first at 0.
@@ -39,8 +45,11 @@ public struct ChunkList: Sendable, Hashable, RandomAccessCollection {
         return true
     }
 
+    /// The first chunk's index (0).
     public var startIndex: Int { chunks.startIndex }
+    /// One past the last chunk's index.
     public var endIndex: Int { chunks.endIndex }
+    /// The chunk at `position`.
     public subscript(position: Int) -> FileChunk { chunks[position] }
 
     /// The bytes the chunks cover: the file's size.

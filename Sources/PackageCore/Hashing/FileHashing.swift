@@ -6,7 +6,7 @@ extension ContentHash {
     ///
     /// - Returns: the hash and the number of bytes read.
     /// - Complexity: one `read` per chunk; memory is `buffer` alone.
-    public static func ofFile(
+    package static func ofFile(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
         hasher: borrowing ContentHasher = ContentHasher()
     ) throws(FileSystemError) -> (hash: ContentHash, size: Int64) {
@@ -19,7 +19,7 @@ extension ContentHash {
     /// (as `xxhsum` does), and refusing anything that is not a regular file.
     ///
     /// FIFOs are opened non-blocking and refused, so a FIFO never hangs the caller.
-    public static func ofFile(
+    package static func ofFile(
         atPath path: String, relativeTo directory: Int32 = AT_FDCWD, buffer: ChunkBuffer
     ) throws(FileSystemError) -> (hash: ContentHash, status: FileStatus) {
         let file = try FileDescriptor.open(path, relativeTo: directory, options: .nonBlocking)
@@ -41,7 +41,7 @@ extension ContentHash {
     ///
     /// With `expectedSize` below the threshold the chunk search is skipped altogether.
     /// - Complexity: one `read` per `buffer.count` bytes; memory is `buffer` and the list.
-    public static func ofFileWithChunks(
+    package static func ofFileWithChunks(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
         chunker: inout ChunkingHasher
     ) throws(FileSystemError) -> ChunkedDigest {
@@ -64,7 +64,7 @@ extension ContentHash {
     ///
     /// - Complexity: one sequential read of the file, plus one `pread` of each chunk whose
     ///   expected bytes differ (and of the rest of its piece).
-    public static func ofFileWithChunks(
+    package static func ofFileWithChunks(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
         chunker: inout ChunkingHasher, previous: ChunkList?
     ) throws(FileSystemError) -> ChunkedDigest {
@@ -134,7 +134,7 @@ extension ContentHash {
 
     /// `ofFileWithChunks` for the regular file at `path` (a symbolic link given as `path`
     /// itself is followed, as `ofFile(atPath:)` does).
-    public static func ofFileWithChunks(
+    package static func ofFileWithChunks(
         atPath path: String, relativeTo directory: Int32 = AT_FDCWD, buffer: ChunkBuffer,
         parameters: ChunkingParameters = .standard
     ) throws(FileSystemError) -> (digest: ChunkedDigest, status: FileStatus) {

@@ -1,11 +1,17 @@
 /// What a tree entry is, as the Merkle hash records it: the kind plus the one mode bit
 /// that matters (owner-executable), the rule git follows.
 public enum EntryTag: UInt8, Sendable, Hashable {
+    /// A regular file whose owner-execute bit is clear ("f").
     case file = 0x66  // "f"
+    /// A regular file whose owner-execute bit is set ("x").
     case executableFile = 0x78  // "x"
+    /// A symbolic link ("l").
     case symbolicLink = 0x6C  // "l"
+    /// A directory ("d").
     case directory = 0x64  // "d"
 
+    /// The tag of an entry of `kind` with `permissions`; nil for a kind that is not package
+    /// content (FIFO, socket, device).
     public init?(kind: FileKind, permissions: UInt32) {
         switch kind {
         case .regular: self = permissions & 0o100 != 0 ? .executableFile : .file
@@ -23,7 +29,7 @@ public enum EntryTag: UInt8, Sendable, Hashable {
 /// equal exactly when they hold the same names with the same kinds, executable bits and
 /// contents, however they were built.
 public struct TreeHashBuilder: ~Copyable {
-    public static let domain: [UInt8] = Array("pkgtool-tree-v1".utf8) + [0]
+    package static let domain: [UInt8] = Array("pkgtool-tree-v1".utf8) + [0]
 
     private let hasher = ContentHasher()
     private var scratch: [UInt8] = []
@@ -31,6 +37,7 @@ public struct TreeHashBuilder: ~Copyable {
     private var previousName: String?
     #endif
 
+    /// A builder for a directory with no children yet.
     public init() {
         hasher.update(Self.domain)
         scratch.reserveCapacity(256)
@@ -52,6 +59,7 @@ public struct TreeHashBuilder: ~Copyable {
         hasher.update(scratch)
     }
 
+    /// The directory's hash, once every child was added.
     public consuming func finish() -> ContentHash { hasher.digest() }
 
     /// The hash of an empty directory.

@@ -16,9 +16,9 @@ public enum Durability: String, Sendable, CaseIterable {
 /// The new contents go to an unnamed file (`O_TMPFILE`) in the same directory, or to a
 /// hidden temporary name where the file system has no `O_TMPFILE`; it is fsynced, given a
 /// temporary name, renamed over the target, and the directory is fsynced.
-public enum AtomicFile {
+package enum AtomicFile {
     /// The marker in the names of temporaries, so that recovery can recognise litter.
-    public static let temporaryMarker = ".pkgtool-tmp-"
+    package static let temporaryMarker = ".pkgtool-tmp-"
 
     /// Writes `path` through `body`, which receives a descriptor open for writing.
     ///
@@ -28,7 +28,7 @@ public enum AtomicFile {
     ///   second name there, so that the rename frees no blocks and fails before, not after.
     /// - Complexity: the writes `body` makes, plus two fsyncs (file and directory) and a
     ///   rename, with `.full` durability.
-    public static func write(
+    package static func write(
         to path: String, permissions: UInt32 = 0o644, durability: Durability = .full,
         beforeReplacing: (borrowing FileDescriptor) throws -> Void = { _ in },
         _ body: (borrowing FileDescriptor) throws -> Void
@@ -78,7 +78,7 @@ public enum AtomicFile {
     }
 
     /// Writes `bytes` to `path` atomically.
-    public static func write(
+    package static func write(
         _ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644, durability: Durability = .full
     ) throws {
         try write(to: path, permissions: permissions, durability: durability) { file in

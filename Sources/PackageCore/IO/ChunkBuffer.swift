@@ -2,20 +2,20 @@
 ///
 /// Streaming code allocates one per worker and reuses it for every chunk, so memory
 /// stays at one buffer per thread whatever the file sizes. Not thread-safe: one owner.
-public final class ChunkBuffer {
+package final class ChunkBuffer {
     /// The chunk size of every streaming path: 1 MiB. Large enough that the syscall cost
     /// vanishes next to the copy, small enough for many workers and for coarse progress.
-    public static let defaultSize = 1 << 20
+    package static let defaultSize = 1 << 20
 
-    public let bytes: UnsafeMutableRawBufferPointer
+    package let bytes: UnsafeMutableRawBufferPointer
 
-    public init(size: Int = ChunkBuffer.defaultSize) {
+    package init(size: Int = ChunkBuffer.defaultSize) {
         bytes = .allocate(byteCount: size, alignment: 4096)
     }
 
     deinit { bytes.deallocate() }
 
-    public var count: Int { bytes.count }
+    package var count: Int { bytes.count }
 }
 
 extension FileDescriptor {
@@ -27,7 +27,7 @@ extension FileDescriptor {
     /// instead of two. A file that shrank meanwhile stops early.
     /// - Complexity: one `read` per chunk; memory is the buffer alone.
     @discardableResult
-    public func forEachChunk(
+    package func forEachChunk(
         using buffer: ChunkBuffer, expectedSize: Int64? = nil,
         _ body: (UnsafeRawBufferPointer) throws(FileSystemError) -> Void
     ) throws(FileSystemError) -> Int64 {

@@ -13,7 +13,7 @@ extension FileSystem {
     ///
     /// - Complexity: one `unlinkat` per entry and one listing per directory, spread over
     ///   `workers` threads.
-    public static func removeTree(
+    package static func removeTree(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, workers: Int
     ) throws(FileSystemError) {
         guard let status = try statusIfExists(path, relativeTo: directory) else { return }

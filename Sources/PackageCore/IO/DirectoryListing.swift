@@ -1,20 +1,20 @@
 import Glibc
 
 /// One name in a directory, with the kind the directory entry reports (`d_type`).
-public struct DirectoryEntry: Sendable, Hashable {
-    public var name: String
+package struct DirectoryEntry: Sendable, Hashable {
+    package var name: String
     /// `.unknown` when the file system does not fill `d_type`; `stat` tells then.
-    public var kind: FileKind
+    package var kind: FileKind
 }
 
 /// Lists directories with getdents64 into a reused buffer: no `DIR` streams, no per-entry
 /// allocation besides the name.
-public enum DirectoryListing {
+package enum DirectoryListing {
     /// The entries of an open directory, "." and ".." left out, in the kernel's order.
     ///
     /// Names must be valid UTF-8 (see Specs/hashing.md); others fail with a clear error.
     /// - Complexity: one `getdents64` per 32 KiB of entries.
-    public static func entries(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [DirectoryEntry] {
+    package static func entries(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [DirectoryEntry] {
         var result: [DirectoryEntry] = []
         let size = 32 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
@@ -52,7 +52,7 @@ public enum DirectoryListing {
     }
 
     /// The names in an open directory, "." and ".." left out.
-    public static func names(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [String] {
+    package static func names(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [String] {
         try entries(in: directory).map(\.name)
     }
 

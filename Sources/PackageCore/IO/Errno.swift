@@ -6,8 +6,10 @@ import Glibc
 /// A struct over the C value rather than an enum, so values we do not name survive intact.
 /// `name` gives the symbolic constant ("ENOENT") and `message` the C library's text.
 public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The C value, as `errno` holds it.
     public var rawValue: Int32
 
+    /// The error of C value `rawValue`, named or not.
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
     /// The value of the calling thread's `errno`.
@@ -22,6 +24,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     /// The C library's description, such as "No such file or directory".
     public var message: String { String(cString: strerror(rawValue)) }
 
+    /// The message and the name: "No such file or directory (ENOENT)".
     public var description: String { "\(message) (\(name))" }
 
     /// ENOENT.

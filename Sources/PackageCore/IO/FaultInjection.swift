@@ -1,13 +1,13 @@
 import Synchronization
 
 /// The steps of the I/O layer at which a fault can be injected.
-public enum IOStep: String, Sendable, CaseIterable {
+package enum IOStep: String, Sendable, CaseIterable {
     case open, create, read, write, sync, stat, readDirectory, readLink
     case rename, exchange, link, symlink, remove, removeDirectory, makeDirectory
     case setPermissions, setTimes, truncate, copy, lock
 
     /// Steps that change what is on disk. A crash can only matter between two of these.
-    public var isMutation: Bool {
+    package var isMutation: Bool {
         switch self {
         case .open, .read, .stat, .readDirectory, .readLink, .lock: return false
         default: return true
@@ -16,7 +16,7 @@ public enum IOStep: String, Sendable, CaseIterable {
 }
 
 /// What an injector makes a step do instead of its real work.
-public enum InjectedFault: Sendable, Equatable {
+package enum InjectedFault: Sendable, Equatable {
     /// The call fails with this errno, changing nothing.
     case error(Errno)
     /// A read or write transfers only part of what was asked (at least one byte).
@@ -29,13 +29,13 @@ public enum InjectedFault: Sendable, Equatable {
 /// The seam of the crash and error sweeps: every system call of the I/O layer that
 /// touches the disk asks the injector of the current task first. Implementations are
 /// called from any thread and must be thread-safe.
-public protocol IOFaultInjector: Sendable {
+package protocol IOFaultInjector: Sendable {
     func fault(before step: IOStep, path: String) -> InjectedFault?
 }
 
 /// The fault injector in effect for the current task and its child tasks.
-public enum IOFaultInjection {
-    @TaskLocal public static var injector: (any IOFaultInjector)?
+package enum IOFaultInjection {
+    @TaskLocal package static var injector: (any IOFaultInjector)?
 
     /// Whether any injector was ever installed in this process: until one is, every I/O
     /// step skips the task-local lookup.
@@ -45,14 +45,14 @@ public enum IOFaultInjection {
     ///
     /// Work handed to other threads outside structured concurrency (Dispatch) must
     /// capture `IOFaultInjection.injector` and re-enter `withInjector` there.
-    public static func withInjector<R>(
+    package static func withInjector<R>(
         _ injector: (any IOFaultInjector)?, _ body: () throws -> R
     ) rethrows -> R {
         if injector != nil { everInstalled.store(true, ordering: .relaxed) }
         return try $injector.withValue(injector, operation: body)
     }
 
-    public static func withInjector<R>(
+    package static func withInjector<R>(
         _ injector: (any IOFaultInjector)?, isolation: isolated (any Actor)? = #isolation,
         _ body: () async throws -> R
     ) async rethrows -> R {

@@ -4,14 +4,14 @@ import Glibc
 /// Streams bytes from one open file to another: in the kernel with `copy_file_range`
 /// when the bytes need not pass through us, or through a reused buffer when they must be
 /// hashed on the way.
-public enum FileCopy {
+package enum FileCopy {
     /// What a copy moved.
-    public struct Outcome: Sendable {
-        public var bytes: Int64
+    package struct Outcome: Sendable {
+        package var bytes: Int64
         /// The hash of the bytes copied, when asked for.
-        public var hash: ContentHash?
+        package var hash: ContentHash?
         /// Whether the kernel copied in place (`copy_file_range`) rather than through the buffer.
-        public var inKernel: Bool
+        package var inKernel: Bool
     }
 
     /// Copies from `source`'s current offset to its end into `destination` at its offset,
@@ -22,7 +22,7 @@ public enum FileCopy {
     ///   - expectedSize: stop after this many bytes (the size a `stat` promised).
     /// - Complexity: one `copy_file_range`, or one `read` and one `write`, per chunk;
     ///   memory is `buffer` alone.
-    public static func copy(
+    package static func copy(
         from source: borrowing FileDescriptor, to destination: borrowing FileDescriptor, buffer: ChunkBuffer,
         hashing: Bool, expectedSize: Int64? = nil, chunkCompleted: ((Int64) -> Void)? = nil
     ) throws(FileSystemError) -> Outcome {
@@ -89,7 +89,7 @@ extension FileCopy {
     /// duration) and their paths for messages.
     /// - Complexity: one `copy_file_range` per `buffer.count` bytes, or one `pread` and one
     ///   `pwrite`; memory is `buffer` alone.
-    public static func copyRange(
+    package static func copyRange(
         from source: Int32, path sourcePath: String, at sourceOffset: Int64,
         to destination: Int32, path destinationPath: String, at destinationOffset: Int64,
         length: Int64, buffer: ChunkBuffer

@@ -6,14 +6,14 @@ import Glibc
 /// Non-copyable, so it has exactly one owner and cannot be closed twice or leaked;
 /// `close()` reports errors, dropping it closes silently. Every error it throws names
 /// the path it was opened with, the operation and the errno.
-public struct FileDescriptor: ~Copyable {
+package struct FileDescriptor: ~Copyable {
     /// The kernel's descriptor number; -1 once closed.
-    public private(set) var rawValue: Int32
+    package private(set) var rawValue: Int32
     /// The path this descriptor was opened with, for messages.
-    public let path: String
+    package let path: String
 
     /// Adopts an open descriptor; it will be closed when this value is dropped.
-    public init(adopting rawValue: Int32, path: String) {
+    package init(adopting rawValue: Int32, path: String) {
         self.rawValue = rawValue
         self.path = path
     }
@@ -23,7 +23,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Closes the descriptor, reporting an error (never retried: see `Syscall`).
-    public consuming func close() throws(FileSystemError) {
+    package consuming func close() throws(FileSystemError) {
         let descriptor = rawValue
         rawValue = -1
         do { try Syscall.closeReporting(descriptor) } catch {
@@ -32,7 +32,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// How a file is opened for access.
-    public enum Access: Sendable {
+    package enum Access: Sendable {
         case readOnly, writeOnly, readWrite
         var flags: Int32 {
             switch self {
@@ -44,21 +44,21 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Options for `open`.
-    public struct Options: OptionSet, Sendable {
-        public let rawValue: Int32
-        public init(rawValue: Int32) { self.rawValue = rawValue }
+    package struct Options: OptionSet, Sendable {
+        package let rawValue: Int32
+        package init(rawValue: Int32) { self.rawValue = rawValue }
         /// Create the file if it does not exist.
-        public static let create = Options(rawValue: O_CREAT)
+        package static let create = Options(rawValue: O_CREAT)
         /// With `create`: fail with EEXIST when the name exists (never reuse an inode).
-        public static let exclusive = Options(rawValue: O_EXCL)
-        public static let truncate = Options(rawValue: O_TRUNC)
-        public static let append = Options(rawValue: O_APPEND)
+        package static let exclusive = Options(rawValue: O_EXCL)
+        package static let truncate = Options(rawValue: O_TRUNC)
+        package static let append = Options(rawValue: O_APPEND)
         /// Fail unless the path is a directory.
-        public static let directory = Options(rawValue: PKG_O_DIRECTORY)
+        package static let directory = Options(rawValue: PKG_O_DIRECTORY)
         /// Fail with ELOOP when the last component is a symbolic link.
-        public static let noFollow = Options(rawValue: PKG_O_NOFOLLOW)
+        package static let noFollow = Options(rawValue: PKG_O_NOFOLLOW)
         /// Do not block opening a FIFO (used to refuse FIFOs instead of hanging on them).
-        public static let nonBlocking = Options(rawValue: O_NONBLOCK)
+        package static let nonBlocking = Options(rawValue: O_NONBLOCK)
     }
 
     /// Opens `path`, relative to `directory` (a descriptor, or the working directory).
@@ -66,7 +66,7 @@ public struct FileDescriptor: ~Copyable {
     /// - Complexity: one `openat`.
     /// - Parameter displayPath: the path errors name, when `path` is relative to a
     ///   directory the person does not know about (a staging directory, say).
-    public static func open(
+    package static func open(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
         options: Options = [], permissions: UInt32 = 0o644, displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
@@ -82,7 +82,7 @@ public struct FileDescriptor: ~Copyable {
 
     /// Opens `path` with no symbolic link allowed in any of its components, and with
     /// `beneath`, no `..` or absolute path leading out of `directory` (openat2).
-    public static func openWithoutSymlinks(
+    package static func openWithoutSymlinks(
         _ path: String, relativeTo directory: Int32, access: Access = .readOnly,
         options: Options = [], permissions: UInt32 = 0o644, beneath: Bool = true,
         displayPath: String? = nil
@@ -100,7 +100,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Opens a directory for use as the base of `*at` calls, never through a symbolic link.
-    public static func openDirectory(
+    package static func openDirectory(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
         do {
@@ -114,7 +114,7 @@ public struct FileDescriptor: ~Copyable {
 
     /// Creates an unnamed regular file in `directory` (O_TMPFILE). It gets a name only
     /// through `linkat`, so a crash before that leaves nothing behind.
-    public static func openUnnamed(
+    package static func openUnnamed(
         inDirectory directory: borrowing FileDescriptor, permissions: UInt32 = 0o644
     ) throws(FileSystemError) -> FileDescriptor {
         do {
@@ -127,7 +127,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Runs `body` with `path` open, closing it afterwards even when `body` throws.
-    public static func withOpened<R>(
+    package static func withOpened<R>(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, access: Access = .readOnly,
         options: Options = [], permissions: UInt32 = 0o644,
         _ body: (borrowing FileDescriptor) throws -> R
@@ -140,14 +140,14 @@ public struct FileDescriptor: ~Copyable {
     // MARK: Reading
 
     /// Reads at most `buffer.count` bytes at the current offset; 0 means end of file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
         do { return try Syscall.read(rawValue, buffer, path: path) } catch {
             throw FileSystemError(.read, path: path, errno: error)
         }
     }
 
     /// Reads at most `buffer.count` bytes at `offset`, leaving the file offset alone.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
         do { return try Syscall.pread(rawValue, buffer, offset, path: path) } catch {
             throw FileSystemError(.read, path: path, errno: error)
         }
@@ -155,7 +155,7 @@ public struct FileDescriptor: ~Copyable {
 
     /// Reads until `buffer` is full or the file ends, looping over short reads.
     /// Returns the number of bytes read; less than `buffer.count` only at end of file.
-    public func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer) throws(FileSystemError) -> Int {
         var filled = 0
         while filled < buffer.count {
             let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
@@ -166,7 +166,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Reads until `buffer` is full or the file ends, starting at `offset`.
-    public func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError)
+    package func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError)
         -> Int
     {
         var filled = 0
@@ -182,7 +182,7 @@ public struct FileDescriptor: ~Copyable {
     // MARK: Writing
 
     /// Writes all of `bytes` at the current offset, looping over short writes.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(FileSystemError) {
         var written = 0
         while written < bytes.count {
             do {
@@ -194,7 +194,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Writes all of `bytes` at `offset`, looping over short writes.
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileSystemError) {
         var written = 0
         while written < bytes.count {
             do {
@@ -207,7 +207,7 @@ public struct FileDescriptor: ~Copyable {
     }
 
     /// Writes all of `bytes`.
-    public func write<Bytes: Sequence>(contentsOf bytes: Bytes) throws(FileSystemError) where Bytes.Element == UInt8 {
+    package func write<Bytes: Sequence>(contentsOf bytes: Bytes) throws(FileSystemError) where Bytes.Element == UInt8 {
         let array = Array(bytes)
         let failure: FileSystemError? = array.withUnsafeBytes { buffer in
             do throws(FileSystemError) { try write(buffer) } catch { return error }
@@ -218,7 +218,7 @@ public struct FileDescriptor: ~Copyable {
 
     /// Flushes the file's data and metadata to the device (fsync). A failure is final:
     /// the kernel may have dropped the unwritten pages, so callers never retry and succeed.
-    public func sync() throws(FileSystemError) {
+    package func sync() throws(FileSystemError) {
         do { try Syscall.fsync(rawValue, path: path) } catch {
             throw FileSystemError(.sync, path: path, errno: error)
         }
@@ -228,11 +228,11 @@ public struct FileDescriptor: ~Copyable {
     /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`): what ext4 does by itself when a file
     /// renamed over another was just written (`auto_da_alloc`), for writes that replace a
     /// file by other means. Not a durability promise; best effort, errors ignored.
-    public func startWriteback() {
+    package func startWriteback() {
         Syscall.startWriteback(rawValue)
     }
 
-    public func truncate(to length: Int64) throws(FileSystemError) {
+    package func truncate(to length: Int64) throws(FileSystemError) {
         do { try Syscall.ftruncate(rawValue, length, path: path) } catch {
             throw FileSystemError(.truncate, path: path, errno: error)
         }
@@ -240,7 +240,7 @@ public struct FileDescriptor: ~Copyable {
 
     /// Moves the file offset; returns the new offset.
     @discardableResult
-    public func seek(to offset: Int64, from whence: Int32 = SEEK_SET) throws(FileSystemError) -> Int64 {
+    package func seek(to offset: Int64, from whence: Int32 = SEEK_SET) throws(FileSystemError) -> Int64 {
         do { return try Syscall.lseek(rawValue, offset, whence) } catch {
             throw FileSystemError(.seek, path: path, errno: error)
         }
@@ -248,7 +248,7 @@ public struct FileDescriptor: ~Copyable {
 
     // MARK: Metadata
 
-    public func status() throws(FileSystemError) -> FileStatus {
+    package func status() throws(FileSystemError) -> FileStatus {
         do { return FileStatus(try Syscall.fstat(rawValue, path: path)) } catch {
             throw FileSystemError(.stat, path: path, errno: error)
         }
@@ -265,7 +265,7 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
-    public func setPermissions(_ permissions: UInt32) throws(FileSystemError) {
+    package func setPermissions(_ permissions: UInt32) throws(FileSystemError) {
         do { try Syscall.fchmod(rawValue, permissions & 0o7777, path: path) } catch {
             throw FileSystemError(.setPermissions, path: path, errno: error)
         }
@@ -273,14 +273,14 @@ public struct FileDescriptor: ~Copyable {
 
     /// Gives the file to `userID` and `groupID` (fchown; set-id bits are cleared, as the
     /// kernel does). Root may give a file to anyone; others only to a group they are in.
-    public func setOwner(userID: UInt32, groupID: UInt32) throws(FileSystemError) {
+    package func setOwner(userID: UInt32, groupID: UInt32) throws(FileSystemError) {
         do { try Syscall.fchown(rawValue, userID, groupID, path: path) } catch {
             throw FileSystemError(.setOwner, path: path, errno: error)
         }
     }
 
     /// Sets access and modification times to `modificationTime` (nanoseconds since the epoch).
-    public func setModificationTime(_ modificationTime: Int64) throws(FileSystemError) {
+    package func setModificationTime(_ modificationTime: Int64) throws(FileSystemError) {
         let time = timespec(nanoseconds: modificationTime)
         do { try Syscall.futimens(rawValue, [time, time], path: path) } catch {
             throw FileSystemError(.setTimes, path: path, errno: error)
@@ -291,7 +291,7 @@ public struct FileDescriptor: ~Copyable {
     /// not the process, so two threads with two descriptors exclude each other too).
     /// Returns false when `wait` is false and the lock is held elsewhere.
     @discardableResult
-    public func lock(exclusive: Bool, wait: Bool = true) throws(FileSystemError) -> Bool {
+    package func lock(exclusive: Bool, wait: Bool = true) throws(FileSystemError) -> Bool {
         do {
             try Syscall.lock(rawValue, exclusive: exclusive, wait: wait, path: path)
             return true
@@ -301,10 +301,10 @@ public struct FileDescriptor: ~Copyable {
         }
     }
 
-    public func unlock() { Syscall.unlock(rawValue) }
+    package func unlock() { Syscall.unlock(rawValue) }
 
     /// Hints sequential reading to the kernel (larger read-ahead).
-    public func adviseSequential() { Syscall.adviseSequential(rawValue) }
+    package func adviseSequential() { Syscall.adviseSequential(rawValue) }
 }
 
 extension timespec {
@@ -322,10 +322,10 @@ extension timespec {
 /// A file descriptor shared by reference: for the places where one owner is too strict
 /// (optional descriptors, descriptors captured by closures). Closed when the last
 /// reference goes.
-public final class SharedDescriptor {
-    public let descriptor: FileDescriptor
-    public var rawValue: Int32 { descriptor.rawValue }
-    public var path: String { descriptor.path }
+package final class SharedDescriptor {
+    package let descriptor: FileDescriptor
+    package var rawValue: Int32 { descriptor.rawValue }
+    package var path: String { descriptor.path }
 
-    public init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
+    package init(_ descriptor: consuming FileDescriptor) { self.descriptor = descriptor }
 }

@@ -2,7 +2,22 @@ import Glibc
 
 /// The kind of a file-system object.
 public enum FileKind: UInt8, Sendable, Hashable, CustomStringConvertible {
-    case regular, directory, symbolicLink, fifo, socket, characterDevice, blockDevice, unknown
+    /// A regular file: package content.
+    case regular
+    /// A directory: package content.
+    case directory
+    /// A symbolic link, never followed inside a package: package content.
+    case symbolicLink
+    /// A named pipe (FIFO): not package content, left out of scans.
+    case fifo
+    /// A Unix-domain socket: not package content.
+    case socket
+    /// A character device: not package content.
+    case characterDevice
+    /// A block device: not package content.
+    case blockDevice
+    /// A type `stat` reported that none of the above matches.
+    case unknown
 
     init(mode: UInt32) {
         switch mode & 0o170000 {
@@ -31,6 +46,7 @@ public enum FileKind: UInt8, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The kind in words, as errors print it ("symbolic link", "FIFO").
     public var description: String {
         switch self {
         case .regular: return "regular file"
@@ -52,20 +68,29 @@ public enum FileKind: UInt8, Sendable, Hashable, CustomStringConvertible {
 
 /// What `stat` says of a file, with nanosecond times: the fields change detection needs.
 public struct FileStatus: Sendable, Hashable {
+    /// What the path is: a regular file, a directory, a link…
     public var kind: FileKind
     /// Permission bits (`0o7777`), without the type bits.
     public var permissions: UInt32
+    /// Bytes of a regular file; bytes of a link's target text; what the file system says for the rest.
     public var size: Int64
     /// Modification time, nanoseconds since the epoch.
     public var modificationTime: Int64
     /// Status change time, nanoseconds since the epoch. Bumped by writes, chmod, link and rename.
     public var changeTime: Int64
+    /// The inode number: with `device`, the file's identity.
     public var inode: UInt64
+    /// The device the file lives on.
     public var device: UInt64
+    /// Names the file has (hard links).
     public var linkCount: UInt64
+    /// The owner's user ID.
     public var userID: UInt32
+    /// The owner's group ID.
     public var groupID: UInt32
 
+    /// A status made by hand (tests, custom sources); `fileStatus(atPath:followSymlinks:)`
+    /// reads a real one.
     public init(
         kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, changeTime: Int64,
         inode: UInt64 = 0, device: UInt64 = 0, linkCount: UInt64 = 1, userID: UInt32 = 0, groupID: UInt32 = 0

@@ -3,12 +3,12 @@ import Glibc
 
 /// Path-level operations: each is one system call relative to a directory descriptor
 /// (or the working directory), with errors that name the path.
-public enum FileSystem {
+package enum FileSystem {
     /// The working directory, as the base of `*at` calls.
-    public static let currentDirectory: Int32 = AT_FDCWD
+    package static let currentDirectory: Int32 = AT_FDCWD
 
     /// Creates a directory.
-    public static func makeDirectory(
+    package static func makeDirectory(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, permissions: UInt32 = 0o755
     ) throws(FileSystemError) {
         do { try Syscall.mkdirat(directory, path, permissions) } catch {
@@ -17,7 +17,7 @@ public enum FileSystem {
     }
 
     /// Creates a directory and any missing parents (`mkdir -p`).
-    public static func makeDirectories(_ path: String, permissions: UInt32 = 0o755) throws(FileSystemError) {
+    package static func makeDirectories(_ path: String, permissions: UInt32 = 0o755) throws(FileSystemError) {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for component in path.split(separator: "/") {
             prefix += component
@@ -33,14 +33,14 @@ public enum FileSystem {
     }
 
     /// Removes a file or symbolic link (never a directory).
-    public static func remove(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+    package static func remove(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
         do { try Syscall.unlinkat(directory, path, removeDirectory: false) } catch {
             throw FileSystemError(.remove, path: path, errno: error)
         }
     }
 
     /// Removes an empty directory.
-    public static func removeDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD)
+    package static func removeDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD)
         throws(FileSystemError)
     {
         do { try Syscall.unlinkat(directory, path, removeDirectory: true) } catch {
@@ -49,7 +49,7 @@ public enum FileSystem {
     }
 
     /// Renames `from` to `to`, replacing `to` when it exists (rename(2) semantics).
-    public static func rename(
+    package static func rename(
         _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.renameat2(fromDirectory, from, toDirectory, to, flags: 0) } catch {
@@ -58,7 +58,7 @@ public enum FileSystem {
     }
 
     /// Renames `from` to `to`, failing with EEXIST when `to` exists.
-    public static func renameNoReplace(
+    package static func renameNoReplace(
         _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.renameat2(fromDirectory, from, toDirectory, to, flags: PKG_RENAME_NOREPLACE) } catch {
@@ -68,7 +68,7 @@ public enum FileSystem {
 
     /// Atomically exchanges two paths (renameat2 RENAME_EXCHANGE): a reader sees one or
     /// the other at each name, never neither.
-    public static func exchange(
+    package static func exchange(
         _ first: String, with second: String, firstDirectory: Int32 = AT_FDCWD, secondDirectory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.renameat2(firstDirectory, first, secondDirectory, second, flags: PKG_RENAME_EXCHANGE) } catch {
@@ -77,7 +77,7 @@ public enum FileSystem {
     }
 
     /// Makes a hard link `to` of the file `from` (never following a symbolic link).
-    public static func link(
+    package static func link(
         _ from: String, to: String, fromDirectory: Int32 = AT_FDCWD, toDirectory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.linkat(fromDirectory, from, toDirectory, to, flags: 0) } catch {
@@ -86,7 +86,7 @@ public enum FileSystem {
     }
 
     /// Gives an unnamed (O_TMPFILE) file a name.
-    public static func linkUnnamed(
+    package static func linkUnnamed(
         _ file: borrowing FileDescriptor, to path: String, inDirectory directory: Int32
     ) throws(FileSystemError) {
         do { try Syscall.linkat(file.rawValue, "", directory, path, flags: PKG_AT_EMPTY_PATH) } catch {
@@ -95,7 +95,7 @@ public enum FileSystem {
     }
 
     /// Creates a symbolic link at `path` whose text is `target`.
-    public static func makeSymbolicLink(
+    package static func makeSymbolicLink(
         _ path: String, target: String, relativeTo directory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.symlinkat(target, directory, path) } catch {
@@ -104,7 +104,7 @@ public enum FileSystem {
     }
 
     /// The raw bytes of a symbolic link's target.
-    public static func readSymbolicLinkBytes(
+    package static func readSymbolicLinkBytes(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, sizeHint: Int = 0
     ) throws(FileSystemError) -> [UInt8] {
         do { return try Syscall.readlinkat(directory, path, sizeHint: sizeHint) } catch {
@@ -113,14 +113,14 @@ public enum FileSystem {
     }
 
     /// A symbolic link's target as text (invalid UTF-8 is repaired with U+FFFD).
-    public static func readSymbolicLink(
+    package static func readSymbolicLink(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD
     ) throws(FileSystemError) -> String {
         String(decoding: try readSymbolicLinkBytes(path, relativeTo: directory), as: UTF8.self)
     }
 
     /// Status of `path` relative to `directory`, never following a final symbolic link.
-    public static func status(
+    package static func status(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, followSymlinks: Bool = false
     ) throws(FileSystemError) -> FileStatus {
         do { return FileStatus(try Syscall.fstatat(directory, path, followSymlinks: followSymlinks)) } catch {
@@ -129,7 +129,7 @@ public enum FileSystem {
     }
 
     /// Status, or nil when nothing exists at `path`.
-    public static func statusIfExists(
+    package static func statusIfExists(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD
     ) throws(FileSystemError) -> FileStatus? {
         do { return FileStatus(try Syscall.fstatat(directory, path, followSymlinks: false)) } catch {
@@ -139,7 +139,7 @@ public enum FileSystem {
     }
 
     /// Sets permission bits of a file or directory (symbolic links have none on Linux).
-    public static func setPermissions(
+    package static func setPermissions(
         _ path: String, _ permissions: UInt32, relativeTo directory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         do { try Syscall.fchmodat(directory, path, permissions & 0o7777) } catch {
@@ -148,7 +148,7 @@ public enum FileSystem {
     }
 
     /// Sets access and modification time (ns since the epoch) without following a final link.
-    public static func setModificationTime(
+    package static func setModificationTime(
         _ path: String, _ modificationTime: Int64, relativeTo directory: Int32 = AT_FDCWD
     ) throws(FileSystemError) {
         let time = timespec(nanoseconds: modificationTime)
@@ -158,7 +158,7 @@ public enum FileSystem {
     }
 
     /// Flushes a directory's entries (created, renamed, removed names) to the device.
-    public static func syncDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+    package static func syncDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
         let descriptor = try FileDescriptor.openDirectory(path, relativeTo: directory)
         try descriptor.sync()
     }
@@ -172,7 +172,7 @@ public enum FileSystem {
     /// `path` in errors when it is relative to a directory the person does not know about.
     ///
     /// - Complexity: one `unlinkat` per entry plus one directory listing per directory.
-    public static func removeTree(
+    package static func removeTree(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil
     ) throws(FileSystemError) {
         _ = try removeEntry(path, in: directory, shown: displayPath ?? path, parentIsInTree: false)

@@ -14,7 +14,7 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
     /// Extra words when `errno` alone does not say enough ("is a FIFO, not a regular file").
     public var reason: String?
 
-    public init(
+    package init(
         _ operation: FileOperation, path: String, destination: String? = nil,
         errno: Errno? = nil, reason: String? = nil
     ) {
@@ -25,6 +25,8 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
+    /// The sentence a person reads: what could not be done to which path, and the cause
+    /// (the reason, the errno's message and name, and the system call that returned it).
     public var description: String {
         var text = "cannot \(operation.verb) '\(path)'"
         if let destination { text += " \(operation.preposition) '\(destination)'" }
@@ -41,38 +43,41 @@ public struct FileSystemError: Error, Sendable, CustomStringConvertible {
 
 /// The operations the I/O layer performs, each with its verb and the call that does it.
 public struct FileOperation: Hashable, Sendable {
+    /// What was attempted, as a verb phrase: "open", "rename", "set permissions of".
     public var verb: String
+    /// The system call that does it: "openat", "renameat2", "fchmod".
     public var systemCall: String
+    /// The word before a second path: "rename 'a' to 'b'", "link 'a' as 'b'".
     public var preposition: String
 
-    public init(verb: String, systemCall: String, preposition: String = "to") {
+    package init(verb: String, systemCall: String, preposition: String = "to") {
         self.verb = verb
         self.systemCall = systemCall
         self.preposition = preposition
     }
 
-    public static let open = FileOperation(verb: "open", systemCall: "openat")
-    public static let create = FileOperation(verb: "create", systemCall: "openat")
-    public static let read = FileOperation(verb: "read", systemCall: "read")
-    public static let write = FileOperation(verb: "write", systemCall: "write")
-    public static let sync = FileOperation(verb: "sync", systemCall: "fsync")
-    public static let stat = FileOperation(verb: "stat", systemCall: "fstatat")
-    public static let readDirectory = FileOperation(verb: "list", systemCall: "readdir")
-    public static let readLink = FileOperation(verb: "read link", systemCall: "readlinkat")
-    public static let rename = FileOperation(verb: "rename", systemCall: "renameat2")
-    public static let exchange = FileOperation(
+    package static let open = FileOperation(verb: "open", systemCall: "openat")
+    package static let create = FileOperation(verb: "create", systemCall: "openat")
+    package static let read = FileOperation(verb: "read", systemCall: "read")
+    package static let write = FileOperation(verb: "write", systemCall: "write")
+    package static let sync = FileOperation(verb: "sync", systemCall: "fsync")
+    package static let stat = FileOperation(verb: "stat", systemCall: "fstatat")
+    package static let readDirectory = FileOperation(verb: "list", systemCall: "readdir")
+    package static let readLink = FileOperation(verb: "read link", systemCall: "readlinkat")
+    package static let rename = FileOperation(verb: "rename", systemCall: "renameat2")
+    package static let exchange = FileOperation(
         verb: "exchange", systemCall: "renameat2(RENAME_EXCHANGE)", preposition: "with")
-    public static let link = FileOperation(verb: "link", systemCall: "linkat", preposition: "as")
-    public static let symlink = FileOperation(verb: "create symbolic link", systemCall: "symlinkat")
-    public static let remove = FileOperation(verb: "remove", systemCall: "unlinkat")
-    public static let removeDirectory = FileOperation(verb: "remove directory", systemCall: "unlinkat")
-    public static let makeDirectory = FileOperation(verb: "create directory", systemCall: "mkdirat")
-    public static let setPermissions = FileOperation(verb: "set permissions of", systemCall: "fchmod")
-    public static let setTimes = FileOperation(verb: "set times of", systemCall: "utimensat")
-    public static let setOwner = FileOperation(verb: "set the owner of", systemCall: "fchown")
-    public static let truncate = FileOperation(verb: "truncate", systemCall: "ftruncate")
-    public static let copy = FileOperation(verb: "copy", systemCall: "copy_file_range")
-    public static let lock = FileOperation(verb: "lock", systemCall: "flock")
-    public static let close = FileOperation(verb: "close", systemCall: "close")
-    public static let seek = FileOperation(verb: "seek in", systemCall: "lseek")
+    package static let link = FileOperation(verb: "link", systemCall: "linkat", preposition: "as")
+    package static let symlink = FileOperation(verb: "create symbolic link", systemCall: "symlinkat")
+    package static let remove = FileOperation(verb: "remove", systemCall: "unlinkat")
+    package static let removeDirectory = FileOperation(verb: "remove directory", systemCall: "unlinkat")
+    package static let makeDirectory = FileOperation(verb: "create directory", systemCall: "mkdirat")
+    package static let setPermissions = FileOperation(verb: "set permissions of", systemCall: "fchmod")
+    package static let setTimes = FileOperation(verb: "set times of", systemCall: "utimensat")
+    package static let setOwner = FileOperation(verb: "set the owner of", systemCall: "fchown")
+    package static let truncate = FileOperation(verb: "truncate", systemCall: "ftruncate")
+    package static let copy = FileOperation(verb: "copy", systemCall: "copy_file_range")
+    package static let lock = FileOperation(verb: "lock", systemCall: "flock")
+    package static let close = FileOperation(verb: "close", systemCall: "close")
+    package static let seek = FileOperation(verb: "seek in", systemCall: "lseek")
 }

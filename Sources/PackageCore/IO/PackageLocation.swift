@@ -79,5 +79,6 @@ public struct PackageLocation: Sendable, Hashable, CustomStringConvertible {
     /// The path of the package's metadata directory.
     package var metadataPath: String { inside(PackageLayout.metadataDirectoryName) }
 
+    /// The canonical path.
     public var description: String { path }
 }

@@ -2,7 +2,7 @@ extension PackageManifest {
     /// The manifest of a freshly recorded tree (no deltas yet), as a save or `pkgtool
     /// manifest` would leave it, with `recordedAt` set to `time` (its chain fields match
     /// `encodedIndex(snapshot, packageIdentity:)`).
-    public init(recording snapshot: TreeSnapshot, at time: Int64 = .max, packageIdentity: UInt64 = 0) {
+    package init(recording snapshot: TreeSnapshot, at time: Int64 = .max, packageIdentity: UInt64 = 0) {
         self.snapshot = snapshot
         self.baseRecordedAt = time
         self.deltaRecordedAt = [:]
@@ -21,7 +21,7 @@ extension PackageManifest {
     /// The base file's bytes for `snapshot`. `relinkWindow`: when the save writing it
     /// hard-linked unchanged files, the interval their status-change times moved into.
     /// `packageIdentity`: the inode of the package root it is written for (0: unknown).
-    public static func encodedIndex(
+    package static func encodedIndex(
         _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
     ) -> [UInt8] {
         ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity)
@@ -32,7 +32,7 @@ extension PackageManifest {
     /// subtrees), and the tree's new root hash and entry count.
     ///
     /// - Complexity: O(k log k) in the number of records; independent of the package size.
-    public func encodedDelta(
+    package func encodedDelta(
         upserts: [SnapshotEntry], removals: [String], newRootHash: ContentHash, newEntryCount: Int,
         relinkWindow: ClosedRange<Int64>?, packageIdentity: UInt64 = 0
     ) -> (name: String, bytes: [UInt8]) {
@@ -46,13 +46,13 @@ extension PackageManifest {
     }
 
     /// `delta.000001` and so on: zero-padded so that names sort in sequence order.
-    public static func deltaFileName(_ sequence: UInt64) -> String {
+    package static func deltaFileName(_ sequence: UInt64) -> String {
         let digits = String(sequence)
         return PackageLayout.deltaFilePrefix + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
     }
 
     /// The names of the delta files this manifest was built from, and stale ones.
-    public var deltaFileNames: [String] {
+    package var deltaFileNames: [String] {
         (0..<lastSequence).map { Self.deltaFileName($0 + 1) } + staleDeltaFiles
     }
 
@@ -60,7 +60,7 @@ extension PackageManifest {
     /// more than an eighth of the entries (at least 1,024 records), or 1,000 delta files
     /// (each is a file to open when loading), so that compaction's O(n) write is amortised
     /// over many O(change) saves.
-    public var needsCompaction: Bool {
+    package var needsCompaction: Bool {
         deltaRecordCount > max(1024, entryCount / 8) || lastSequence >= 1_000
     }
 
@@ -69,7 +69,7 @@ extension PackageManifest {
     /// deltas are removed leaves deltas of the old base, which loading ignores.
     ///
     /// - Complexity: one atomic file write of O(n) bytes, one unlink per delta file.
-    public static func writeIndex(
+    package static func writeIndex(
         _ snapshot: TreeSnapshot, packagePath: String, durability: Durability, packageIdentity: UInt64 = 0
     ) throws {
         try writeIndexBytes(
@@ -100,12 +100,14 @@ extension PackageManifest {
 /// A package scanned with its manifest's stat cache: files whose stat data match the
 /// manifest are not read.
 public struct PackageScan: Sendable {
+    /// The scan: the snapshot, what was skipped, what had to be read.
     public var result: TreeScanner.Result
     /// The manifest that was used, when there was a trustworthy one.
     public var manifest: PackageManifest?
     /// Why an existing manifest was not used (damaged, future version…), when so.
     public var manifestProblem: ManifestError?
 
+    /// The package's tree as scanned, `.pkgtool` left out.
     public var snapshot: TreeSnapshot { result.snapshot }
 
     /// Scans the package at `path`, leaving out its `.pkgtool` directory and taking hashes

@@ -23,11 +23,11 @@ public struct PackageManifest: Sendable {
     /// The checksum of the last delta applied (zero when none): the next delta chains to it.
     var lastDeltaChecksum: ContentHash
     /// Sequence number of the last delta applied (0 when none).
-    public internal(set) var lastSequence: UInt64
+    package internal(set) var lastSequence: UInt64
     /// Records held in delta files: compaction rewrites the base when this grows.
-    public internal(set) var deltaRecordCount: Int
+    package internal(set) var deltaRecordCount: Int
     /// Delta files found on disk that belonged to an older base (left by an interrupted compaction).
-    public internal(set) var staleDeltaFiles: [String]
+    package internal(set) var staleDeltaFiles: [String]
     /// The number of entries recorded (equal to `entries.count` unless this value holds only
     /// the manifest's head, see `init(head:)`).
     public internal(set) var entryCount: Int
@@ -36,28 +36,34 @@ public struct PackageManifest: Sendable {
     /// The inode of the package root directory the base file was written for (0: unknown,
     /// as in every version 1 file). A manifest that arrived with a copied or received
     /// package names another inode: the engine then does not take it as the package's state.
-    public internal(set) var basePackageIdentity: UInt64 = 0
+    package internal(set) var basePackageIdentity: UInt64 = 0
     /// The same for the last delta applied; nil when there is none.
-    public internal(set) var lastDeltaPackageIdentity: UInt64?
+    package internal(set) var lastDeltaPackageIdentity: UInt64?
 
     /// The package identity of the file that recorded the manifest's current state: the
     /// last delta's, or the base's when there are no deltas.
-    public var packageIdentity: UInt64 { lastDeltaPackageIdentity ?? basePackageIdentity }
+    package var packageIdentity: UInt64 { lastDeltaPackageIdentity ?? basePackageIdentity }
 
     /// The recorded entries, in depth-first path order.
     public var entries: [SnapshotEntry] { snapshot.entries }
 
     /// Where the manifest's chain stands: what the next delta must name, and how big the
     /// deltas have grown. Enough to append a delta without the entries.
+    ///
+    /// Opaque to apps: a source that saves only the changed parts of a tree hands back the
+    /// head it read (`PartialSourceTree`), and the engine checks it is still on disk.
     public struct Head: Sendable, Equatable {
-        public var baseChecksum: ContentHash
-        public var lastDeltaChecksum: ContentHash
-        public var lastSequence: UInt64
-        public var deltaRecordCount: Int
+        package var baseChecksum: ContentHash
+        package var lastDeltaChecksum: ContentHash
+        package var lastSequence: UInt64
+        package var deltaRecordCount: Int
+        /// The number of entries the manifest records.
         public var entryCount: Int
+        /// The root hash of the tree the manifest records.
         public var rootHash: ContentHash
     }
 
+    /// Where the manifest's chain stands now.
     public var head: Head {
         Head(
             baseChecksum: baseChecksum, lastDeltaChecksum: lastDeltaChecksum, lastSequence: lastSequence,
@@ -327,7 +333,7 @@ public struct PackageManifest: Sendable {
     /// The recorded hash of the source file that was saved to `path`, when its current
     /// `status` matches the stamp recorded then (same device, inode, size, mtime, ctime) and
     /// is not racy: the stat cache of `pkgtool save SRC PKG` for SRC.
-    public func cachedSourceHash(for path: String, status: FileStatus) -> ContentHash? {
+    package func cachedSourceHash(for path: String, status: FileStatus) -> ContentHash? {
         guard let index = snapshot.index(of: path) else { return nil }
         return cachedSourceHash(at: index, status: status)
     }
@@ -374,7 +380,7 @@ public struct PackageManifest: Sendable {
 
     /// A scanner lookup of recorded chunk lists by path, whatever the files' stat data: the
     /// hint that lets a changed large file be chunked where its old chunks recur.
-    public var chunkHints: TreeScanner.ChunkHintLookup {
+    package var chunkHints: TreeScanner.ChunkHintLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path in manifest.index(path, in: pathIndex).flatMap { manifest.snapshot.entries[$0].chunks } }
@@ -382,7 +388,7 @@ public struct PackageManifest: Sendable {
 
     /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
     /// the saved copy has the source's bytes, so its chunk list is the source's too.
-    public var sourceHashLookup: TreeScanner.HashLookup {
+    package var sourceHashLookup: TreeScanner.HashLookup {
         let manifest = self
         let pathIndex = makePathIndex()
         return { path, status in

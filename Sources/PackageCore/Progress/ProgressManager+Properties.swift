@@ -27,11 +27,17 @@ extension ProgressManager {
 
     /// This manager's values, changed together in `withProperties`.
     public struct Values: Sendable {
+        /// Units of work in all; nil while the total is unknown (indeterminate).
         public var totalCount: Int?
+        /// Units done.
         public var completedCount: Int
+        /// Bytes to process, for display.
         public var totalByteCount: UInt64
+        /// Bytes processed, for display.
         public var completedByteCount: UInt64
+        /// Files to process, for display.
         public var totalFileCount: Int
+        /// Files processed, for display.
         public var completedFileCount: Int
     }
 
@@ -65,9 +71,13 @@ extension ProgressManager {
 
     /// Names of the values `summary(of:)` adds up over a subtree (SF-0023's properties).
     public enum Properties {
+        /// Names `totalByteCount` for `summary(of:)`.
         public enum TotalByteCount {}
+        /// Names `completedByteCount` for `summary(of:)`.
         public enum CompletedByteCount {}
+        /// Names `totalFileCount` for `summary(of:)`.
         public enum TotalFileCount {}
+        /// Names `completedFileCount` for `summary(of:)`.
         public enum CompletedFileCount {}
     }
 

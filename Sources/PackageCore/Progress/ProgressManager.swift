@@ -107,9 +107,12 @@ public final class ProgressManager: Sendable, Observable {
 }
 
 extension ProgressManager: Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// Identity: two managers are equal only when they are the same object.
     public static func == (lhs: ProgressManager, rhs: ProgressManager) -> Bool { lhs === rhs }
+    /// Hashes the object's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
+    /// "3 of 10 (30%)": completed and total units and the fraction.
     public var description: String {
         let (total, completed, fraction) = tree.state.withLock { state in
             (state.nodes[identifier]?.totalCount, state.nodes[identifier]?.completedCount ?? 0,
@@ -119,6 +122,7 @@ extension ProgressManager: Hashable, CustomStringConvertible, CustomDebugStringC
         return "\(completed) of \(totalText) (\(Int((fraction * 100).rounded(.down)))%)"
     }
 
+    /// The description with the byte and file counts.
     public var debugDescription: String {
         let counts = tree.state.withLock { $0.nodes[identifier]?.counts ?? ProgressCounts() }
         return "ProgressManager(\(description), bytes \(counts.completedByteCount)/\(counts.totalByteCount), "

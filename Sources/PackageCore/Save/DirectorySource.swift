@@ -10,8 +10,13 @@ public struct DirectorySource: SaveSource {
     /// The directory, as the caller named it (a symbolic link to a directory is followed).
     public let path: String
 
+    /// The directory at `path` as the tree to save.
     public init(_ path: String) { self.path = path }
 
+    /// Refuses a path that is not a directory, and a directory that contains the package or
+    /// lies inside it (saving a tree into itself would copy forever).
+    ///
+    /// - Complexity: one `stat` and one `realpath`.
     public func validate(for package: PackageLocation) throws {
         let status = try FileSystem.status(path, followSymlinks: true)
         guard status.kind == .directory else {
@@ -28,9 +33,11 @@ public struct DirectorySource: SaveSource {
     ///   streamed read per file whose source stamp does not vouch for it.
     public func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
         let rootStatus = try FileSystem.status(path, followSymlinks: true)
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: context.options.workers, knownHash: context.manifest?.sourceHashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        if let cancellation = context.options.cancellation { scanner.isCancelled = { cancellation.isCancelled } }
+        scanner.previousChunks = context.manifest?.chunkHints
         let scan = try scanner.scan(path)
         var entries = scan.snapshot.entries
         var contents = [ContentOrigin?](repeating: nil, count: entries.count)

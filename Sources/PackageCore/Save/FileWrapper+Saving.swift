@@ -23,6 +23,8 @@ extension FileWrapper {
 
     /// `write(to:options:originalContentsURL:)` with the save engine's options (strategy,
     /// durability, cancellation, progress), returning what the engine did.
+    ///
+    /// - Complexity: as `write(to:options:originalContentsURL:)`.
     @discardableResult
     public func write(
         to url: URL, options: WritingOptions = [], originalContentsURL: URL?, saveOptions: SaveOptions
@@ -91,6 +93,7 @@ extension FileWrapper {
 /// tree (its bytes are gone); one modified since is taken as it now is on disk. Either way
 /// the save says so in its notes, and the package it leaves matches its manifest.
 public struct FileWrapperSource: SaveSource {
+    /// The directory wrapper whose tree is saved.
     public let root: FileWrapper
     /// Whether the tree describes the package once saved (a save in place, or
     /// `.withNameUpdating`); false for an export, which leaves the tree as it was.
@@ -100,23 +103,32 @@ public struct FileWrapperSource: SaveSource {
     /// What the walk of one save found, for `didSave`.
     let session = FileWrapperSaveSession()
 
+    /// The tree below `root` as the tree to save; by default it describes the package afterwards.
     public init(_ root: FileWrapper, adoptsPackage: Bool = true, updatesNames: Bool = false) {
         self.root = root
         self.adoptsPackage = adoptsPackage
         self.updatesNames = updatesNames
     }
 
+    /// Refuses a tree whose root is not a directory: a package is one.
     public func validate(for package: PackageLocation) throws {
         guard root.isDirectory else {
             throw SaveRefusal("cannot save '\(package)': a package is a directory, the tree is a \(root.kind)")
         }
     }
 
+    /// The whole tree, each file's bytes coming from memory or from the file it was read from.
+    ///
+    /// - Complexity: hashes what is not hashed yet (files in memory, files on disk never
+    ///   hashed: streamed in 1 MiB chunks); one `lstat` per never-loaded file of this package.
     public func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
         var notes: [String] = []
         if context.packageExists {
             root.reconcileFilesBehindItsBack(packagePath: context.package.path, notes: &notes)
         }
+        // Files on disk not hashed yet, on all cores, stopping when the save is cancelled.
+        let cancellation = context.options.cancellation
+        try root.hashFilesOnDisk(workers: context.options.workers, isCancelled: { cancellation?.isCancelled == true })
         let (snapshot, nodes) = try root.snapshotWithNodes()
         var entries = snapshot.entries
         var contents = [ContentOrigin?](repeating: nil, count: entries.count)
@@ -140,6 +152,10 @@ public struct FileWrapperSource: SaveSource {
             rootPermissions: root.state.withLock { $0.effectivePermissions }, notes: notes)
     }
 
+    /// Re-backs the written nodes by their new files and remembers the manifest's head, when
+    /// the tree adopts the package.
+    ///
+    /// - Complexity: one `lstat` per node written (per node, after a whole-tree save).
     public func didSave(_ outcome: SaveOutcome, in context: SaveSourceContext) {
         guard adoptsPackage else { return }
         let package = context.package

@@ -10,7 +10,12 @@ public enum PackageAccess {
     /// file, so that no save runs meanwhile. Directories that never saw a save have no lock
     /// file and get none: reading them writes nothing beside them.
     ///
-    /// - Parameter warn: called with each warning (a journal set aside, an unfinished save).
+    /// - Parameters:
+    ///   - packagePath: the package to read (any spelling: relative, through a symlinked folder).
+    ///   - warn: called with each warning (a journal set aside, an unfinished save).
+    ///   - body: reads the package; its result is returned.
+    /// - Complexity: a few `stat`s and a shared `flock`; recovery's work only when an
+    ///   earlier save was interrupted.
     public static func reading<R>(
         _ packagePath: String, warn: (String) -> Void = { _ in }, _ body: () throws -> R
     ) throws -> R {

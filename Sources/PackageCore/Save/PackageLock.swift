@@ -14,15 +14,15 @@ import Glibc
 /// caller used. `flock` locks belong to the open file description: two threads of one
 /// process exclude each other as two processes do, and the lock goes when the process
 /// dies. Works on any item, a flat file included (the document layer locks those too).
-public final class PackageLock: @unchecked Sendable {
+package final class PackageLock: @unchecked Sendable {
     // @unchecked: the descriptor is only closed by `release()` / deinit, which callers do
     // once; the lock itself is the kernel's.
     private var descriptor: SharedDescriptor?
-    public let package: PackageLocation
-    public var packagePath: String { package.path }
-    public let exclusive: Bool
+    package let package: PackageLocation
+    package var packagePath: String { package.path }
+    package let exclusive: Bool
     /// Whether the lock is on the folder (the package did not exist when it was taken).
-    public let isOnFolder: Bool
+    package let isOnFolder: Bool
 
     private init(descriptor: SharedDescriptor, package: PackageLocation, exclusive: Bool, isOnFolder: Bool) {
         self.descriptor = descriptor
@@ -38,7 +38,7 @@ public final class PackageLock: @unchecked Sendable {
     /// - Parameter exclusive: true for writers (saves, recovery), false for readers.
     /// - Complexity: one `open`, one `flock` and two `stat`s, again after each swap that
     ///   happened while waiting.
-    public static func acquire(for package: PackageLocation, exclusive: Bool) throws -> PackageLock {
+    package static func acquire(for package: PackageLocation, exclusive: Bool) throws -> PackageLock {
         let operation = exclusive ? LOCK_EX : LOCK_SH
         while true {
             guard let item = try openIfPresent(package.path) else {
@@ -72,17 +72,17 @@ public final class PackageLock: @unchecked Sendable {
     }
 
     /// `acquire(for:exclusive:)` for a path, resolved to the package's location first.
-    public static func acquire(for packagePath: String, exclusive: Bool) throws -> PackageLock {
+    package static func acquire(for packagePath: String, exclusive: Bool) throws -> PackageLock {
         try acquire(for: try PackageLocation(packagePath), exclusive: exclusive)
     }
 
     /// Takes a shared lock when the package exists; nil when it does not (nothing to read).
-    public static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
+    package static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
         try acquireSharedIfPresent(for: try PackageLocation(packagePath))
     }
 
     /// `acquireSharedIfPresent(for:)` for a resolved location.
-    public static func acquireSharedIfPresent(for package: PackageLocation) throws -> PackageLock? {
+    package static func acquireSharedIfPresent(for package: PackageLocation) throws -> PackageLock? {
         guard try FileSystem.statusIfExists(package.path) != nil else { return nil }
         let lock = try acquire(for: package, exclusive: false)
         if lock.isOnFolder {
@@ -93,7 +93,7 @@ public final class PackageLock: @unchecked Sendable {
     }
 
     /// Releases the lock (closing its descriptor). Idempotent.
-    public func release() {
+    package func release() {
         descriptor = nil
     }
 }

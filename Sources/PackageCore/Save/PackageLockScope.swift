@@ -6,43 +6,43 @@
 /// writer calls `FileWrapper.write`, which runs the save engine) would wait for itself
 /// forever. Whoever takes a lock and then runs code that may lock again records it here
 /// with `withLock(_:)`; whoever is about to lock asks `covers(_:exclusive:)` first.
-public enum PackageLockScope {
+package enum PackageLockScope {
     @TaskLocal static var held: [String: Bool] = [:]
 
     /// Whether the current task holds the lock of the package at `packagePath`, exclusive
     /// if `exclusive` is asked for (a shared lock does not cover a write).
-    public static func covers(_ package: PackageLocation, exclusive: Bool) -> Bool {
+    package static func covers(_ package: PackageLocation, exclusive: Bool) -> Bool {
         guard let mode = held[package.path] else { return false }
         return mode || !exclusive
     }
 
     /// `covers(_:exclusive:)` for a path (false when it cannot be resolved).
-    public static func covers(_ packagePath: String, exclusive: Bool) -> Bool {
+    package static func covers(_ packagePath: String, exclusive: Bool) -> Bool {
         guard let package = try? PackageLocation(packagePath) else { return false }
         return covers(package, exclusive: exclusive)
     }
 
     /// Whether the current task holds a shared lock only on the package at `packagePath`:
     /// asking for the exclusive lock now would deadlock against itself.
-    public static func holdsSharedOnly(_ package: PackageLocation) -> Bool {
+    package static func holdsSharedOnly(_ package: PackageLocation) -> Bool {
         held[package.path] == false
     }
 
     /// `holdsSharedOnly(_:)` for a path.
-    public static func holdsSharedOnly(_ packagePath: String) -> Bool {
+    package static func holdsSharedOnly(_ packagePath: String) -> Bool {
         guard let package = try? PackageLocation(packagePath) else { return false }
         return holdsSharedOnly(package)
     }
 
     /// Runs `body` with `lock` recorded as held by the current task (and its child tasks).
-    public static func withLock<R>(_ lock: PackageLock, _ body: () throws -> R) rethrows -> R {
+    package static func withLock<R>(_ lock: PackageLock, _ body: () throws -> R) rethrows -> R {
         var locks = held
         locks[lock.package.path] = lock.exclusive
         return try $held.withValue(locks, operation: body)
     }
 
     /// `withLock(_:_:)` for async work.
-    public static func withLock<R>(
+    package static func withLock<R>(
         _ lock: PackageLock, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
     ) async rethrows -> R {
         var locks = held

@@ -13,16 +13,16 @@
 /// Whenever the package may hold something its manifest does not say (a journal refused or
 /// lost, a damaged manifest), a marker asks the next save to check the package before
 /// trusting its manifest (`PackageRecovery.checkMarkerName`).
-public enum PackageRecovery {
+package enum PackageRecovery {
     /// What recovery did.
-    public struct Report: Sendable, Equatable {
-        public var rolledForward = false
-        public var temporariesRemoved = 0
-        public var stagingDirectoriesRemoved = 0
-        public var restoredFromAside = false
+    package struct Report: Sendable, Equatable {
+        package var rolledForward = false
+        package var temporariesRemoved = 0
+        package var stagingDirectoriesRemoved = 0
+        package var restoredFromAside = false
         /// Things set aside or left undone, one sentence each, for the person to read.
-        public var warnings: [String] = []
-        public var didAnything: Bool {
+        package var warnings: [String] = []
+        package var didAnything: Bool {
             rolledForward || temporariesRemoved > 0 || stagingDirectoriesRemoved > 0 || restoredFromAside
                 || !warnings.isEmpty
         }
@@ -30,20 +30,20 @@ public enum PackageRecovery {
 
     /// The marker file in `.pkgtool` that tells the next save not to trust the manifest
     /// until it has checked the package against it (as `--check-package` does).
-    public static let checkMarkerName = "check"
+    package static let checkMarkerName = "check"
     /// Where pieces of `.pkgtool` that cannot be used are set aside, inside `.pkgtool`.
-    public static let setAsideDirectoryName = "set-aside"
+    package static let setAsideDirectoryName = "set-aside"
 
     /// Whether there is anything to recover (cheap: a few stats and one listing of the
     /// package's folder). A probe: where the package cannot even be looked into, it says
     /// no, and the operation that follows reports the real problem.
-    public static func needsRecovery(packagePath: String) throws -> Bool {
+    package static func needsRecovery(packagePath: String) throws -> Bool {
         guard let package = try? PackageLocation(packagePath) else { return false }
         return needsRecovery(package)
     }
 
     /// `needsRecovery(packagePath:)` for a resolved location.
-    public static func needsRecovery(_ package: PackageLocation) -> Bool {
+    package static func needsRecovery(_ package: PackageLocation) -> Bool {
         (try? probe(package)) ?? false
     }
 
@@ -63,7 +63,7 @@ public enum PackageRecovery {
 
     /// Recovers the package at `packagePath`. The caller holds the exclusive `PackageLock`.
     @discardableResult
-    public static func recover(packagePath: String, durability: Durability = .full) throws -> Report {
+    package static func recover(packagePath: String, durability: Durability = .full) throws -> Report {
         try recover(try PackageLocation(packagePath), durability: durability)
     }
 
@@ -75,7 +75,7 @@ public enum PackageRecovery {
     /// - Complexity: the journal's operations when one is committed; otherwise one removal
     ///   per leftover entry.
     @discardableResult
-    public static func recover(_ package: PackageLocation, durability: Durability = .full) throws -> Report {
+    package static func recover(_ package: PackageLocation, durability: Durability = .full) throws -> Report {
         var report = Report()
 
         // 1. Beside the package.

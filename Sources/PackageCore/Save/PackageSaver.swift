@@ -17,6 +17,9 @@ public enum PackageSaver {
     /// the strategy writes the difference and commits; the manifest records the result.
     ///
     /// - Parameters:
+    ///   - source: what the new tree is (`DirectorySource`, `FileWrapperSource`, your own).
+    ///   - packagePath: the package, created when absent (its parent folder must exist).
+    ///   - options: strategy, durability, cancellation…; the defaults suit most saves.
     ///   - progress: coarse progress (one unit per file written or linked, one per MiB), on
     ///     top of `options.progress`.
     /// - Returns: what was done, counted by the engine.

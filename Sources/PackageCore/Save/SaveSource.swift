@@ -42,6 +42,7 @@ public struct SaveSourceContext: Sendable {
     public let package: PackageLocation
     /// Whether a package exists there (false for a first save).
     public let packageExists: Bool
+    /// The options the save runs with (strategy, durability, workers…).
     public let options: SaveOptions
     /// The package's manifest, when it has a sound one: the stat cache a directory source
     /// reuses for files it saved before. Set for `wholeTree(in:)` only.
@@ -63,10 +64,12 @@ public struct SourceTree: Sendable {
     public var rehashed: Set<String>
     /// Files the source read to hash, and their bytes: for the statistics.
     public var filesHashed: Int
+    /// Bytes of those files.
     public var bytesHashed: Int64
     /// Things a person should know (entries skipped, files that changed behind a tree's back).
     public var notes: [String]
 
+    /// A whole tree: `contents` must hold one origin (or nil) per entry of `snapshot`.
     public init(
         snapshot: TreeSnapshot, contents: [ContentOrigin?], rootPermissions: UInt32 = 0o755,
         rehashed: Set<String> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
@@ -95,17 +98,24 @@ public struct PartialSourceTree: Sendable {
     /// The new tree's entries in the same regions (depth-first), with where each file's bytes
     /// come from (parallel).
     public var new: [SnapshotEntry]
+    /// Where each `new` file's bytes come from, parallel to `new`.
     public var contents: [ContentOrigin?]
     /// Paths of `current` files whose content the source does not know: rewritten.
     public var unknownContent: Set<String>
     /// The new tree's root hash and entry count (the whole tree's, not the parts').
     public var newRootHash: ContentHash
+    /// The number of entries of the whole new tree.
     public var newEntryCount: Int
+    /// Permission bits of the package directory itself.
     public var rootPermissions: UInt32
+    /// Files the source read to hash, for the statistics.
     public var filesHashed: Int
+    /// Bytes of those files.
     public var bytesHashed: Int64
+    /// Things a person should know, for the statistics' notes.
     public var notes: [String]
 
+    /// The parts of a new tree: `contents` must hold one origin (or nil) per entry of `new`.
     public init(
         head: PackageManifest.Head, current: [SnapshotEntry], new: [SnapshotEntry], contents: [ContentOrigin?],
         unknownContent: Set<String> = [], newRootHash: ContentHash, newEntryCount: Int, rootPermissions: UInt32,
@@ -136,6 +146,7 @@ public struct SaveOutcome: Sendable {
     /// Package-side stat data of every entry this save created or replaced, by path.
     public var written: [String: FileStatus]
 
+    /// An outcome; the engine makes them, tests and wrappers of the engine may too.
     public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [String: FileStatus]) {
         self.statistics = statistics
         self.head = head

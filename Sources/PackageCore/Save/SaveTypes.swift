@@ -15,12 +15,17 @@ public enum SaveStrategy: String, Sendable, CaseIterable, CustomStringConvertibl
     /// The default, chosen by measurement (Specs/save.md).
     public static let `default`: SaveStrategy = .journaled
 
+    /// The strategy's name as the CLI spells it (`--strategy journaled`).
     public var description: String { rawValue }
 }
 
 /// How to save.
 public struct SaveOptions: Sendable {
+    /// How the new tree reaches the disk, and so what a crash or a reader may see
+    /// (<doc:ChoosingAStrategy>). `journaled` by default.
     public var strategy: SaveStrategy
+    /// Whether the save fsyncs (`.full`, the default: a returned save survives a machine crash)
+    /// or not (`.none`: only a crash of the process is survived).
     public var durability: Durability
     /// Threads for scanning and hashing.
     public var workers: Int
@@ -41,6 +46,8 @@ public struct SaveOptions: Sendable {
     /// cancellation of the task running it does.
     public var cancellation: SaveCancellation?
 
+    /// Options for a save; every parameter is the property of the same name, with the defaults
+    /// a document app wants: the default strategy, full durability, every core.
     public init(
         strategy: SaveStrategy = .default, durability: Durability = .full, workers: Int = ProcessInfoCores.active,
         trustManifest: Bool = true, keepsPrevious: Bool = false, progress: (@Sendable (SaveProgress) -> Void)? = nil,
@@ -62,36 +69,50 @@ public struct SaveOptions: Sendable {
 public final class SaveCancellation: Sendable {
     private let raised = Atomic<Bool>(false)
 
+    /// A flag not yet raised.
     public init() {}
 
     /// Asks the save to stop. Safe from any thread.
     public func cancel() { raised.store(true, ordering: .relaxed) }
 
+    /// Whether `cancel()` was called.
     public var isCancelled: Bool { raised.load(ordering: .relaxed) }
 }
 
 /// Coarse progress of a save: units are files and 1 MiB chunks, never bytes.
 public struct SaveProgress: Sendable, Equatable {
+    /// Units of work the save will do: one per file to write or link, one per MiB written.
     public var totalUnits: Int
+    /// Units done so far.
     public var completedUnits: Int
+    /// Files the save will write or link.
     public var totalFiles: Int
+    /// Files written or linked so far.
     public var completedFiles: Int
+    /// Bytes the save will write.
     public var totalBytes: Int64
+    /// Bytes written so far.
     public var completedBytes: Int64
 
+    /// `completedUnits` over `totalUnits`, 1 when there is nothing to do.
     public var fractionCompleted: Double { totalUnits == 0 ? 1 : Double(completedUnits) / Double(totalUnits) }
 }
 
 /// What a save did, counted by the engine itself.
 public struct SaveStatistics: Sendable, Equatable {
+    /// The strategy the save used.
     public var strategy: SaveStrategy
     /// Regular files written (new or changed content), and their bytes.
     public var filesWritten = 0
+    /// Bytes of the files written.
     public var bytesWritten: Int64 = 0
     /// Large files saved as the chunks that changed (Specs/save.md, "Changed bytes, not
     /// changed files"): patched in place through the journal (`journaled`), or written into
     /// a clone of their previous version (`atomic`, `full`, on a file system with reflinks).
+    /// This counts the first kind.
     public var filesPatched = 0
+    /// Large files written as a clone of their previous version plus their changed chunks
+    /// (`atomic`, `full`, on a file system with reflinks).
     public var filesCloned = 0
     /// The changed bytes those files took (counted in `bytesWritten` too).
     public var bytesPatched: Int64 = 0
@@ -100,16 +121,21 @@ public struct SaveStatistics: Sendable, Equatable {
     /// Unchanged files copied because hard links were impossible (another volume, a file
     /// system without links), and their bytes.
     public var filesCopiedForLinks = 0
+    /// Bytes of the files copied instead of linked.
     public var bytesCopiedForLinks: Int64 = 0
+    /// Directories made (new folders, and every folder of a staging tree).
     public var directoriesCreated = 0
+    /// Symbolic links created (new or changed target).
     public var symbolicLinksWritten = 0
     /// Entries removed (each entry of a removed subtree counts).
     public var entriesRemoved = 0
+    /// Entries whose permission bits alone changed.
     public var permissionsChanged = 0
     /// Bytes of pkgtool's own metadata written (manifest, journal).
     public var metadataBytesWritten: Int64 = 0
     /// Source files read and hashed to find out whether they changed.
     public var filesHashed = 0
+    /// Bytes read to hash those files.
     public var bytesHashed: Int64 = 0
     /// The package had no sound manifest: its state was rebuilt by hashing it.
     public var manifestRebuilt = false
@@ -122,19 +148,26 @@ public struct SaveStatistics: Sendable, Equatable {
     public var recovered = false
     /// Nothing differed: nothing but (perhaps) the manifest was written.
     public var unchanged = false
+    /// Wall-clock time of the save, lock and recovery included.
     public var seconds: Double = 0
+    /// The Merkle hash of the package after the save: equal to the source tree's.
     public var rootHash = ContentHash(high: 0, low: 0)
+    /// Files, links and folders in the package after the save.
     public var entryCount = 0
     /// Things a person should know ("hard links impossible here: unchanged files were copied").
     public var notes: [String] = []
 
+    /// Zero counts for a save with `strategy`.
     public init(strategy: SaveStrategy) { self.strategy = strategy }
 }
 
 /// A save refused because of its input (not an I/O failure): the source is not a
 /// directory, holds a name the package cannot hold, and so on.
 public struct SaveRefusal: InputRejectedError, Sendable {
+    /// What was refused and why, as one line ("cannot save 'x': …").
     public var message: String
+    /// A refusal saying `message`. Throw it from a custom source to refuse its input.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }

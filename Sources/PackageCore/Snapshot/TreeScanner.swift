@@ -14,21 +14,28 @@ public struct TreeScanner: Sendable {
     /// The chunk list recorded for an earlier version of the file at `path` (a manifest's),
     /// whatever its stat data say: a large file that must be read is chunked faster where
     /// its old chunks recur. Only a hint: the result is the same without it.
-    public typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
+    package typealias ChunkHintLookup = @Sendable (_ path: String) -> ChunkList?
 
+    /// Threads that list directories and hash files (the calling thread is one of them).
     public var workers: Int
     /// When false, files are not read; their hashes are left `ContentHash.empty` unless
     /// `knownHash` supplies them (and directory hashes are then meaningless).
     public var hashContents: Bool
     /// How files of at least `chunking.fileThreshold` bytes are cut into chunks while they
     /// are hashed (the same pass); their entries carry the list.
-    public var chunking: ChunkingParameters = .standard
+    package var chunking: ChunkingParameters = .standard
+    /// Supplies hashes known elsewhere, so that those files are not read (see `HashLookup`).
     public var knownHash: HashLookup?
     /// Previous chunk lists of files that must be read (see `ChunkHintLookup`).
-    public var previousChunks: ChunkHintLookup?
+    package var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
+    /// Asked before each directory and file: true stops the scan with `CancellationError`
+    /// (a save being cancelled while it describes its source). Called from worker threads.
+    public var isCancelled: (@Sendable () -> Bool)?
 
+    /// A scanner; every parameter is the property of the same name. `PackageScan.scan` sets
+    /// them up for a package (its manifest as `knownHash`, `.pkgtool` excluded).
     public init(
         workers: Int = ProcessInfoCores.active, hashContents: Bool = true, knownHash: HashLookup? = nil,
         excludedTopLevelNames: Set<String> = []
@@ -41,6 +48,7 @@ public struct TreeScanner: Sendable {
 
     /// The result of a scan.
     public struct Result: Sendable {
+        /// The tree: every entry below the root with its stat data and hashes, and the root hash.
         public var snapshot: TreeSnapshot
         /// Entries left out, with the reason ("FIFO").
         public var skipped: [(path: String, kind: FileKind)]
@@ -48,6 +56,7 @@ public struct TreeScanner: Sendable {
         public var filesHashed: Int
         /// The files read and hashed, by relative path (the rest came from `knownHash`).
         public var hashedPaths: [String]
+        /// Bytes read to hash those files.
         public var bytesHashed: Int64
     }
 
@@ -85,9 +94,12 @@ public struct TreeScanner: Sendable {
 /// What a lookup knows of a file's content without reading it: its hash and, for a large
 /// file recorded with one, its chunk list.
 public struct KnownContent: Sendable, Hashable {
+    /// The file's content hash.
     public var hash: ContentHash
+    /// The file's chunks, when it is large enough to have them and they are known.
     public var chunks: ChunkList?
 
+    /// What is known of a file: its hash and, optionally, its chunks.
     public init(hash: ContentHash, chunks: ChunkList? = nil) {
         self.hash = hash
         self.chunks = chunks
@@ -201,6 +213,7 @@ final class ScanContext: Sendable {
     /// Hashes the files at `indices` of `node`.
     func hash(_ node: ScanNode, _ indices: [Int], worker: ScanWorker) throws {
         for index in indices {
+            if scanner.isCancelled?() == true { throw CancellationError() }
             let relative = node.childPath(node.names[index])
             let file = try FileDescriptor.openWithoutSymlinks(
                 relative, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: displayPath(relative))

@@ -2,6 +2,7 @@
 public struct SnapshotEntry: Sendable, Hashable {
     /// Relative path, "/"-separated, never empty, never starting or ending with "/".
     public var path: String
+    /// Regular file, directory or symbolic link (nothing else is package content).
     public var kind: FileKind
     /// Permission bits (`0o7777`).
     public var permissions: UInt32
@@ -13,7 +14,9 @@ public struct SnapshotEntry: Sendable, Hashable {
     public var modificationTime: Int64
     /// Status-change time (ns), inode and device: the stat-cache fields (0 when unknown).
     public var changeTime: Int64
+    /// Inode number, for the stat cache (0 when unknown).
     public var inode: UInt64
+    /// Device number, recorded but never compared (it can change across reboots).
     public var device: UInt64
     /// A directory's number of entries beneath it (all depths): the span to skip past it.
     public var descendantCount: Int
@@ -22,11 +25,14 @@ public struct SnapshotEntry: Sendable, Hashable {
     /// The stat data of the file this entry was last saved from (`pkgtool save SRC PKG`):
     /// a stat cache for the source, so that unchanged source files are not reread.
     public var source: SourceStamp?
-    /// A large regular file's content-defined chunks (files of at least
-    /// `ChunkingParameters.fileThreshold` bytes that were hashed with chunking, or whose
-    /// manifest record has them); nil otherwise. One reference: 8 bytes when absent.
+    /// A large regular file's content-defined chunks (files of at least 4 MiB that were
+    /// hashed with chunking, or whose manifest record has them); nil otherwise. One
+    /// reference: 8 bytes when absent.
     public var chunks: ChunkList?
 
+    /// An entry; the stat-cache fields, the descendant count and the chunks default to
+    /// "unknown". For a directory, `hash` and `descendantCount` are filled in by
+    /// `TreeSnapshot.assemble(_:)`.
     public init(
         path: String, kind: FileKind, permissions: UInt32, size: Int64, hash: ContentHash,
         modificationTime: Int64 = 0, changeTime: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0,
@@ -69,11 +75,16 @@ public struct SnapshotEntry: Sendable, Hashable {
 
 /// The identity of a source file at the moment its bytes were saved into a package.
 public struct SourceStamp: Sendable, Hashable {
+    /// The source file's device.
     public var device: UInt64
+    /// The source file's inode.
     public var inode: UInt64
+    /// The source file's modification time (ns).
     public var modificationTime: Int64
+    /// The source file's status-change time (ns).
     public var changeTime: Int64
 
+    /// A stamp of the given stat fields.
     public init(device: UInt64, inode: UInt64, modificationTime: Int64, changeTime: Int64) {
         self.device = device
         self.inode = inode
@@ -81,6 +92,7 @@ public struct SourceStamp: Sendable, Hashable {
         self.changeTime = changeTime
     }
 
+    /// The stamp of a source file as `status` describes it.
     public init(_ status: FileStatus) {
         self.init(
             device: status.device, inode: status.inode, modificationTime: status.modificationTime,
@@ -94,10 +106,13 @@ public struct SourceStamp: Sendable, Hashable {
 /// The common currency of the package: a scan of a directory, a manifest, a FileWrapper
 /// tree and a ZIP archive all become one, and the differ compares any two.
 public struct TreeSnapshot: Sendable, Equatable {
+    /// Every entry but the root, depth-first in path order.
     public var entries: [SnapshotEntry]
     /// The Merkle hash of the root directory.
     public var rootHash: ContentHash
 
+    /// A snapshot of entries already in depth-first path order, with directory hashes and
+    /// descendant counts filled in; `assemble(_:)` builds one from entries in any order.
     public init(entries: [SnapshotEntry], rootHash: ContentHash) {
         self.entries = entries
         self.rootHash = rootHash

@@ -6,18 +6,18 @@ public enum PackageLayout {
     public static let metadataDirectoryName = ".pkgtool"
 
     /// The base manifest inside the metadata directory.
-    public static let indexFileName = "index"
+    package static let indexFileName = "index"
 
     /// The prefix of manifest delta files (`delta.000001`, …).
-    public static let deltaFilePrefix = "delta."
+    package static let deltaFilePrefix = "delta."
 
     /// The path of the metadata directory of the package at `packagePath`.
-    public static func metadataDirectory(of packagePath: String) -> String {
+    package static func metadataDirectory(of packagePath: String) -> String {
         joined(packagePath, metadataDirectoryName)
     }
 
     /// `parent/child`, without doubling a trailing slash.
-    public static func joined(_ parent: String, _ child: String) -> String {
+    package static func joined(_ parent: String, _ child: String) -> String {
         if parent.isEmpty { return child }
         return parent.hasSuffix("/") ? parent + child : parent + "/" + child
     }

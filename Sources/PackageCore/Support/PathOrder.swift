@@ -5,30 +5,30 @@ import Glibc
 /// Names compare by their UTF-8 bytes (not Swift's `String <`, which follows Unicode
 /// canonical equivalence and would call two distinct file names equal). Paths compare
 /// component by component, so a directory's entries sort right after it (depth-first).
-public enum PathOrder {
+package enum PathOrder {
     /// Byte order of the UTF-8 encodings.
     @inlinable
-    public static func nameLess(_ lhs: String, _ rhs: String) -> Bool {
+    package static func nameLess(_ lhs: String, _ rhs: String) -> Bool {
         compareBytes(lhs, rhs, slashIsLowest: false) < 0
     }
 
     /// Depth-first order of "/"-separated relative paths: as byte order with "/" sorting
     /// before every other byte.
     @inlinable
-    public static func pathLess(_ lhs: String, _ rhs: String) -> Bool {
+    package static func pathLess(_ lhs: String, _ rhs: String) -> Bool {
         compareBytes(lhs, rhs, slashIsLowest: true) < 0
     }
 
     /// Whether two strings have identical UTF-8 bytes (Swift's `==` would equate
     /// canonically equivalent but distinct names).
     @inlinable
-    public static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+    package static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
         lhs.utf8.count == rhs.utf8.count && compareBytes(lhs, rhs, slashIsLowest: false) == 0
     }
 
     /// -1, 0 or 1.
     @inlinable
-    public static func compareBytes(_ lhs: String, _ rhs: String, slashIsLowest: Bool) -> Int {
+    package static func compareBytes(_ lhs: String, _ rhs: String, slashIsLowest: Bool) -> Int {
         var left = lhs
         var right = rhs
         return left.withUTF8 { a in
@@ -38,7 +38,7 @@ public enum PathOrder {
 
     /// -1, 0 or 1 for two byte strings; eight bytes at a time up to the first difference.
     @inlinable
-    public static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, slashIsLowest: Bool) -> Int {
+    package static func compare(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer, slashIsLowest: Bool) -> Int {
         let common = min(a.count, b.count)
         var index = 0
         while index + 8 <= common {
@@ -71,7 +71,7 @@ public enum PathOrder {
     ///
     /// - Complexity: O(n log n) integer comparisons, plus full comparisons of names that
     ///   share their first eight bytes.
-    public static func sortedByName<T>(_ items: [T], name: (T) -> String) -> [T] {
+    package static func sortedByName<T>(_ items: [T], name: (T) -> String) -> [T] {
         guard items.count > 1 else { return items }
         let names = items.map(name)
         var keys: [(prefix: UInt64, index: Int)] = []

@@ -7,7 +7,7 @@ import Synchronization
 /// finds subdirectories). Each worker has its own context (a 1 MiB buffer, say), so
 /// nothing is shared on the hot path but the queue's lock. The first error stops all
 /// workers and is rethrown.
-public struct WorkQueue<Job: Sendable>: Sendable {
+package struct WorkQueue<Job: Sendable>: Sendable {
     private struct State {
         var jobs: [Job] = []
         var active = 0
@@ -27,14 +27,14 @@ public struct WorkQueue<Job: Sendable>: Sendable {
     private init(shared: Shared) { self.shared = shared }
 
     /// Adds a job; may be called from inside a job.
-    public func push(_ job: Job) {
+    package func push(_ job: Job) {
         shared.state.withLock { $0.jobs.append(job) }
         shared.wakeups.signal()
     }
 
     /// Runs `process` on every job, starting from `initial`, with `workers` threads
     /// (the calling thread is one of them). Returns when the queue is empty and no job runs.
-    public static func run<Context>(
+    package static func run<Context>(
         initial: [Job], workers: Int = ProcessInfoCores.active,
         makeContext: @Sendable () -> Context,
         process: @Sendable (Job, inout Context, WorkQueue<Job>) throws -> Void
@@ -109,7 +109,8 @@ public struct WorkQueue<Job: Sendable>: Sendable {
     }
 }
 
-/// The number of cores this process may use (its CPU affinity mask).
-public enum ProcessInfoCores {
-    public static var active: Int { Syscall.availableProcessors() }
+/// The number of cores this process may use (its CPU affinity mask). Usable from inline
+/// code: it is the default `workers` of public calls.
+@usableFromInline package enum ProcessInfoCores {
+    @usableFromInline package static var active: Int { Syscall.availableProcessors() }
 }

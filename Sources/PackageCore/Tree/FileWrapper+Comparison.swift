@@ -28,6 +28,8 @@ extension FileWrapper {
     }
 
     /// `needsToBeUpdated(from:)` for a path.
+    ///
+    /// - Complexity: one `lstat` per node, and a listing per directory; no file is read.
     public func needsToBeUpdated(fromPath path: String) -> Bool {
         (try? differsFromDisk(path: path, isRoot: true)) ?? true
     }

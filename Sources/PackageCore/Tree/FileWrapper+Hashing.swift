@@ -33,11 +33,13 @@ extension FileWrapper {
 
     /// Hashes every regular file below (or at) this node whose bytes are on disk and whose
     /// hash is unknown, in parallel, and caches the results.
-    func hashFilesOnDisk(workers: Int = ProcessInfoCores.active) throws {
+    ///
+    /// - Parameter isCancelled: asked before each file; true stops with `CancellationError`.
+    func hashFilesOnDisk(workers: Int = ProcessInfoCores.active, isCancelled: (@Sendable () -> Bool)? = nil) throws {
         var pending: [PendingFile] = []
         collectUnhashedFilesOnDisk(into: &pending)
         if pending.isEmpty { return }
-        let digests = try FileWrapper.hashFiles(pending.map(\.record), workers: workers)
+        let digests = try FileWrapper.hashFiles(pending.map(\.record), workers: workers, isCancelled: isCancelled)
         for (file, digest) in zip(pending, digests) {
             file.node.state.withLock { node in
                 if node.generation == file.generation && node.diskRecord == file.record {
@@ -112,10 +114,15 @@ extension FileWrapper {
     ///
     /// - Complexity: one streamed read per file, in batches of up to 64 files or 8 MiB over
     ///   `workers` threads, each with its own 1 MiB buffer.
-    static func hashFiles(_ records: [DiskRecord], workers: Int) throws -> [ChunkedDigest] {
+    static func hashFiles(
+        _ records: [DiskRecord], workers: Int, isCancelled: (@Sendable () -> Bool)? = nil
+    ) throws -> [ChunkedDigest] {
         if records.count == 1 || workers <= 1 {
             let worker = ScanWorker()
-            return try records.map { try hashFile($0, worker: worker) }
+            return try records.map { record in
+                if isCancelled?() == true { throw CancellationError() }
+                return try hashFile(record, worker: worker)
+            }
         }
         let results = Mutex([ChunkedDigest](repeating: ChunkedDigest(hash: .empty, size: 0, chunks: nil), count: records.count))
         var batches: [[Int]] = []
@@ -136,6 +143,7 @@ extension FileWrapper {
             makeContext: { ScanWorker() },
             process: { indices, worker, _ in
                 for index in indices {
+                    if isCancelled?() == true { throw CancellationError() }
                     let hash = try hashFile(records[index], worker: worker)
                     results.withLock { $0[index] = hash }
                 }

@@ -3,7 +3,7 @@ import Synchronization
 /// What a tree read from (or saved as) a package remembers of the package's manifest
 /// between saves: its head, and the identity of the manifest files, so that a later save
 /// can tell in a few `stat` calls whether anything else wrote the package meanwhile.
-public final class TreePackageState: Sendable {
+package final class TreePackageState: Sendable {
     /// The identity of the manifest's files at the time the head was taken.
     struct Identity: Equatable, Sendable {
         var index: FileStatus

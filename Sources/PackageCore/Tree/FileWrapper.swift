@@ -19,7 +19,9 @@ import Synchronization
 public final class FileWrapper: Sendable {
     /// Options for reading a wrapper from disk.
     public struct ReadingOptions: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// Read every regular file's contents now rather than on demand, so that later edits
         /// or removals on disk cannot make them unavailable.
@@ -31,7 +33,9 @@ public final class FileWrapper: Sendable {
 
     /// Options for `write(to:options:originalContentsURL:)`.
     public struct WritingOptions: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: UInt
+        /// The options whose bits are `rawValue`.
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// The write completely succeeds or leaves the destination as it was. pkgtool's
         /// writes always are; the option is accepted for source compatibility.
@@ -189,8 +193,11 @@ public final class FileWrapper: Sendable {
 
     // MARK: Kind
 
+    /// Whether this wrapper is a regular file (`regularFileContents` has its bytes).
     public var isRegularFile: Bool { kind == .regular }
+    /// Whether this wrapper is a directory (`fileWrappers` has its children).
     public var isDirectory: Bool { kind == .directory }
+    /// Whether this wrapper is a symbolic link (`symbolicLinkDestinationURL` has its target).
     public var isSymbolicLink: Bool { kind == .symbolicLink }
 
     // MARK: Symbolic links
@@ -259,6 +266,7 @@ struct ParentLink {
 }
 
 extension FileWrapper: CustomDebugStringConvertible {
+    /// The kind, the name and where the contents are ("in memory", "on disk at …").
     public var debugDescription: String {
         state.withLock { node in
             let name = node.filename ?? node.preferredFilename ?? "(unnamed)"
@@ -277,6 +285,8 @@ extension FileWrapper: CustomDebugStringConvertible {
 /// Equality is identity, as for Apple's (an `NSObject`): two wrappers with the same
 /// contents are still two wrappers. Compare `contentHash` for equal contents.
 extension FileWrapper: Hashable {
+    /// Whether `lhs` and `rhs` are the same wrapper.
     public static func == (lhs: FileWrapper, rhs: FileWrapper) -> Bool { lhs === rhs }
+    /// Hashes the wrapper's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

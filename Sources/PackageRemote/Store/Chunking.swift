@@ -9,15 +9,15 @@ import PackageCore
 /// file shifts only the chunks around it, not every later one. Blobs are named by their
 /// bytes: a remote may hold blobs cut otherwise (the fixed 1 MiB pieces of the first
 /// version of this code), only deduplication across the two is lost.
-public struct Chunking: Sendable, Equatable {
-    public var parameters: ChunkingParameters
+package struct Chunking: Sendable, Equatable {
+    package var parameters: ChunkingParameters
 
-    public init(parameters: ChunkingParameters = .standard) {
+    package init(parameters: ChunkingParameters = .standard) {
         self.parameters = parameters
     }
 
     /// The largest piece this policy makes: the least a read buffer must hold.
-    public var maximumPiece: Int64 { max(parameters.fileThreshold, Int64(parameters.maximumSize)) }
+    package var maximumPiece: Int64 { max(parameters.fileThreshold, Int64(parameters.maximumSize)) }
 
     /// Files below this size are one blob.
     var wholeFileLimit: Int64 { parameters.fileThreshold - 1 }

@@ -59,6 +59,39 @@ func run(in work: String) async throws {
     try opened.extract(to: work + "/Restored.pkg")
     try check(try rootHash(work + "/Restored.pkg") == (try rootHash(draft)), "the unpacked tree equals the source")
     print("zip: \(report.entries) entries, \(verified.hashesChecked) content hashes checked; unpacked equal")
+
+    try await runGuides(in: work + "/guides", draft: draft)
+    print(namespaceCheck())
+}
+
+/// The articles' code (Guide/), run so that what the documentation shows is known to work.
+@MainActor
+func runGuides(in work: String, draft: String) async throws {
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let package = work + "/Guide.pkg"
+    let saves = try guideSaveDirectory(draft: draft, package: package)
+    try check(saves.map(\.filesWritten) == [50, 1], "the guide's second save writes one file")
+    try check(try guideSaveWithProgress(draft: draft, package: package).filesWritten == 0, "nothing left to save")
+    try check(guideSaveHandlingErrors(draft: draft, package: package), "a save that succeeds says so")
+    try check(!guideSaveHandlingErrors(draft: work + "/missing", package: package), "a missing source is an error")
+    try check(try guideEditInPlace(package: package).statistics.filesWritten == 1, "an edit in place writes one file")
+    try check(try guideCopyTree(package: package, copy: work + "/Copy.pkg").filesWritten == 50, "a copy writes all")
+    let strategies = try guideStrategies(draft: draft, package: work + "/Strategies.pkg")
+    try check(strategies == [.journaled, .atomic, .atomic, .full, .journaled, .journaled], "each strategy ran")
+    let notes = try guideCustomSource(package: work + "/Notes.pkg")
+    try check(notes.map(\.filesWritten) == [3, 1], "the custom source's second save writes one note")
+    try check(try rootHash(work + "/Notes.pkg") == notes[1].rootHash, "the custom source's package is what it said")
+    let zipped = try guideZip(package: package, archive: work + "/Guide.zip", restored: work + "/Restored.pkg")
+    try check(try rootHash(work + "/Restored.pkg") == (try rootHash(package)), "the guide's unpacked tree is equal")
+    try check(try guideZipUntrusted(archive: work + "/Guide.zip").count == 50, "every page read back")
+    try FileManager.default.createDirectory(atPath: work + "/book", withIntermediateDirectories: true)
+    try Data("application/epub+zip".utf8).write(to: URL(fileURLWithPath: work + "/book/mimetype"))
+    let epub = try guideZipOptions(book: work + "/book", epub: work + "/book.epub")
+    try check(epub.files == 1 && zipped.files == 50, "the archives hold what was packed")
+    let documentLog = try await guideDocumentSession(in: URL(fileURLWithPath: work))
+    try check(documentLog.count == 4 && documentLog[0] == "unsaved changes: true", "the document guide ran")
+    try check(FileManager.default.fileExists(atPath: work + "/Groceries.zip"), "the export wrote an archive")
+    print("guides: every article's code ran")
 }
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("pkgtool-consumer-\(getpid())").path
