@@ -78,7 +78,11 @@ let package = Package(
         .testTarget(
             name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
         .testTarget(
-            name: "PackageRemoteTests", dependencies: ["PackageRemote", "PkgToolCLI", "PackageCore", "PackageTestSupport"]),
+            name: "PackageRemoteTests",
+            dependencies: [
+                "PackageRemote", "PkgToolCLI", "PackageCore", "PackageDocument", "PackageDocumentExamples",
+                "PackageTestSupport",
+            ]),
         .testTarget(
             name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
             path: "Tests/PackageBenchTests"),

@@ -1,5 +1,6 @@
 /// How a push, pull, log or diff reaches a remote and runs.
 public struct RemoteOptions: Sendable {
+    /// Endpoint, region, credentials and transfer settings.
     public var configuration: S3Configuration
     /// This machine's cache of remote state (`LocalCache`): manifests, packs of interrupted
     /// pushes, the version each package was last synced with.
@@ -17,6 +18,8 @@ public struct RemoteOptions: Sendable {
     /// Cancels the operation from another thread (transfers abort at once).
     public var cancellation: TransferCancellation?
 
+    /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.
     public init(
         configuration: S3Configuration, cacheDirectory: String? = nil,
         packSize: Int = 8 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil

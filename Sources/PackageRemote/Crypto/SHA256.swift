@@ -5,11 +5,12 @@ import CCrypto
 /// Held as four big-endian words, so that equality and hashing in the sets a push and a
 /// pull keep (tens of thousands of blobs) compare integers, not arrays.
 public struct SHA256Digest: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The length of a digest in bytes.
     public static let byteCount = 32
     var words: (UInt64, UInt64, UInt64, UInt64)
 
     /// The digest whose 32 bytes are `bytes`.
-    public init(bytes: UnsafeRawBufferPointer) {
+    package init(bytes: UnsafeRawBufferPointer) {
         precondition(bytes.count == Self.byteCount, "a SHA-256 digest is 32 bytes")
         func word(_ index: Int) -> UInt64 {
             var value: UInt64 = 0
@@ -55,28 +56,31 @@ public struct SHA256Digest: Hashable, Sendable, Comparable, CustomStringConverti
         return String(decoding: text, as: UTF8.self)
     }
 
+    /// Whether two digests are the same 32 bytes.
     public static func == (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
         lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
             && lhs.words.3 == rhs.words.3
     }
 
+    /// Feeds the digest to `hasher` (its first half: the digest is uniformly distributed already).
     public func hash(into hasher: inout Hasher) {
-        // The digest is uniformly distributed already: one word is plenty.
         hasher.combine(words.0)
         hasher.combine(words.1)
     }
 
+    /// Byte-wise order, as `sort` orders the hexadecimal names.
     public static func < (lhs: SHA256Digest, rhs: SHA256Digest) -> Bool {
         (lhs.words.0, lhs.words.1, lhs.words.2, lhs.words.3) < (rhs.words.0, rhs.words.1, rhs.words.2, rhs.words.3)
     }
 
     /// The SHA-256 of `bytes`, in one call.
-    public static func of(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
+    package static func of(_ bytes: UnsafeRawBufferPointer) -> SHA256Digest {
         let hasher = SHA256Hasher()
         hasher.update(bytes)
         return hasher.finish()
     }
 
+    /// The SHA-256 of `bytes`, in one call.
     public static func of(_ bytes: [UInt8]) -> SHA256Digest {
         bytes.withUnsafeBytes { of($0) }
     }
@@ -101,10 +105,10 @@ public struct SHA256Digest: Hashable, Sendable, Comparable, CustomStringConverti
 /// extensions where it has them: about 1.3 GB/s on one core here).
 ///
 /// Non-copyable: it owns its `EVP_MD_CTX` and frees it once.
-public struct SHA256Hasher: ~Copyable {
+package struct SHA256Hasher: ~Copyable {
     private let context: OpaquePointer
 
-    public init() {
+    package init() {
         guard let context = EVP_MD_CTX_new() else { fatalError("EVP_MD_CTX_new failed: out of memory") }
         self.context = context
         reset()
@@ -113,22 +117,22 @@ public struct SHA256Hasher: ~Copyable {
     deinit { EVP_MD_CTX_free(context) }
 
     /// Starts a new digest, keeping the context's allocation.
-    public func reset() {
+    package func reset() {
         guard EVP_DigestInit_ex(context, SHA256Algorithm.shared.digest, nil) == 1 else {
             fatalError("EVP_DigestInit_ex(SHA-256) failed")
         }
     }
 
-    public func update(_ bytes: UnsafeRawBufferPointer) {
+    package func update(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         _ = EVP_DigestUpdate(context, bytes.baseAddress, bytes.count)
     }
 
-    public func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+    package func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 
     /// The digest of everything given since the last reset; the hasher must be reset
     /// before it is used again.
-    public func finish() -> SHA256Digest {
+    package func finish() -> SHA256Digest {
         var output = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
         _ = output.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }

@@ -1,28 +1,28 @@
 import PackageCore
 
 /// Where one piece of a file lives on the remote: a blob of a pack.
-public struct BlobLocation: Sendable, Hashable {
+package struct BlobLocation: Sendable, Hashable {
     /// SHA-256 of the blob's bytes: checked before the bytes are used.
-    public var digest: SHA256Digest
-    public var pack: SHA256Digest
-    public var offset: UInt32
-    public var length: UInt32
+    package var digest: SHA256Digest
+    package var pack: SHA256Digest
+    package var offset: UInt32
+    package var length: UInt32
 }
 
 /// One entry of a version: what a snapshot entry says, plus a regular file's blobs.
-public struct RemoteEntry: Sendable, Hashable {
-    public var path: String
-    public var kind: FileKind
-    public var permissions: UInt32
+package struct RemoteEntry: Sendable, Hashable {
+    package var path: String
+    package var kind: FileKind
+    package var permissions: UInt32
     /// A file's bytes (the sum of its blobs' lengths); a link's target bytes; 0 for a directory.
-    public var size: Int64
-    public var modificationTime: Int64
+    package var size: Int64
+    package var modificationTime: Int64
     /// XXH3-128 of a file's bytes or a link's target (Specs/hashing.md); zero for directories
     /// (their Merkle hashes are recomputed from their children).
-    public var contentHash: ContentHash
-    public var linkTarget: String?
+    package var contentHash: ContentHash
+    package var linkTarget: String?
     /// A regular file's pieces, in order.
-    public var blobs: [BlobLocation]
+    package var blobs: [BlobLocation]
 }
 
 /// One version of a remote: its summary and every entry, in depth-first path order.

@@ -8,6 +8,7 @@ public struct VersionSummary: Sendable, Hashable {
     public var sequence: Int
     /// When it was pushed, nanoseconds since the epoch (the pushing machine's clock).
     public var time: Int64
+    /// The version this one was pushed on top of; nil for a remote's first version.
     public var parent: SHA256Digest?
     /// The package's Merkle root hash (Specs/hashing.md).
     public var rootHash: ContentHash
@@ -16,6 +17,7 @@ public struct VersionSummary: Sendable, Hashable {
     /// Entries: files, directories and symbolic links.
     public var entryCount: Int
 
+    /// A summary with every field given; a push makes them, `PackageRemote.log` reads them.
     public init(
         id: SHA256Digest, sequence: Int, time: Int64, parent: SHA256Digest?, rootHash: ContentHash, size: Int64,
         entryCount: Int

@@ -9,21 +9,25 @@ public struct PullResult: Sendable {
     public var unchanged = false
     /// Distinct file contents assembled in the staging area.
     public var contentsAssembled = 0
-    /// Blobs and bytes fetched from the remote, and the bytes of the GETs (gaps included).
+    /// Blobs fetched from the remote.
     public var blobsDownloaded = 0
+    /// Bytes of the GETs that fetched them (the gaps between neighbouring blobs included).
     public var bytesDownloaded: Int64 = 0
-    /// Blobs taken from DEST's own files instead (the unchanged pieces of a changed file),
-    /// and whole contents copied from another path of DEST.
+    /// Blobs taken from DEST's own files instead (the unchanged pieces of a changed file).
     public var blobsFromDestination = 0
+    /// Whole contents copied from another path of DEST (moved or duplicated files).
     public var contentsCopiedFromDestination = 0
     /// Blobs an interrupted pull had already written and checked.
     public var blobsResumed = 0
+    /// HTTP requests sent, retries included.
     public var requests = 0
+    /// Requests that were attempts after a failure.
     public var retries = 0
     /// What the save engine did.
     public var save: SaveStatistics?
     /// Things a person should know (DEST's recovery, the engine's notes).
     public var notes: [String] = []
+    /// Wall-clock duration of the pull.
     public var seconds: Double = 0
 }
 
@@ -238,10 +242,17 @@ enum PullOperation {
             manifest, origins: origins, destination: destination, current: current, rootPermissions: rootPermissions)
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself.
-        let outcome = try PackageSaver.save(
-            source, to: destination,
-            options: SaveOptions(durability: durability, workers: options.workers, trustManifest: manifestVouches),
-            progress: progress?.subprogress(assigningCount: 1))
+        let outcome: SaveOutcome
+        do {
+            outcome = try PackageSaver.save(
+                source, to: destination,
+                options: SaveOptions(
+                    durability: durability, workers: options.workers, trustManifest: manifestVouches,
+                    cancellation: store.cancellation.saveCancellation),
+                progress: progress?.subprogress(assigningCount: 1))
+        } catch is CancellationError {
+            throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
+        }
         let statistics = outcome.statistics
         result.notes += statistics.notes
         guard statistics.rootHash == target.rootHash else {

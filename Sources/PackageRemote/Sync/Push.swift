@@ -9,10 +9,13 @@ public struct PushResult: Sendable {
     public var createdVersion: Bool
     /// Files read and hashed to find their blobs (files the parent version did not hold).
     public var filesRead = 0
+    /// Bytes of those files.
     public var bytesRead: Int64 = 0
-    /// New blobs and the packs that carried them; `bytesUploaded` counts the packs' bytes.
+    /// New blobs: pieces of files the remote did not hold.
     public var blobsUploaded = 0
+    /// The packs that carried them, one PUT each.
     public var packsUploaded = 0
+    /// Bytes of those packs (blobs and trailers).
     public var bytesUploaded: Int64 = 0
     /// The new version's manifest object.
     public var manifestBytes = 0
@@ -20,7 +23,9 @@ public struct PushResult: Sendable {
     public var packsResumed = 0
     /// HTTP requests sent, and how many of them were retries.
     public var requests = 0
+    /// Requests that were attempts after a failure.
     public var retries = 0
+    /// Wall-clock duration of the push.
     public var seconds: Double = 0
     /// Things a person should know (special files left out).
     public var notes: [String] = []

@@ -1,6 +1,7 @@
 import CCurl
 import CCurlShims
 import Glibc
+import PackageCore
 import Synchronization
 
 /// One HTTP request as libcurl will send it: method, URL and headers, all final (signed).
@@ -43,12 +44,21 @@ protocol ResponseSink: AnyObject {
     var failure: (any Error)? { get }
 }
 
-/// Cancels transfers from another thread: libcurl's progress callback polls it.
+/// Cancels a push, pull or log from another thread: libcurl's progress callback polls it,
+/// so every transfer in flight aborts within a fraction of a second, and the operation
+/// throws ``RemoteError/Kind/cancelled``. What already arrived is kept for the next run.
+///
+/// A pull's save (the engine writing DEST) stops at its next file or chunk, leaving DEST
+/// as it was.
 public final class TransferCancellation: Sendable {
-    private let flag = Atomic<Bool>(false)
+    /// The flag, shared with the save engine's run of a pull.
+    let saveCancellation = SaveCancellation()
+    /// A cancellation not yet cancelled; give it to ``RemoteOptions/cancellation``.
     public init() {}
-    public func cancel() { flag.store(true, ordering: .relaxed) }
-    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    /// Cancels the operation; safe from any thread, any number of times.
+    public func cancel() { saveCancellation.cancel() }
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { saveCancellation.isCancelled }
 }
 
 /// A libcurl easy handle: one connection cache, used by one thread at a time.

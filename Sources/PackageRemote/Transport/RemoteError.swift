@@ -4,6 +4,7 @@
 /// failed verification, the prefix is not a pkgtool remote, DEST has changes not pushed),
 /// 2 for trouble (credentials, a missing bucket, an unreachable server, a local I/O error).
 public struct RemoteError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, for a program to act on (the message says it for a person).
     public enum Kind: String, Sendable {
         /// The remote's head moved since this package's version: pull, then push again.
         case conflict
@@ -23,6 +24,7 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         case credentialsRefused
         /// The credentials are valid but not allowed this request.
         case accessDenied
+        /// The bucket does not exist on the endpoint.
         case noSuchBucket
         /// The server could not be reached (after the retries).
         case unreachable
@@ -38,14 +40,18 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         case cancelled
     }
 
+    /// What went wrong.
     public var kind: Kind
+    /// One line for a person: the operation, the object or path, and the cause.
     public var message: String
 
+    /// An error of `kind` saying `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 
     /// A refusal (exit status 1) rather than trouble (2).

@@ -3,9 +3,12 @@
 /// The prefix is a key prefix without leading or trailing slash (empty: the bucket's top);
 /// every object of the remote is named `PREFIX/…`.
 public struct RemoteLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The bucket's name.
     public var bucket: String
+    /// The key prefix, without leading or trailing slash; empty for the bucket's top.
     public var prefix: String
 
+    /// A location from its parts, taken as they are (``init(parsing:)`` checks them).
     public init(bucket: String, prefix: String) {
         self.bucket = bucket
         self.prefix = prefix
@@ -54,6 +57,7 @@ public struct RemoteLocation: Sendable, Hashable, CustomStringConvertible {
     /// The key of `name` inside the remote: `PREFIX/name`.
     func key(_ name: String) -> String { prefix.isEmpty ? name : prefix + "/" + name }
 
+    /// `s3://BUCKET/PREFIX`, as it would be typed.
     public var description: String { prefix.isEmpty ? "s3://\(bucket)" : "s3://\(bucket)/\(prefix)" }
 
     private static func isAlphanumeric(_ byte: UInt8) -> Bool {

@@ -9,10 +9,14 @@ public struct S3Configuration: Sendable {
     /// explicitly (local servers, MinIO, SeaweedFS, Ceph); AWS's own endpoint uses
     /// virtual-hosted style (`BUCKET.s3.REGION.amazonaws.com/KEY`) unless the bucket has dots.
     public var pathStyle: Bool
+    /// The region requests are signed for (`us-east-1` unless told; most local servers accept any).
     public var region: String
+    /// The key every request is signed with.
     public var credentials: S3Credentials
+    /// Parallelism, retries, timeouts, speed cap, CA bundle.
     public var transport: TransportSettings
 
+    /// A configuration with every part given; ``fromEnvironment(_:endpoint:)`` reads it as S3 tools do.
     public init(
         endpoint: String, pathStyle: Bool, region: String, credentials: S3Credentials,
         transport: TransportSettings = TransportSettings()
@@ -111,9 +115,11 @@ public struct TransportSettings: Sendable {
     /// Attempts per request before giving up on a connection error, a 5xx or a throttle
     /// (429, 503 SlowDown); waits double from `retryDelay` (with jitter) between them.
     public var attempts: Int = 6
+    /// The first wait between attempts, in seconds.
     public var retryDelay: Double = 0.25
     /// The longest single wait between attempts.
     public var maximumRetryDelay: Double = 8
+    /// How long a connection may take to open before the attempt fails.
     public var connectTimeoutMilliseconds: Int = 10_000
     /// A transfer that moves nothing for this long is abandoned (and retried).
     public var stallTimeoutSeconds: Int = 30
@@ -123,5 +129,6 @@ public struct TransportSettings: Sendable {
     /// The CA bundle (`AWS_CA_BUNDLE`) for https endpoints; nil: the system's.
     public var certificateBundle: String?
 
+    /// The defaults: 4 transfers, 6 attempts from 0.25 s, 10 s to connect, 30 s of stall.
     public init() {}
 }

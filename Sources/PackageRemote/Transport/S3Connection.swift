@@ -2,17 +2,17 @@ import Glibc
 import Synchronization
 
 /// Counts of what went over the wire, shared by every connection of one operation.
-public final class TransferCounters: Sendable {
+package final class TransferCounters: Sendable {
     private let values = Mutex((requests: 0, retries: 0, sent: Int64(0), received: Int64(0)))
-    public init() {}
+    package init() {}
 
     /// HTTP requests sent (retries included).
-    public var requests: Int { values.withLock { $0.requests } }
+    package var requests: Int { values.withLock { $0.requests } }
     /// Requests that were attempts after a failure.
-    public var retries: Int { values.withLock { $0.retries } }
+    package var retries: Int { values.withLock { $0.retries } }
     /// Body bytes uploaded (PUT bodies) and downloaded (GET bodies).
-    public var bytesSent: Int64 { values.withLock { $0.sent } }
-    public var bytesReceived: Int64 { values.withLock { $0.received } }
+    package var bytesSent: Int64 { values.withLock { $0.sent } }
+    package var bytesReceived: Int64 { values.withLock { $0.received } }
 
     func request(retry: Bool) { values.withLock { $0.requests += 1; if retry { $0.retries += 1 } } }
     func sent(_ count: Int64) { values.withLock { $0.sent += count } }

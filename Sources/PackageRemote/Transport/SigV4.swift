@@ -2,11 +2,14 @@ import Glibc
 
 /// The credentials every S3 request is signed with.
 public struct S3Credentials: Sendable, Equatable {
+    /// The key's id (`AWS_ACCESS_KEY_ID`), sent in every request.
     public var accessKeyID: String
+    /// The secret (`AWS_SECRET_ACCESS_KEY`): signs, never sent.
     public var secretAccessKey: String
     /// Temporary credentials (STS) come with a session token, sent as `x-amz-security-token`.
     public var sessionToken: String?
 
+    /// Credentials from their parts (``S3Configuration/fromEnvironment(_:endpoint:)`` reads them from the environment).
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
