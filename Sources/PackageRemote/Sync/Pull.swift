@@ -121,6 +121,7 @@ enum PullOperation {
         }
 
         let staging = try PullStaging(destination: destination)
+        defer { staging.unlock() }
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
         let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {

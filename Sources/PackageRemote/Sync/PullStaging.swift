@@ -161,6 +161,12 @@ final class PullStaging: @unchecked Sendable {
             digest.description + ".part", to: digest.description, fromDirectory: blobs.rawValue, toDirectory: blobs.rawValue)
     }
 
+    /// Lets the next pull into DEST in: called when this one ends, however it ends (the
+    /// descriptor itself may outlive it a moment, in a transfer thread's last references).
+    func unlock() {
+        lockFile.descriptor.unlock()
+    }
+
     /// Removes the whole staging area (after the save, or when starting over).
     func remove() {
         try? FileSystem.removeTree(path)
