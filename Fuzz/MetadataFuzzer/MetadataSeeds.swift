@@ -16,8 +16,8 @@ public func fuzzInitialize(
     exit(0)
 }
 
-/// Journals in SaveJournal's format (version 2), written by the harness so that it can say
-/// what pkgtool's own writer never would.
+/// Journal operations the seeds name tersely, encoded by pkgtool's own `SaveJournal`
+/// (which encodes whatever it is given: paths its writer never would, included).
 enum JournalSeed {
     enum Operation {
         case remove(String, FileKind)
@@ -26,42 +26,19 @@ enum JournalSeed {
         case setPermissions(String, UInt32)
     }
 
-    /// The bytes, bound to nothing (the harness patches the binding) and checksummed.
+    /// The bytes, bound to nothing (the harness patches the binding, then the checksum).
     static func encoded(_ operations: [Operation]) -> [UInt8] {
-        var writer = ByteWriter()
-        writer.append(contentsOf: Array("PKGJRNL".utf8) + [0])
-        writer.append(UInt32(2))
-        writer.append(UInt32(0))
-        writer.append(UInt64(0))
-        writer.append(UInt64(0))
-        writer.append(UInt64(operations.count))
-        func append(_ text: String) {
-            writer.append(UInt16(text.utf8.count))
-            writer.append(contentsOf: Array(text.utf8))
-        }
-        for operation in operations {
-            switch operation {
-            case .remove(let path, let kind):
-                writer.append(UInt8(1))
-                append(path)
-                writer.append(kind.rawValue)
-            case .makeDirectory(let path, let permissions):
-                writer.append(UInt8(2))
-                append(path)
-                writer.append(permissions)
-            case .rename(let temporary, let path):
-                writer.append(UInt8(3))
-                append(temporary)
-                append(path)
-            case .setPermissions(let path, let permissions):
-                writer.append(UInt8(4))
-                append(path)
-                writer.append(permissions)
-            }
-        }
-        var bytes = writer.bytes + [UInt8](repeating: 0, count: 16)
-        MetadataCase.fixChecksum(&bytes)
-        return bytes
+        let journal = SaveJournal(
+            binding: .init(root: 0, temporaryDirectory: 0),
+            operations: operations.map { operation in
+                switch operation {
+                case .remove(let path, let kind): .remove(path: path, kind: kind)
+                case .makeDirectory(let path, let permissions): .makeDirectory(path: path, permissions: permissions)
+                case .rename(let temporary, let path): .rename(temporary: temporary, path: path)
+                case .setPermissions(let path, let permissions): .setPermissions(path: path, permissions: permissions)
+                }
+            })
+        return journal.encoded()
     }
 }
 

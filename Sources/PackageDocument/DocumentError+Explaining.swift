@@ -18,7 +18,17 @@ extension DocumentError {
             return explain(problem, operation: operation, url: url)
         }
         if let refusal = error as? SaveRefusal {
-            return (.inTheWay, refusal.message, writing ? "Choose another location. " + editsStay(operation) : "")
+            let reason = refusal.description
+            switch refusal.reason {
+            case .sourceChanged:
+                return (.changedWhileSaving, reason, "Save again. " + editsStay(operation))
+            case .lockedForReading:
+                return (.lockUnavailable, reason, "Wait for the reading to end, then save again. " + editsStay(operation))
+            case .sourceNotADirectory, .destinationNotADirectory, .treeNotADirectory, .nested:
+                return (.inTheWay, reason, writing ? "Choose another location. " + editsStay(operation) : "")
+            case .missingContent, .conflictingOptions, .refusedBySource:
+                return (.documentFailed, reason, writing ? "Try again, or save elsewhere. " + editsStay(operation) : "Try again.")
+            }
         }
         if let cocoa = error as? CocoaError {
             return explain(cocoa, operation: operation, ofThisType: ofThisType)

@@ -63,6 +63,9 @@ public struct DocumentError: Error, CustomStringConvertible {
         public static let damaged = Code("damaged")
         /// Something the operation needs is in the way (a file where a package should be).
         public static let inTheWay = Code("inTheWay")
+        /// A file the save was copying changed while it was read: nothing was changed,
+        /// and saving again will likely succeed.
+        public static let changedWhileSaving = Code("changedWhileSaving")
         /// The writer returned without writing anything.
         public static let nothingWritten = Code("nothingWritten")
         /// The document's own reader or writer failed with an error of its own.

@@ -59,7 +59,7 @@ extension SaveContext {
         let shown = package.inside(entry.path)
         let hasher = ContentHasher()
         func refuse(_ source: String) -> SaveRefusal {
-            SaveRefusal("'\(source)' changed while it was being saved; nothing was changed: save again")
+            SaveRefusal(path: source, reason: .sourceChanged(""))
         }
         switch plan.origins[index] {
         case .file(let path, _)?, .adopt(let path, _)?:
@@ -136,7 +136,7 @@ extension SaveContext {
             }
             guard next == chunks.count, position == entry.size else { throw refuse(shown) }
         case nil:
-            throw SaveRefusal("no content for '\(shown)'")
+            throw SaveRefusal(path: shown, reason: .missingContent)
         }
     }
 

@@ -20,12 +20,12 @@ public struct DirectorySource: SaveSource {
     public func validate(for package: PackageLocation) throws {
         let status = try FileSystem.status(path, followSymlinks: true)
         guard status.kind == .directory else {
-            throw SaveRefusal("cannot save from '\(path)': it is a \(status.kind), not a directory")
+            throw SaveRefusal(path: path, reason: .sourceNotADirectory(status.kind))
         }
         // Saving a tree into itself (or a package into its own source) would copy forever.
         let source = try Syscall.realpathOrThrow(path)
         if source == package.path || source.hasPrefix(package.path + "/") || package.path.hasPrefix(source + "/") {
-            throw SaveRefusal("cannot save '\(path)' to '\(package)': one lies inside the other")
+            throw SaveRefusal(path: path, reason: .nested(other: "\(package)"))
         }
     }
 

@@ -91,8 +91,8 @@ final class EntryWriter {
         let hash = digest.hash
         guard size == expected.size, hash == expected.hash else {
             throw SaveRefusal(
-                "'\(origin.displayName ?? displayPath)' changed while it was being saved (expected \(expected.size) bytes "
-                    + "hashing \(expected.hash), read \(size) bytes hashing \(hash)); nothing was changed: save again")
+                path: origin.displayName ?? displayPath,
+                reason: .sourceChanged("expected \(expected.size) bytes hashing \(expected.hash), read \(size) bytes hashing \(hash)"))
         }
         try file.setPermissions(permissions)
         if let modificationTime { try file.setModificationTime(modificationTime) }
@@ -120,7 +120,7 @@ final class EntryWriter {
         guard status.kind == .regular, status.inode == verified.inode, status.device == verified.device,
             status.size == expectedSize
         else {
-            throw SaveRefusal("'\(path)' changed after it was staged for this save; nothing was changed: save again")
+            throw SaveRefusal(path: path, reason: .sourceChanged("after it was staged for this save"))
         }
         try file.setPermissions(permissions)
         if let modificationTime { try file.setModificationTime(modificationTime) }
@@ -141,20 +141,16 @@ final class EntryWriter {
         let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
         let (before, allocated) = try source.statusAndAllocation()
         guard before.kind == .regular else {
-            throw SaveRefusal("'\(path)' changed while it was being saved: it is now a \(before.kind), not a regular file")
+            throw SaveRefusal(path: path, reason: .sourceChanged("it is now a \(before.kind), not a regular file"))
         }
         if let seen,
             seen.inode != before.inode || seen.device != before.device || seen.size != before.size
                 || seen.modificationTime != before.modificationTime
         {
-            throw SaveRefusal(
-                "'\(path)' changed while it was being saved (\(FileStatus.describeChange(from: seen, to: before))); "
-                    + "nothing was changed: save again")
+            throw SaveRefusal(path: path, reason: .sourceChanged(FileStatus.describeChange(from: seen, to: before)))
         }
         guard before.size == expectedSize else {
-            throw SaveRefusal(
-                "'\(path)' changed while it was being saved (size \(expectedSize) → \(before.size) bytes); "
-                    + "nothing was changed: save again")
+            throw SaveRefusal(path: path, reason: .sourceChanged("size \(expectedSize) → \(before.size) bytes"))
         }
         source.adviseSequential()
         do {
@@ -162,15 +158,13 @@ final class EntryWriter {
                 from: source, size: before.size, sparse: allocated < before.size, to: file, buffer: buffer,
                 hash: { self.hasher.update($0) }, chunkCompleted: chunkDone)
         } catch let error as FileSystemError where error.path == source.path && error.reason != nil {
-            throw SaveRefusal("'\(path)' changed while it was being saved (\(error.reason!)); nothing was changed: save again")
+            throw SaveRefusal(path: path, reason: .sourceChanged("\(error.reason!)"))
         }
         let after = try source.status()
         if after.size != before.size || after.modificationTime != before.modificationTime
             || after.changeTime != before.changeTime
         {
-            throw SaveRefusal(
-                "'\(path)' changed while it was being saved (\(FileStatus.describeChange(from: before, to: after))); "
-                    + "nothing was changed: save again")
+            throw SaveRefusal(path: path, reason: .sourceChanged(FileStatus.describeChange(from: before, to: after)))
         }
         return before.size
     }

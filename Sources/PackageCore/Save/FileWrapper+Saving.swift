@@ -113,7 +113,7 @@ public struct FileWrapperSource: SaveSource {
     /// Refuses a tree whose root is not a directory: a package is one.
     public func validate(for package: PackageLocation) throws {
         guard root.isDirectory else {
-            throw SaveRefusal("cannot save '\(package)': a package is a directory, the tree is a \(root.kind)")
+            throw SaveRefusal(path: "\(package)", reason: .treeNotADirectory(root.kind))
         }
     }
 

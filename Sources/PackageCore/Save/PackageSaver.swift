@@ -52,7 +52,9 @@ public enum PackageSaver {
     static func save(_ source: some SaveSource, at package: PackageLocation, options: SaveOptions) throws -> SaveOutcome {
         let clock = Stopwatch()
         if options.keepsPrevious && options.strategy != .atomic {
-            throw SaveRefusal("keeping the previous version applies to the atomic strategy, not \(options.strategy)")
+            throw SaveRefusal(
+                path: "\(package)",
+                reason: .conflictingOptions("keeping the previous version applies to the atomic strategy, not \(options.strategy)"))
         }
         try refuseNonDirectory(package)
         try source.validate(for: package)
@@ -117,7 +119,7 @@ public enum PackageSaver {
         to package: PackageLocation, durability: Durability, _ body: (_ recovery: PackageRecovery.Report) throws -> R
     ) throws -> R {
         if PackageLockScope.holdsSharedOnly(package) {
-            throw SaveRefusal("cannot save '\(package)' while this task holds its lock for reading")
+            throw SaveRefusal(path: "\(package)", reason: .lockedForReading)
         }
         func recoverAndRun() throws -> R {
             var report = PackageRecovery.Report()
@@ -135,7 +137,7 @@ public enum PackageSaver {
     /// Refuses a package path that holds something other than a directory.
     static func refuseNonDirectory(_ package: PackageLocation) throws {
         if let existing = try FileSystem.statusIfExists(package.path), existing.kind != .directory {
-            throw SaveRefusal("cannot save to '\(package)': it is a \(existing.kind), not a package directory")
+            throw SaveRefusal(path: "\(package)", reason: .destinationNotADirectory(existing.kind))
         }
     }
 

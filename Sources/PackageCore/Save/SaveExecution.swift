@@ -186,7 +186,7 @@ final class SaveContext {
     {
         let entry = plan.new.entries[index]
         guard let origin = plan.origins[index] else {
-            throw SaveRefusal("no content for '\(entry.path)'")
+            throw SaveRefusal(path: package.inside(entry.path), reason: .missingContent)
         }
         try checkCancellation()
         return try writer.writeFile(

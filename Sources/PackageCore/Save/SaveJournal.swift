@@ -13,8 +13,8 @@
 /// a copy of the package does not have. `apply` then resolves every path beneath the
 /// package root without following any symbolic link (`openat2` with `RESOLVE_BENEATH |
 /// RESOLVE_NO_SYMLINKS`), so even a journal that passed would stay inside the package.
-struct SaveJournal: Equatable {
-    enum Operation: Equatable {
+package struct SaveJournal: Equatable {
+    package enum Operation: Equatable {
         /// Remove the entry at `path` and everything beneath it, when it is still of kind
         /// `kind` (missing, or already replaced by the new entry of another kind, is fine).
         case remove(path: String, kind: FileKind)
@@ -40,15 +40,26 @@ struct SaveJournal: Equatable {
     static let version: UInt32 = 2
 
     /// The directories this journal was written for (their inodes).
-    struct Binding: Equatable {
-        var root: UInt64
-        var temporaryDirectory: UInt64
+    package struct Binding: Equatable {
+        package var root: UInt64
+        package var temporaryDirectory: UInt64
+
+        package init(root: UInt64, temporaryDirectory: UInt64) {
+            self.root = root
+            self.temporaryDirectory = temporaryDirectory
+        }
     }
 
-    var binding: Binding
-    var operations: [Operation]
+    package var binding: Binding
+    package var operations: [Operation]
 
-    func encoded() -> [UInt8] {
+    package init(binding: Binding, operations: [Operation]) {
+        self.binding = binding
+        self.operations = operations
+    }
+
+    /// The journal's bytes, checksummed (the fuzzer's seeds use it too).
+    package func encoded() -> [UInt8] {
         var writer = ByteWriter()
         writer.append(contentsOf: Self.magic)
         writer.append(Self.version)

@@ -161,13 +161,63 @@ public struct SaveStatistics: Sendable, Equatable {
     public init(strategy: SaveStrategy) { self.strategy = strategy }
 }
 
-/// A save refused because of its input (not an I/O failure): the source is not a
-/// directory, holds a name the package cannot hold, and so on.
-public struct SaveRefusal: InputRejectedError, Sendable {
-    /// What was refused and why, as one line ("cannot save 'x': …").
-    public var message: String
-    /// A refusal saying `message`. Throw it from a custom source to refuse its input.
-    public init(_ message: String) { self.message = message }
-    /// The message.
-    public var description: String { message }
+/// A save refused because of its input, not an I/O failure: the source is not a
+/// directory, a source file changed while it was read, the options contradict each other.
+/// Nothing was changed; the input needs fixing, or the save simply needs doing again.
+public struct SaveRefusal: InputRejectedError, Sendable, Equatable {
+    /// Why the save was refused.
+    public enum Reason: Sendable, Equatable {
+        /// The source is a file of this kind, not a directory.
+        case sourceNotADirectory(FileKind)
+        /// The destination exists as a file of this kind, not a package directory.
+        case destinationNotADirectory(FileKind)
+        /// The in-memory tree's root is of this kind: a package is a directory.
+        case treeNotADirectory(FileKind)
+        /// The source and the package (the path given) lie inside one another.
+        case nested(other: String)
+        /// A source file changed while the save read it, as the text says.
+        case sourceChanged(String)
+        /// The source named this entry but gave no content for it.
+        case missingContent
+        /// The options contradict each other, as the text says.
+        case conflictingOptions(String)
+        /// The calling task holds the package's lock for reading, so it cannot save it.
+        case lockedForReading
+        /// A custom ``SaveSource`` refused its input, as the text says.
+        case refusedBySource(String)
+    }
+
+    /// The path the refusal is about: the source file that changed, the source or the package.
+    public var path: String
+    /// Why the save was refused.
+    public var reason: Reason
+
+    /// A refusal of the save, about `path`. Throw one from a custom source (with
+    /// ``Reason/refusedBySource(_:)``) to refuse its input.
+    public init(path: String, reason: Reason) {
+        self.path = path
+        self.reason = reason
+    }
+
+    /// Whether saving again, unchanged, may succeed: a source file changed under the save.
+    public var isTransient: Bool {
+        if case .sourceChanged = reason { return true }
+        return false
+    }
+
+    /// One line: what was refused, why, and what to do.
+    public var description: String {
+        switch reason {
+        case .sourceNotADirectory(let kind): "cannot save from '\(path)': it is a \(kind), not a directory"
+        case .destinationNotADirectory(let kind): "cannot save to '\(path)': it is a \(kind), not a package directory"
+        case .treeNotADirectory(let kind): "cannot save '\(path)': a package is a directory, the tree is a \(kind)"
+        case .nested(let other): "cannot save '\(path)' to '\(other)': one lies inside the other"
+        case .sourceChanged(let detail):
+            "'\(path)' changed while it was being saved\(detail.isEmpty ? "" : " (\(detail))"); nothing was changed: save again"
+        case .missingContent: "cannot save '\(path)': its source gave no content for it"
+        case .conflictingOptions(let detail): "cannot save '\(path)': \(detail)"
+        case .lockedForReading: "cannot save '\(path)' while this task holds its lock for reading"
+        case .refusedBySource(let detail): "cannot save '\(path)': \(detail)"
+        }
+    }
 }

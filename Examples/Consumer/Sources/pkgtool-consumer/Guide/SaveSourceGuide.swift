@@ -10,7 +10,7 @@ struct NotesSource: SaveSource {
 
     func validate(for package: PackageLocation) throws {
         for name in notes.keys where name.isEmpty || name.contains("/") || name == "." || name == ".." {
-            throw SaveRefusal("'\(name)' cannot be the file name of a note")
+            throw SaveRefusal(path: package.path, reason: .refusedBySource("'\(name)' cannot be the file name of a note"))
         }
     }
 
