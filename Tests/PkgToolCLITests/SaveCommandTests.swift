@@ -108,7 +108,8 @@ struct SaveCommandTests {
 
         let refused = pkgtool("save", "--keep-previous", source, package)
         #expect(refused.status == .failure)
-        #expect(refused.errors == ["keeping the previous version applies to the atomic strategy, not journaled"])
+        #expect(
+            refused.errors == ["cannot save '\(package)': keeping the previous version applies to the atomic strategy, not journaled"])
 
         // Two processes racing with the option: the package is always one of them and verifies.
         try makeSource(directory.url("b"), variant: 2)
