@@ -58,6 +58,17 @@ public enum PackageSaver {
         }
         try refuseNonDirectory(package)
         try source.validate(for: package)
+        var isCancelled: (@Sendable () -> Bool)?
+        if let cancellation = options.cancellation { isCancelled = { cancellation.isCancelled } }
+        return try HashingCancellation.$isCancelled.withValue(isCancelled) {
+            try saveLocked(source, at: package, options: options, clock: clock)
+        }
+    }
+
+    /// `save` once the input was checked: under the lock, after recovery.
+    private static func saveLocked(
+        _ source: some SaveSource, at package: PackageLocation, options: SaveOptions, clock: Stopwatch
+    ) throws -> SaveOutcome {
         return try withExclusiveAccess(to: package, durability: options.durability) { recovery in
             let packageExists = try FileSystem.statusIfExists(package.path) != nil
             // Recovery (now or earlier) found the package may hold what its manifest does

@@ -91,7 +91,7 @@ extension FileWrapper {
             hash = ContentHash.of(Array((target ?? "").utf8))
         default:
             if let contents {
-                let digest = FileWrapper.digest(of: contents)
+                let digest = try FileWrapper.digest(of: contents)
                 (hash, chunks) = (digest.hash, digest.chunks)
             } else if let record {
                 let digest = try FileWrapper.hashFile(record, worker: ScanWorker())
@@ -166,11 +166,21 @@ extension FileWrapper {
         return digest
     }
 
-    /// The hash (and, when large enough, the chunk list) of bytes in memory.
-    static func digest(of contents: Data) -> ChunkedDigest {
+    /// The hash (and, when large enough, the chunk list) of bytes in memory, MiB by MiB so
+    /// that a save cancelled meanwhile stops within one (`HashingCancellation`).
+    static func digest(of contents: Data) throws -> ChunkedDigest {
         var chunker = ChunkingHasher()
         chunker.reset(expectedSize: Int64(contents.count))
-        contents.withUnsafeBytes { chunker.update($0) }
+        let piece = 1 << 20
+        var offset = 0
+        repeat {
+            try HashingCancellation.check()
+            let end = min(offset + piece, contents.count)
+            contents.withUnsafeBytes { bytes in
+                chunker.update(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+            }
+            offset = end
+        } while offset < contents.count
         return chunker.finish()
     }
 }
