@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "PackageCore", targets: ["PackageCore"]),
         .library(name: "PackageZip", targets: ["PackageZip"]),
         .library(name: "PackageDocument", targets: ["PackageDocument"]),
+        .library(name: "PackageRemote", targets: ["PackageRemote"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
@@ -26,6 +27,16 @@ let package = Package(
             pkgConfig: "libxxhash",
             providers: [.apt(["libxxhash-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
         // Linux syscalls and variadic calls Swift does not import (renameat2, copy_file_range, fcntl locks…).
         .target(name: "CSystemShims"),
         // XXH3-128 over libxxhash, its x86 vector code (AVX2, AVX-512) chosen at run time.
@@ -37,7 +48,12 @@ let package = Package(
         ),
         // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
         .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
-        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
+        // libcurl's variadic setters, one typed wrapper each.
+        .target(name: "CCurlShims", dependencies: ["CCurl"]),
+        // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
+        // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
+        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CZlib"]),
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip", "PackageRemote"]),
         // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
         .target(name: "PackageDocument", dependencies: ["PackageCore", "PackageZip"]),
         // The guide's samples, corrected as Specs/document.md says, compiled and tested.
@@ -61,6 +77,12 @@ let package = Package(
         .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
         .testTarget(
             name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
+        .testTarget(
+            name: "PackageRemoteTests",
+            dependencies: [
+                "PackageRemote", "PkgToolCLI", "PackageCore", "PackageDocument", "PackageDocumentExamples",
+                "PackageTestSupport",
+            ]),
         .testTarget(
             name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
             path: "Tests/PackageBenchTests"),

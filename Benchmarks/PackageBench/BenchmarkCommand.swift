@@ -24,7 +24,8 @@ public enum BenchmarkCommand {
 
         options:
           --suite LIST      save, large-file, hash, manifest, zip, sweep-bytes,
-                            sweep-entries, sweep (both)
+                            sweep-entries, sweep (both), sync (push/pull through a local
+                            SeaweedFS beside rclone and restic; only when asked for)
           --shape LIST      document, small-files, huge, media (default: all but media;
                             --quick: document)
           --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
@@ -161,7 +162,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var quiet = false
     public var arguments: [String] = []
 
-    public static let allSuites = ["save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries"]
+    public static let allSuites = ["save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries", "sync"]
 
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
         var options = BenchmarkOptions()

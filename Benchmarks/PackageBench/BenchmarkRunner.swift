@@ -178,6 +178,17 @@ public struct BenchmarkRunner {
                 record.shapes += result.shapes
                 record.measurements += result.measurements
                 record.notes += result.notes
+            case "sync":
+                var sync = SyncBenchmark(
+                    directory: "\(runDirectory)/sync", pkgtool: pkgtool, runs: options.runs, warmups: options.warmups,
+                    seed: options.seed)
+                sync.keep = options.keep
+                if let size = options.size, !options.suites.contains("save") { sync.mediaBytes = size }
+                let result = try sync.run(progress: progress)
+                record.shapes.append(result.shape)
+                record.measurements += result.measurements
+                record.checks += result.checks
+                record.notes += result.notes
             default:
                 throw BenchError("unknown suite '\(suite)'")
             }
@@ -345,6 +356,8 @@ public struct BenchmarkRunner {
         "hash tree": "pkgtool hash --jobs 1 TREE; pkgtool hash TREE",
         "check": "pkgtool diff SRC TARGET (after the runs: every target must equal the source)",
         "library": "PackageSaver.save(FileWrapper tree, to: PKG, options: SaveOptions(strategy:durability:)) in-process",
+        "sync push": "pkgtool push --json SRC s3://bench-pkgtool/doc; rclone sync SRC bench:bench-rclone/doc; restic -r s3:ENDPOINT/bench-restic/doc backup --quiet SRC",
+        "sync pull": "pkgtool pull --json --fsync none s3://bench-pkgtool/doc DEST; rclone sync bench:bench-rclone/doc DEST; restic -r … restore latest --target DEST",
     ]
 
     /// The first line of each tool's version, for the record.
@@ -352,7 +365,7 @@ public struct BenchmarkRunner {
         var versions: [String: String] = [:]
         let probes: [(String, String)] = [
             ("rsync", "--version"), ("cp", "--version"), ("find", "--version"), ("xxhsum", "--version"),
-            ("zip", "-v"), ("unzip", "-v"), ("bsdtar", "--version"), ("7z", ""),
+            ("zip", "-v"), ("unzip", "-v"), ("bsdtar", "--version"), ("7z", ""), ("rclone", "version"), ("restic", "version"),
         ]
         versions["pkgtool"] = firstLine(pkgtool, "--version") ?? "unknown"
         for (tool, flag) in probes {

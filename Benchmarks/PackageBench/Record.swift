@@ -101,7 +101,7 @@ public struct Distribution: Codable, Sendable, Equatable {
 
 /// One job measured over N runs (after warm-ups), side by side with the others of its group.
 public struct JobMeasurement: Codable, Sendable {
-    /// "save", "hash", "diff", "zip", "sweep-bytes", "sweep-entries".
+    /// "save", "hash", "diff", "zip", "sweep-bytes", "sweep-entries", "sync".
     public var suite: String
     /// The shape's slug, when the job ran on a generated package.
     public var shape: String?
@@ -145,6 +145,10 @@ public struct JobMeasurement: Codable, Sendable {
     /// (sectors written × 512, the file system flushed before and after), which the
     /// process's own counters do not see.
     public var deviceBytesWritten: Distribution? = nil
+    /// For the sync suite: how much the job's bucket grew on the server, and the requests
+    /// the server answered for it (medians).
+    public var bytesStored: Int64?
+    public var requests: Int?
 
     /// A stable identifier: suite/shape/scenario/job/fsync.
     public var id: String {

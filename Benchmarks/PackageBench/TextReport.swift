@@ -98,6 +98,28 @@ enum TextReport {
             out += table.rendered
         }
 
+        let sync = record.measurements(suite: "sync")
+        if !sync.isEmpty {
+            out += "\nsync: \(record.shapes.first { $0.slug == "sync-document" }?.label ?? "")\n"
+            var table = Table(["scenario", "job", "median", "min–max", "stored", "requests", "written", "peak RSS"])
+            var previous: String?
+            for m in sync {
+                if let previous, previous != m.scenario { table.add(Array(repeating: "", count: 8)) }
+                previous = m.scenario
+                table.add([
+                    m.scenario ?? "", m.job, Format.seconds(m.seconds.median), Format.secondsRange(m.seconds.min, m.seconds.max),
+                    m.bytesStored.map(Format.bytes) ?? "", m.requests.map(Format.count) ?? "",
+                    Format.bytes(Int64(m.bytesWritten.median)), m.peakRssBytes.map(Format.bytes) ?? "–",
+                ])
+            }
+            out += table.rendered
+            if let shape = record.shapes.first(where: { $0.slug == "sync-document" }) {
+                for scenario in ["small-edit", "media-1mib"] {
+                    if let edit = shape.edits[scenario] { out += "  \(scenario): \(edit.description)\n" }
+                }
+            }
+        }
+
         for suite in ["manifest", "zip"] {
             let rows = record.measurements(suite: suite)
             guard !rows.isEmpty else { continue }

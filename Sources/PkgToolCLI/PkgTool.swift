@@ -30,6 +30,7 @@ public enum PkgTool {
         SaveCommand.self,
         PackCommand.self,
         UnpackCommand.self,
+        PushCommand.self, PullCommand.self, LogCommand.self,
         BenchCommand.self,
         CompletionCommand.self,
         ManCommand.self,

@@ -11,13 +11,14 @@ enum DiffCommand: Command {
             OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes"),
             .null,
             OptionSpec("no-renames", help: "list moved content as a deletion and an addition"),
-            .jobs,
+            .jobs, RemoteCommandSupport.endpoint,
         ],
         positionals: 1...2,
         details: """
-            OLD and NEW are package directories or ZIP archives. With one argument, PKG is
-            compared with its manifest: what changed since pkgtool last recorded it (like
-            'git status').
+            OLD and NEW are package directories, ZIP archives, or s3://BUCKET/PREFIX (a
+            remote's latest version, from its manifest alone: no file contents downloaded).
+            With one argument, PKG is compared with its manifest: what changed since pkgtool
+            last recorded it (like 'git status').
             One line per change, sorted by path, tab-separated:
               A<TAB>path   added            D<TAB>path   deleted
               M<TAB>path   content or executable bit changed
@@ -62,6 +63,8 @@ enum DiffCommand: Command {
             SnapshotLoading.report(scan, root: path, console: console)
             old = manifest.snapshot
             new = scan.snapshot
+        } else if arguments.positionals.contains(where: RemoteCommandSupport.isRemote) {
+            (old, new) = try RemoteDiff.snapshots(arguments, usageLine: spec.usageLine, workers: workers, console: console)
         } else {
             old = try SnapshotLoading.load(arguments.positionals[0], workers: workers, console: console).snapshot
             new = try SnapshotLoading.load(arguments.positionals[1], workers: workers, console: console).snapshot

@@ -1,7 +1,9 @@
 // A program that depends on pkgtool's libraries the way an app does: by version, through
 // SwiftPM. It writes a package document with PackageDocument, saves a directory into a
 // package with PackageCore, packs and unpacks it with PackageZip, and checks every step by
-// the trees' content hashes. Scripts/consumer-check builds it against a tagged clone.
+// the trees' content hashes. With PKGTOOL_CONSUMER_S3 set, it also pushes and pulls through
+// that S3 remote with PackageRemote (Guide/RemoteGuide.swift). Scripts/consumer-check builds
+// it against a tagged clone.
 import Foundation
 import PackageCore
 import PackageDocument
@@ -91,6 +93,7 @@ func runGuides(in work: String, draft: String) async throws {
     let documentLog = try await guideDocumentSession(in: URL(fileURLWithPath: work))
     try check(documentLog.count == 4 && documentLog[0] == "unsaved changes: true", "the document guide ran")
     try check(FileManager.default.fileExists(atPath: work + "/Groceries.zip"), "the export wrote an archive")
+    try await runRemoteGuide(in: work, package: package)
     print("guides: every article's code ran")
 }
 

@@ -1,0 +1,79 @@
+import PackageCore
+
+/// Sync a package through S3-compatible object storage (Specs/remote.md): push a package
+/// as the remote's next version, pull a version into a package, list the versions, read a
+/// version's tree without its contents.
+///
+/// Every call blocks its thread until done (run it off the main thread); progress goes to
+/// a `Subprogress`, and `options.cancellation` stops a call from another thread (its
+/// transfers abort at once; the remote's versions and the package stay intact, and the
+/// next call picks up what already arrived).
+public enum PackageRemote {
+    /// Uploads what the remote lacks of the package at `packagePath` and records it as the
+    /// remote's next version, moving the head by compare-and-swap.
+    ///
+    /// Refused (`RemoteError.Kind.conflict`) when the remote's head is not the version this
+    /// package was last pushed as or pulled from (unless `force`), or when another push moved
+    /// the head meanwhile: nothing is lost either way; pull, then push again.
+    /// - Complexity: a scan of the package (unchanged files not reread, thanks to its
+    ///   manifest); a GET of the head; when something changed, the parent's manifest (cached
+    ///   locally), the new or changed files read once, one PUT per pack of new blobs (4 MiB),
+    ///   one for the manifest and one for the head. A push of an unchanged package is one GET.
+    public static func push(
+        _ packagePath: String, to location: RemoteLocation, options: RemoteOptions, force: Bool = false,
+        progress: consuming Subprogress? = nil
+    ) throws -> PushResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        let store = RemoteStore(location: location, options: options)
+        return try PushOperation.run(packagePath: packagePath, store: store, options: options, force: force, progress: manager)
+    }
+
+    /// Makes DEST (created when absent) hold exactly a version of the remote: the head, or
+    /// `version` (an id, a unique prefix of one, or a sequence number).
+    ///
+    /// Downloads only what DEST lacks: contents DEST holds at another path are copied, the
+    /// unchanged pieces of a changed large file are taken from DEST's old copy, the rest is
+    /// fetched in ranges of packs. Every blob is checked against its SHA-256 and every file
+    /// against its content hash before the save engine writes DEST (crash-safe, only changed
+    /// entries written); an object that fails leaves DEST untouched. An interrupted pull
+    /// resumes from its staging area (`.DEST.pkgtool-pull` beside DEST).
+    ///
+    /// Refused (`unpushedChanges`) when DEST changed since it was last synced with this
+    /// remote, unless `force`.
+    /// - Complexity: a scan of DEST; one GET of the head and of the manifest (unless
+    ///   cached); the missing bytes in ranged GETs (blobs closer than 256 KiB in one pack
+    ///   share one); writes in proportion to the change.
+    public static func pull(
+        _ location: RemoteLocation, to destination: String, version: String? = nil, options: RemoteOptions,
+        force: Bool = false, durability: Durability = .full, progress: consuming Subprogress? = nil
+    ) throws -> PullResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        let store = RemoteStore(location: location, options: options)
+        return try PullOperation.run(
+            destination: destination, store: store, options: options, version: version, force: force,
+            durability: durability, progress: manager)
+    }
+
+    /// A version's tree (names, kinds, modes, sizes, content hashes) without its contents:
+    /// what `pkgtool diff PKG s3://…` compares with.
+    /// - Complexity: one GET of the head and one of the manifest (unless cached).
+    public static func snapshot(of location: RemoteLocation, version: String? = nil, options: RemoteOptions) throws
+        -> (version: VersionSummary, snapshot: TreeSnapshot)
+    {
+        let store = RemoteStore(location: location, options: options)
+        let connection = store.connection()
+        let head = try store.requireHead(connection)
+        let target =
+            try version.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
+            ?? head.record.head
+        return (target, try store.manifest(target.id, connection).snapshot())
+    }
+
+    /// The remote's versions, newest first (at most `limit`).
+    /// - Complexity: one GET of the head (which holds the latest 101 summaries), then one
+    ///   ranged GET of 128 bytes per older version.
+    public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int = .max) throws -> [VersionSummary] {
+        let store = RemoteStore(location: location, options: options)
+        return try LogOperation.run(store: store, limit: limit)
+    }
+}

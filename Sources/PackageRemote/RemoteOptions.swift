@@ -1,0 +1,39 @@
+/// How a push, pull, log or diff reaches a remote and runs.
+public struct RemoteOptions: Sendable {
+    /// Endpoint, region, credentials and transfer settings.
+    public var configuration: S3Configuration
+    /// This machine's cache of remote state (`LocalCache`): manifests, packs of interrupted
+    /// pushes, the version each package was last synced with.
+    public var cacheDirectory: String
+    /// How files are cut into blobs: PackageCore's content-defined chunks (Specs/remote.md).
+    package var chunking = Chunking()
+    /// Bytes of blobs a pack holds at most (8 MiB; a single larger blob gets a pack of its
+    /// own): one PUT each. Packs are streamed from the package's files, never held in
+    /// memory, so their size costs no memory.
+    public var packSize: Int
+    /// Threads reading and hashing files for a push (each with one chunk buffer).
+    public var readers: Int
+    /// Threads scanning and hashing the local package.
+    public var workers: Int
+    /// Cancels the operation from another thread (transfers abort at once).
+    public var cancellation: TransferCancellation?
+
+    /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.
+    public init(
+        configuration: S3Configuration, cacheDirectory: String? = nil,
+        packSize: Int = 8 << 20, readers: Int = 2, workers: Int = 2, cancellation: TransferCancellation? = nil
+    ) {
+        self.configuration = configuration
+        self.cacheDirectory = cacheDirectory ?? LocalCache.defaultRoot(S3Configuration.currentEnvironment())
+        self.packSize = max(packSize, 1)
+        self.readers = max(1, readers)
+        self.workers = max(1, workers)
+        self.cancellation = cancellation
+    }
+
+    /// Options from the environment (`S3Configuration.fromEnvironment`), `endpoint` overriding it.
+    public static func fromEnvironment(endpoint: String? = nil) throws(RemoteError) -> RemoteOptions {
+        RemoteOptions(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint))
+    }
+}

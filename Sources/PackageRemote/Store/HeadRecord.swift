@@ -1,0 +1,118 @@
+import FoundationEssentials
+import PackageCore
+
+/// The remote's one mutable object, `PREFIX/HEAD`: the latest version's summary and those of
+/// its most recent ancestors, so that `log` and a no-change push need this one request.
+///
+/// JSON, readable with any S3 tool:
+/// ```
+/// {"format": "pkgtool-remote", "format_version": 1,
+///  "head": {"id": "<sha256>", "sequence": 3, "time_ns": …, "parent": "<sha256>" (absent for the first),
+///           "root": "<xxh3-128>", "size": …, "entries": …},
+///  "history": [ {…the parent…}, {…its parent…}, … ]}        (newest first, at most 100)
+/// ```
+/// It moves only by a conditional PUT (`If-Match` on the ETag read, or `If-None-Match: *`
+/// for the first version): of two pushes from the same head, one wins and the other is
+/// told the remote moved on.
+struct HeadRecord: Sendable, Equatable {
+    static let formatName = "pkgtool-remote"
+    static let formatVersion = 1
+    /// Ancestors kept in the record; `log` reads older ones from their manifests.
+    static let historyLimit = 100
+
+    var head: VersionSummary
+    var history: [VersionSummary]
+
+    /// The record after `version` is pushed on top of this one.
+    func advanced(to version: VersionSummary) -> HeadRecord {
+        HeadRecord(head: version, history: Array(([head] + history).prefix(Self.historyLimit)))
+    }
+
+    /// The JSON form of a version summary (the field names of the spec).
+    struct SummaryJSON: Codable {
+        var id: String
+        var sequence: Int
+        var time_ns: Int64
+        var parent: String?
+        var root: String
+        var size: Int64
+        var entries: Int
+    }
+
+    struct RecordJSON: Codable {
+        var format: String
+        var format_version: Int?
+        var head: SummaryJSON?
+        var history: [SummaryJSON]?
+    }
+
+    func encoded() -> [UInt8] {
+        let record = RecordJSON(
+            format: Self.formatName, format_version: Self.formatVersion, head: Self.json(head),
+            history: history.map(Self.json))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding plain strings and integers cannot fail.
+        return Array((try? encoder.encode(record)) ?? Data()) + [UInt8(ascii: "\n")]
+    }
+
+    /// Parses a head record; nil when the object is not one (another program's data).
+    /// - Throws: when it claims to be one but is damaged or of a newer format.
+    static func decode(_ bytes: [UInt8], location: RemoteLocation) throws(RemoteError) -> HeadRecord? {
+        struct Probe: Codable { var format: String? }
+        guard let probe = try? JSONDecoder().decode(Probe.self, from: Data(bytes)), probe.format == formatName else {
+            return nil
+        }
+        func damaged(_ why: String) -> RemoteError {
+            RemoteError(.verificationFailed, "the HEAD of \(location) is damaged: \(why)")
+        }
+        guard let object = try? JSONDecoder().decode(RecordJSON.self, from: Data(bytes)) else {
+            throw damaged("it is not the JSON pkgtool writes")
+        }
+        guard let version = object.format_version else { throw damaged("no format_version") }
+        guard version <= formatVersion else {
+            throw RemoteError(
+                .notARemote,
+                "\(location) was written by a newer pkgtool (remote format \(version); this one reads \(formatVersion))")
+        }
+        guard let headObject = object.head, let head = summary(headObject) else {
+            throw damaged("its head version is malformed")
+        }
+        var history: [VersionSummary] = []
+        for item in object.history ?? [] {
+            guard let summary = summary(item) else { throw damaged("a history entry is malformed") }
+            history.append(summary)
+        }
+        // The history must be the head's chain of ancestors, newest first.
+        var expected = head
+        for item in history {
+            guard expected.parent == item.id, item.sequence == expected.sequence - 1 else {
+                throw damaged("its history does not follow the parent links")
+            }
+            expected = item
+        }
+        return HeadRecord(head: head, history: history)
+    }
+
+    static func json(_ summary: VersionSummary) -> SummaryJSON {
+        SummaryJSON(
+            id: summary.id.description, sequence: summary.sequence, time_ns: summary.time,
+            parent: summary.parent?.description, root: summary.rootHash.description, size: summary.size,
+            entries: summary.entryCount)
+    }
+
+    static func summary(_ object: SummaryJSON) -> VersionSummary? {
+        guard let id = SHA256Digest(hex: object.id), object.sequence >= 1, let root = ContentHash(hex: object.root),
+            object.size >= 0, object.entries >= 0
+        else { return nil }
+        var parent: SHA256Digest?
+        if let text = object.parent {
+            guard let digest = SHA256Digest(hex: text) else { return nil }
+            parent = digest
+        }
+        guard (parent == nil) == (object.sequence == 1) else { return nil }
+        return VersionSummary(
+            id: id, sequence: object.sequence, time: object.time_ns, parent: parent, rootHash: root, size: object.size,
+            entryCount: object.entries)
+    }
+}

@@ -1,0 +1,27 @@
+/// The names of a remote's objects under its prefix (Specs/remote.md, "Layout").
+///
+/// ```
+/// PREFIX/HEAD                  the head record: the latest version and its recent ancestors
+///                              (JSON), replaced only by compare-and-swap
+/// PREFIX/versions/<sha256>     one manifest per version, immutable, named by its own SHA-256
+/// PREFIX/packs/<sha256>        packs of blobs (chunks of large files, whole small files),
+///                              immutable, named by their own SHA-256
+/// ```
+enum RemoteLayout {
+    static let headName = "HEAD"
+    static let versionsDirectory = "versions/"
+    static let packsDirectory = "packs/"
+    /// A scratch object the first push writes to check the store honours conditional writes.
+    static let probeName = "pkgtool-probe"
+
+    static func head(_ location: RemoteLocation) -> String { location.key(headName) }
+    static func version(_ id: SHA256Digest, _ location: RemoteLocation) -> String {
+        location.key(versionsDirectory + id.description)
+    }
+    static func pack(_ id: SHA256Digest, _ location: RemoteLocation) -> String {
+        location.key(packsDirectory + id.description)
+    }
+    static func probe(_ location: RemoteLocation) -> String { location.key(probeName) }
+    /// The prefix every object of the remote begins with, for listing it.
+    static func listingPrefix(_ location: RemoteLocation) -> String { location.prefix.isEmpty ? "" : location.prefix + "/" }
+}

@@ -1,0 +1,323 @@
+import PackageCore
+
+/// Where one piece of a file lives on the remote: a blob of a pack.
+package struct BlobLocation: Sendable, Hashable {
+    /// SHA-256 of the blob's bytes: checked before the bytes are used.
+    package var digest: SHA256Digest
+    package var pack: SHA256Digest
+    package var offset: UInt32
+    package var length: UInt32
+}
+
+/// One entry of a version: what a snapshot entry says, plus a regular file's blobs.
+package struct RemoteEntry: Sendable, Hashable {
+    package var path: String
+    package var kind: FileKind
+    package var permissions: UInt32
+    /// A file's bytes (the sum of its blobs' lengths); a link's target bytes; 0 for a directory.
+    package var size: Int64
+    package var modificationTime: Int64
+    /// XXH3-128 of a file's bytes or a link's target (Specs/hashing.md); zero for directories
+    /// (their Merkle hashes are recomputed from their children).
+    package var contentHash: ContentHash
+    package var linkTarget: String?
+    /// A regular file's pieces, in order.
+    package var blobs: [BlobLocation]
+}
+
+/// One version of a remote: its summary and every entry, in depth-first path order.
+///
+/// Stored as `versions/<sha256>` (Specs/remote.md, "The version manifest"): a fixed 128-byte
+/// header that `log` can read with a ranged GET, then a zlib stream of the pack table and
+/// the entries. Decoding refuses anything out of bounds, out of order or inconsistent, and
+/// checks that the entries hash to the root the header states.
+struct VersionManifest: Sendable {
+    static let magic: [UInt8] = Array("PKGRVER".utf8) + [0]
+    static let formatVersion: UInt32 = 1
+    static let headerSize = 128
+    /// Refuses manifests that would inflate beyond this (a hostile store's zip bomb).
+    static let maximumBodySize = 1 << 30
+
+    var sequence: Int
+    var time: Int64
+    var parent: SHA256Digest?
+    var rootHash: ContentHash
+    var entries: [RemoteEntry]
+
+    var size: Int64 { entries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) } }
+
+    func summary(id: SHA256Digest) -> VersionSummary {
+        VersionSummary(
+            id: id, sequence: sequence, time: time, parent: parent, rootHash: rootHash, size: size,
+            entryCount: entries.count)
+    }
+
+    /// The tree the version describes, with directory hashes computed (for diffs).
+    func snapshot() -> TreeSnapshot {
+        TreeSnapshot.assemble(
+            entries.map { entry in
+                SnapshotEntry(
+                    path: entry.path, kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget)
+            })
+    }
+
+    // MARK: Encoding
+
+    func encoded() -> [UInt8] {
+        var packs: [SHA256Digest] = []
+        var packIndex: [SHA256Digest: UInt32] = [:]
+        for entry in entries {
+            for blob in entry.blobs where packIndex[blob.pack] == nil {
+                packIndex[blob.pack] = UInt32(packs.count)
+                packs.append(blob.pack)
+            }
+        }
+        var body = ByteWriter(capacity: entries.count * 100 + packs.count * 32)
+        for pack in packs { body.append(contentsOf: pack.bytes) }
+        var previous: [UInt8] = []
+        for entry in entries {
+            let path = Array(entry.path.utf8)
+            var shared = 0
+            while shared < min(path.count, previous.count, Int(UInt16.max)) && path[shared] == previous[shared] { shared += 1 }
+            body.append(UInt16(shared))
+            body.append(UInt16(path.count - shared))
+            body.append(contentsOf: path[shared...])
+            previous = path
+            body.append(Self.kindCode(entry.kind))
+            body.append(UInt16(entry.permissions & 0o7777))
+            body.append(UInt64(entry.size))
+            body.append(entry.modificationTime)
+            body.append(entry.contentHash)
+            switch entry.kind {
+            case .symbolicLink:
+                let target = Array((entry.linkTarget ?? "").utf8)
+                body.append(UInt16(target.count))
+                body.append(contentsOf: target)
+            case .regular:
+                body.append(UInt32(entry.blobs.count))
+                for blob in entry.blobs {
+                    body.append(contentsOf: blob.digest.bytes)
+                    body.append(packIndex[blob.pack]!)
+                    body.append(blob.offset)
+                    body.append(blob.length)
+                }
+            default: break
+            }
+        }
+        let compressed = Zlib.compress(body.bytes)
+        var header = ByteWriter(capacity: Self.headerSize + compressed.count)
+        header.append(contentsOf: Self.magic)
+        header.append(Self.formatVersion)
+        header.append(UInt32(0))
+        header.append(UInt64(sequence))
+        header.append(time)
+        header.append(rootHash)
+        header.append(UInt64(size))
+        header.append(UInt64(entries.count))
+        header.append(UInt64(packs.count))
+        header.append(UInt8(parent == nil ? 0 : 1))
+        header.append(contentsOf: [UInt8](repeating: 0, count: 7))
+        header.append(contentsOf: parent?.bytes ?? [UInt8](repeating: 0, count: 32))
+        header.append(UInt64(compressed.count))
+        header.append(UInt64(body.count))
+        precondition(header.count == Self.headerSize)
+        header.append(contentsOf: compressed)
+        return header.bytes
+    }
+
+    // MARK: Decoding
+
+    /// The summary in a manifest's header (the first 128 bytes), without the entries.
+    static func decodeHeader(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> (
+        summary: VersionSummary, packCount: Int, compressedSize: Int, bodySize: Int
+    ) {
+        func damaged(_ why: String) -> RemoteError {
+            RemoteError(.verificationFailed, "version \(id.description.prefix(12)) is damaged: \(why)")
+        }
+        guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else { throw damaged("not a version manifest") }
+        do {
+            return try bytes.withUnsafeBytes { raw throws -> (VersionSummary, Int, Int, Int) in
+                var reader = ByteReader(raw, offset: 8)
+                let format = try reader.read(UInt32.self)
+                guard format <= formatVersion else {
+                    throw RemoteError(.notARemote, "version \(id.description.prefix(12)) has format \(format), newer than this pkgtool's")
+                }
+                let flags = try reader.read(UInt32.self)
+                let sequence = try reader.read(UInt64.self)
+                let time = try reader.read(Int64.self)
+                let root = try reader.hash()
+                let size = try reader.read(UInt64.self)
+                let entryCount = try reader.read(UInt64.self)
+                let packCount = try reader.read(UInt64.self)
+                let hasParent = try reader.read(UInt8.self)
+                let reserved = try reader.bytes(7)
+                let parentBytes = try reader.bytes(32)
+                let compressed = try reader.read(UInt64.self)
+                let body = try reader.read(UInt64.self)
+                guard flags == 0, reserved.allSatisfy({ $0 == 0 }), sequence >= 1, sequence < 1 << 48, size < 1 << 62, entryCount < 1 << 32, packCount < 1 << 32,
+                    hasParent <= 1, (hasParent == 1) == (sequence > 1), hasParent == 1 || parentBytes.allSatisfy({ $0 == 0 }),
+                    compressed < 1 << 40,
+                    body <= UInt64(maximumBodySize)
+                else { throw damaged("its header is out of range") }
+                let summary = VersionSummary(
+                    id: id, sequence: Int(sequence), time: time,
+                    parent: hasParent == 1 ? SHA256Digest(bytes: parentBytes) : nil, rootHash: root, size: Int64(size),
+                    entryCount: Int(entryCount))
+                return (summary, Int(packCount), Int(compressed), Int(body))
+            }
+        } catch let error as RemoteError {
+            throw error
+        } catch {
+            throw damaged("its header is truncated")
+        }
+    }
+
+    /// Decodes a whole manifest whose bytes were checked against `id`.
+    static func decode(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> VersionManifest {
+        let (summary, packCount, compressedSize, bodySize) = try decodeHeader(bytes, id: id)
+        func damaged(_ why: String) -> RemoteError {
+            RemoteError(.verificationFailed, "version \(summary.shortID) is damaged: \(why)")
+        }
+        guard bytes.count == headerSize + compressedSize else { throw damaged("its length does not match its header") }
+        guard let body = Zlib.decompress(bytes[headerSize...], expectedSize: bodySize) else {
+            throw damaged("its entries do not inflate to the size its header states")
+        }
+        // Every record takes at least 39 bytes: a count beyond that is damage, not a reason
+        // to reserve memory.
+        guard summary.entryCount <= body.count / 39 else { throw damaged("it states more entries than it holds") }
+        var entries: [RemoteEntry] = []
+        entries.reserveCapacity(summary.entryCount)
+        do {
+            try body.withUnsafeBytes { raw throws in
+                var reader = ByteReader(raw)
+                guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
+                var packs: [SHA256Digest] = []
+                packs.reserveCapacity(packCount)
+                for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
+                var previous: [UInt8] = []
+                var directories = Set<String>()
+                var total: Int64 = 0
+                for _ in 0..<summary.entryCount {
+                    let shared = Int(try reader.read(UInt16.self))
+                    let suffixLength = Int(try reader.read(UInt16.self))
+                    guard shared <= previous.count else { throw damaged("an entry's path is malformed") }
+                    let pathBytes = Array(previous[..<shared]) + Array(try reader.bytes(suffixLength))
+                    guard let path = RemotePaths.validated(pathBytes) else {
+                        throw damaged("an entry has an unsafe or malformed path")
+                    }
+                    if !previous.isEmpty {
+                        let order = pathBytes.withUnsafeBytes { a in
+                            previous.withUnsafeBytes { b in PathOrder.compare(b, a, slashIsLowest: true) }
+                        }
+                        guard order < 0 else { throw damaged("its entries are not in order ('\(path)')") }
+                    }
+                    if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                        guard directories.contains(String(path[..<slash])) else {
+                            throw damaged("'\(path)' has no parent directory entry")
+                        }
+                    }
+                    previous = pathBytes
+                    guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
+                    let permissions = UInt32(try reader.read(UInt16.self))
+                    guard permissions <= 0o7777 else { throw damaged("'\(path)' has out-of-range permissions") }
+                    let size = try reader.read(UInt64.self)
+                    guard size < 1 << 62 else { throw damaged("'\(path)' has an impossible size") }
+                    let modificationTime = try reader.read(Int64.self)
+                    let contentHash = try reader.hash()
+                    var entry = RemoteEntry(
+                        path: path, kind: kind, permissions: permissions, size: Int64(size),
+                        modificationTime: modificationTime, contentHash: contentHash, linkTarget: nil, blobs: [])
+                    switch kind {
+                    case .directory:
+                        guard size == 0 else { throw damaged("directory '\(path)' has a size") }
+                        directories.insert(path)
+                    case .symbolicLink:
+                        let count = Int(try reader.read(UInt16.self))
+                        let target = Array(try reader.bytes(count))
+                        guard !target.isEmpty, !target.contains(0), let text = String(validatingUTF8Bytes: target),
+                            target.count == Int(size)
+                        else { throw damaged("link '\(path)' has a malformed target") }
+                        entry.linkTarget = text
+                    default:
+                        let blobCount = Int(try reader.read(UInt32.self))
+                        guard blobCount <= reader.remaining / 44 else { throw damaged("'\(path)' lists more blobs than it holds") }
+                        var sum: UInt64 = 0
+                        entry.blobs.reserveCapacity(blobCount)
+                        for _ in 0..<blobCount {
+                            let digest = SHA256Digest(bytes: try reader.bytes(32))
+                            let pack = Int(try reader.read(UInt32.self))
+                            let offset = try reader.read(UInt32.self)
+                            let length = try reader.read(UInt32.self)
+                            guard pack < packs.count, length > 0, UInt64(offset) + UInt64(length) <= UInt64(UInt32.max)
+                            else { throw damaged("a blob of '\(path)' points outside its pack table") }
+                            entry.blobs.append(BlobLocation(digest: digest, pack: packs[pack], offset: offset, length: length))
+                            sum += UInt64(length)
+                        }
+                        guard sum == size else { throw damaged("the blobs of '\(path)' do not add up to its size") }
+                        total += Int64(size)
+                    }
+                    entries.append(entry)
+                }
+                guard reader.remaining == 0 else { throw damaged("it has bytes after its last entry") }
+                guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
+            }
+        } catch let error as RemoteError {
+            throw error
+        } catch {
+            throw damaged("its entries are truncated")
+        }
+        let manifest = VersionManifest(
+            sequence: summary.sequence, time: summary.time, parent: summary.parent, rootHash: summary.rootHash,
+            entries: entries)
+        guard manifest.snapshot().rootHash == summary.rootHash else {
+            throw damaged("its entries do not hash to the root it states")
+        }
+        return manifest
+    }
+
+    static func kindCode(_ kind: FileKind) -> UInt8 {
+        switch kind {
+        case .directory: return 2
+        case .symbolicLink: return 3
+        default: return 1
+        }
+    }
+
+    static func kind(_ code: UInt8) -> FileKind? {
+        switch code {
+        case 1: return .regular
+        case 2: return .directory
+        case 3: return .symbolicLink
+        default: return nil
+        }
+    }
+}
+
+/// The paths a version may hold: relative, "/"-separated, valid UTF-8, no empty, "." or ".."
+/// component, no NUL: nothing a pull could write outside DEST.
+enum RemotePaths {
+    static func validated(_ bytes: [UInt8]) -> String? {
+        guard !bytes.isEmpty, bytes.count <= 4096, !bytes.contains(0), let text = String(validatingUTF8Bytes: bytes)
+        else { return nil }
+        for component in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if component.isEmpty || component.count > 255 { return nil }
+            if component.elementsEqual([UInt8(ascii: ".")]) || component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                return nil
+            }
+        }
+        // The package's own metadata directory is never content.
+        if bytes.split(separator: UInt8(ascii: "/")).first.map({ Array($0) }) == Array(PackageLayout.metadataDirectoryName.utf8) {
+            return nil
+        }
+        return text
+    }
+}
+
+extension String {
+    /// The string these bytes encode as UTF-8, or nil when they are not valid UTF-8.
+    init?(validatingUTF8Bytes bytes: [UInt8]) {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        self = text
+    }
+}

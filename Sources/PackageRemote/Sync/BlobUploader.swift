@@ -1,0 +1,200 @@
+import Dispatch
+import Glibc
+import PackageCore
+import Synchronization
+
+/// The sending half of a push: reads the files the remote lacks, cuts them into blobs,
+/// plans packs of the blobs the remote does not hold yet, and uploads each pack as soon as
+/// it is planned, in parallel.
+///
+/// Files are read twice: once here, to name each blob (SHA-256) and to check the whole file
+/// against the content hash the scan found (a file edited during the push is refused, not
+/// sent half old, half new), and once by the upload, which streams each pack from the files
+/// and checks every blob again on the way. Memory is one chunk buffer per reader thread and
+/// libcurl's buffers, whatever the pack size, chunk size or file sizes; the second read
+/// usually comes from the page cache.
+final class BlobUploader: Sendable {
+    /// A file to send.
+    struct Work: Sendable {
+        var relativePath: String
+        var size: Int64
+        var contentHash: ContentHash
+        /// The chunk list the scan found (files of 4 MiB or more), if any.
+        var chunks: ChunkList?
+    }
+
+    /// Where a blob is, or will be once its pack has a name.
+    enum Place: Sendable {
+        case stored(BlobLocation)
+        case packed(serial: Int, digest: SHA256Digest, offset: UInt32, length: UInt32)
+    }
+
+    struct Statistics: Sendable {
+        var filesRead = 0
+        var bytesRead: Int64 = 0
+        var blobsUploaded = 0
+        var packsUploaded = 0
+        var bytesUploaded: Int64 = 0
+    }
+
+    private let store: RemoteStore
+    private let options: RemoteOptions
+    private let packagePath: String
+    private let known: Mutex<[SHA256Digest: Place]>
+    private let packNames = Mutex<[Int: SHA256Digest]>([:])
+    private let results = Mutex<[Int: [Place]]>([:])
+    private let statistics = Mutex(Statistics())
+    private let nextFile = Atomic<Int>(0)
+    private let nextSerial = Atomic<Int>(0)
+    private let progress: ProgressManager?
+
+    /// - Parameter known: the blobs the remote holds (the parent version's, the pending packs').
+    init(
+        store: RemoteStore, options: RemoteOptions, packagePath: String, known: [SHA256Digest: BlobLocation],
+        progress: ProgressManager?
+    ) {
+        self.store = store
+        self.options = options
+        self.packagePath = packagePath
+        self.known = Mutex(known.mapValues { .stored($0) })
+        self.progress = progress
+    }
+
+    /// Progress units of a file: one, plus one per 64 KiB (read, for bytes the remote holds;
+    /// sent, for the others).
+    static func units(_ size: Int64) -> Int { 1 + Int(size >> 16) }
+
+    /// Sends what `files` need and returns each file's blobs, by index into `files`.
+    /// - Complexity: every byte of `files` read and hashed (SHA-256, XXH3), the new blobs'
+    ///   bytes read and hashed again as they go out; one PUT per pack of new blobs (8 MiB);
+    ///   memory: `readers` chunk buffers.
+    func run(_ files: [Work]) throws -> (blobs: [[BlobLocation]], statistics: Statistics) {
+        let workers = store.workers(store.configuration.transport.concurrency)
+        let root = try OpenDirectory(packagePath)
+        let readers = min(options.readers, max(1, files.count))
+        DispatchQueue.concurrentPerform(iterations: readers) { _ in
+            do {
+                try self.readFiles(files, root: root, workers: workers)
+            } catch {
+                workers.fail(error)
+            }
+        }
+        try workers.finish()
+        withExtendedLifetime(root) {}
+        let names = packNames.withLock { $0 }
+        let placed = results.withLock { $0 }
+        var blobs: [[BlobLocation]] = []
+        blobs.reserveCapacity(files.count)
+        for index in files.indices {
+            blobs.append(
+                (placed[index] ?? []).map { place in
+                    switch place {
+                    case .stored(let location): return location
+                    case .packed(let serial, let digest, let offset, let length):
+                        return BlobLocation(digest: digest, pack: names[serial]!, offset: offset, length: length)
+                    }
+                })
+        }
+        return (blobs, statistics.withLock { $0 })
+    }
+
+    /// One reader thread: takes files until none is left, planning its own packs.
+    private func readFiles(_ files: [Work], root: OpenDirectory, workers: TransferWorkers) throws {
+        let hasher = SHA256Hasher()
+        let fileHasher = ContentHasher()
+        let buffer = ChunkBuffer(size: Int(options.chunking.maximumPiece))
+        var pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
+        while !workers.hasFailed {
+            let index = nextFile.wrappingAdd(1, ordering: .relaxed).oldValue
+            guard index < files.count else { break }
+            let work = files[index]
+            let shown = PackageLayout.joined(packagePath, work.relativePath)
+            let file = try FileDescriptor.openWithoutSymlinks(work.relativePath, relativeTo: root.rawValue, displayPath: shown)
+            let status = try file.status()
+            guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
+            var places: [Place] = []
+            var alreadyHeld: Int64 = 0  // bytes the remote holds: done as soon as read
+            fileHasher.reset()
+            for piece in try options.chunking.pieces(of: file, size: work.size, known: work.chunks) {
+                let length = Int(piece.count)
+                let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
+                guard try file.readFully(into: bytes, at: piece.lowerBound) == length else { throw Self.changed(shown) }
+                fileHasher.update(UnsafeRawBufferPointer(bytes))
+                hasher.reset()
+                hasher.update(UnsafeRawBufferPointer(bytes))
+                let digest = hasher.finish()
+                if pack.size > 0 && pack.size + length > options.packSize {
+                    send(pack, root: root, workers: workers)
+                    pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
+                }
+                let serial = pack.serial
+                let offset = UInt32(pack.size)
+                let existing: Place? = known.withLock { known in
+                    if let place = known[digest] { return place }
+                    known[digest] = .packed(serial: serial, digest: digest, offset: offset, length: UInt32(length))
+                    return nil
+                }
+                if let existing {
+                    places.append(existing)
+                    alreadyHeld += Int64(length)
+                } else {
+                    _ = pack.append(
+                        PackPlan.Piece(path: work.relativePath, offset: piece.lowerBound, length: length, digest: digest))
+                    places.append(.packed(serial: serial, digest: digest, offset: offset, length: UInt32(length)))
+                }
+            }
+            guard fileHasher.digest() == work.contentHash else { throw Self.changed(shown) }
+            results.withLock { $0[index] = places }
+            statistics.withLock {
+                $0.filesRead += 1
+                $0.bytesRead += work.size
+            }
+            // New bytes count when their pack has been sent (`send`).
+            progress?.complete(count: Self.units(alreadyHeld))
+        }
+        if !pack.isEmpty && !workers.hasFailed { send(pack, root: root, workers: workers) }
+    }
+
+    /// Names a planned pack and queues its upload.
+    private func send(_ pack: PackPlan, root: OpenDirectory, workers: TransferWorkers) {
+        let (trailer, id) = pack.sealed()
+        packNames.withLock { $0[pack.serial] = id }
+        let store = self.store
+        let packagePath = self.packagePath
+        workers.submit { [self] connection in
+            let body = PackBody(plan: pack, trailer: trailer, root: root.rawValue, packagePath: packagePath)
+            let outcome = try withExtendedLifetime(root) {
+                try connection.put(
+                    bucket: store.location.bucket, key: RemoteLayout.pack(id, store.location), body: body, payloadHash: nil)
+            }
+            guard case .stored = outcome else {
+                throw RemoteError(.server, "the store refused pack \(id.description.prefix(12))")
+            }
+            var offset: UInt32 = 0
+            var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)] = []
+            for piece in pack.pieces {
+                blobs.append((piece.digest, offset, UInt32(piece.length)))
+                offset += UInt32(piece.length)
+            }
+            // Recorded once it arrived: a push interrupted after this will not send it again.
+            try? store.cache.appendPending(LocalCache.PendingPack(id: id, blobs: blobs))
+            statistics.withLock {
+                $0.packsUploaded += 1
+                $0.blobsUploaded += blobs.count
+                $0.bytesUploaded += body.length
+            }
+            if let progress {
+                let sent = UInt64(body.length)
+                let units = Int(pack.size >> 16)
+                progress.withProperties {
+                    $0.completedByteCount += sent
+                    $0.completedCount += units
+                }
+            }
+        }
+    }
+
+    static func changed(_ path: String) -> RemoteError {
+        RemoteError(.localChange, "'\(path)' changed while it was being pushed; push again")
+    }
+}

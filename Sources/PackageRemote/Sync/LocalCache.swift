@@ -1,0 +1,166 @@
+import Glibc
+import PackageCore
+
+/// What this machine remembers about a remote, so that pushes and pulls cost in
+/// proportion to the change (Specs/remote.md, "Local state"):
+///
+/// - `manifests/<id>`: version manifests already fetched or pushed (checked against their
+///   SHA-256 when read, so a damaged cache is only a cache miss);
+/// - `pending`: packs a push uploaded that no version names yet (an interrupted push): the
+///   next push reuses their blobs instead of sending them again;
+/// - `packages/<sha256 of the package's real path>`: the version each local package was
+///   last pushed as or pulled from — the base a push must find at the head, or the remote
+///   moved on.
+///
+/// It lives in `$PKGTOOL_CACHE_DIR`, else `$XDG_CACHE_HOME/pkgtool`, else
+/// `$HOME/.cache/pkgtool`, under `remotes/<sha256 of endpoint, bucket and prefix>`. Losing it
+/// costs re-downloads and, for a package, a refused push until it is pulled again: never
+/// correctness.
+struct LocalCache: Sendable {
+    let directory: String
+
+    init(root: String, endpoint: String, location: RemoteLocation) {
+        let key = SHA256Digest.of(Array("\(endpoint)\n\(location.bucket)\n\(location.prefix)".utf8))
+        directory = root + "/remotes/" + String(key.description.prefix(32))
+    }
+
+    /// The cache root from the environment (see the type's documentation).
+    static func defaultRoot(_ environment: [String: String]) -> String {
+        if let given = environment["PKGTOOL_CACHE_DIR"], !given.isEmpty { return given }
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/pkgtool" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return home + "/.cache/pkgtool"
+    }
+
+    // MARK: Manifests
+
+    func manifest(_ id: SHA256Digest) -> [UInt8]? {
+        guard let bytes = try? readFile(directory + "/manifests/" + id.description, limit: 1 << 30),
+            SHA256Digest.of(bytes) == id
+        else { return nil }
+        return bytes
+    }
+
+    func storeManifest(_ id: SHA256Digest, _ bytes: [UInt8]) {
+        try? FileSystem.makeDirectories(directory + "/manifests", permissions: 0o700)
+        try? AtomicFile.write(bytes, to: directory + "/manifests/" + id.description, durability: .none)
+    }
+
+    // MARK: Pending packs
+
+    /// A pack uploaded by a push that no version names yet.
+    struct PendingPack: Sendable {
+        var id: SHA256Digest
+        var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)]
+    }
+
+    /// Appends one record: written with one `write` on an `O_APPEND` descriptor, so that
+    /// two pushes appending at once interleave whole records.
+    func appendPending(_ pack: PendingPack) throws {
+        try FileSystem.makeDirectories(directory, permissions: 0o700)
+        let file = try FileDescriptor.open(
+            directory + "/pending", access: .writeOnly, options: [.create, .append], permissions: 0o600)
+        try Self.encoded(pack).withUnsafeBytes { try file.write($0) }
+    }
+
+    /// The pending packs recorded; a torn or damaged record ends the list.
+    func pendingPacks() -> [PendingPack] {
+        guard let bytes = try? readFile(directory + "/pending", limit: 1 << 28) else { return [] }
+        var result: [PendingPack] = []
+        bytes.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            while reader.remaining > 0 {
+                let start = reader.offset
+                guard let marker = try? reader.read(UInt32.self), marker == Self.recordMarker,
+                    let id = try? reader.bytes(32), let count = try? reader.read(UInt32.self),
+                    Int(count) <= reader.remaining / 40
+                else { return }
+                var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)] = []
+                for _ in 0..<count {
+                    guard let digest = try? reader.bytes(32), let offset = try? reader.read(UInt32.self),
+                        let length = try? reader.read(UInt32.self)
+                    else { return }
+                    blobs.append((SHA256Digest(bytes: digest), offset, length))
+                }
+                let body = UnsafeRawBufferPointer(rebasing: raw[start..<reader.offset])
+                guard let check = try? reader.bytes(8), Array(check) == Array(SHA256Digest.of(body).bytes.prefix(8)) else {
+                    return
+                }
+                result.append(PendingPack(id: SHA256Digest(bytes: id), blobs: blobs))
+            }
+        }
+        return result
+    }
+
+    /// Forgets the pending packs a version now names.
+    func dropPending(named: Set<SHA256Digest>) {
+        let path = directory + "/pending"
+        let all = pendingPacks()
+        guard !all.isEmpty else { return }
+        let keep = all.filter { !named.contains($0.id) }
+        guard keep.count < all.count else { return }
+        // Rewritten whole: a record another push appends meanwhile may be lost, which only
+        // costs that push's packs being sent again.
+        if keep.isEmpty {
+            try? FileSystem.remove(path)
+        } else {
+            try? AtomicFile.write(keep.flatMap(Self.encoded), to: path, permissions: 0o600, durability: .none)
+        }
+    }
+
+    static let recordMarker: UInt32 = 0x504B_5250
+
+    /// marker u32, pack id (32), blob count u32, blobs { digest (32), offset u32, length u32 },
+    /// then the first 8 bytes of the SHA-256 of all that.
+    static func encoded(_ pack: PendingPack) -> [UInt8] {
+        var writer = ByteWriter(capacity: 48 + pack.blobs.count * 40)
+        writer.append(recordMarker)
+        writer.append(contentsOf: pack.id.bytes)
+        writer.append(UInt32(pack.blobs.count))
+        for blob in pack.blobs {
+            writer.append(contentsOf: blob.digest.bytes)
+            writer.append(blob.offset)
+            writer.append(blob.length)
+        }
+        writer.append(contentsOf: SHA256Digest.of(writer.bytes).bytes.prefix(8))
+        return writer.bytes
+    }
+
+    // MARK: Sync records
+
+    /// The version a local package was last pushed as or pulled from.
+    struct SyncRecord: Sendable, Equatable {
+        var version: SHA256Digest
+        var rootHash: ContentHash
+    }
+
+    func syncRecord(forPackage realPath: String) -> SyncRecord? {
+        guard let bytes = try? readFile(recordPath(realPath), limit: 1 << 16) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let fields = text.split(separator: "\n").first?.split(separator: " ") ?? []
+        guard fields.count >= 2, let version = SHA256Digest(hex: fields[0]), let root = ContentHash(hex: fields[1]) else {
+            return nil
+        }
+        return SyncRecord(version: version, rootHash: root)
+    }
+
+    func storeSyncRecord(_ record: SyncRecord, forPackage realPath: String) throws {
+        try FileSystem.makeDirectories(directory + "/packages", permissions: 0o700)
+        let text = "\(record.version) \(record.rootHash)\n\(realPath)\n"
+        try AtomicFile.write(Array(text.utf8), to: recordPath(realPath), durability: .full)
+    }
+
+    private func recordPath(_ realPath: String) -> String {
+        directory + "/packages/" + String(SHA256Digest.of(Array(realPath.utf8)).description.prefix(32))
+    }
+}
+
+/// Reads a whole small file (at most `limit` bytes).
+func readFile(_ path: String, limit: Int) throws -> [UInt8] {
+    let file = try FileDescriptor.open(path)
+    let size = Int(try file.status().size)
+    guard size <= limit else { throw FileSystemError(.read, path: path, reason: "larger than \(limit) bytes") }
+    var bytes = [UInt8](repeating: 0, count: size)
+    let count = try bytes.withUnsafeMutableBytes { try file.readFully(into: $0) }
+    return Array(bytes[..<count])
+}

@@ -1,0 +1,332 @@
+import PackageCore
+import Synchronization
+
+/// What a pull did.
+public struct PullResult: Sendable {
+    /// The version DEST now holds.
+    public var version: VersionSummary
+    /// True when DEST held that version's content already (nothing was written).
+    public var unchanged = false
+    /// Distinct file contents assembled in the staging area.
+    public var contentsAssembled = 0
+    /// Blobs fetched from the remote.
+    public var blobsDownloaded = 0
+    /// Bytes of the GETs that fetched them (the gaps between neighbouring blobs included).
+    public var bytesDownloaded: Int64 = 0
+    /// Blobs taken from DEST's own files instead (the unchanged pieces of a changed file).
+    public var blobsFromDestination = 0
+    /// Whole contents copied from another path of DEST (moved or duplicated files).
+    public var contentsCopiedFromDestination = 0
+    /// Blobs an interrupted pull had already written and checked.
+    public var blobsResumed = 0
+    /// HTTP requests sent, retries included.
+    public var requests = 0
+    /// Requests that were attempts after a failure.
+    public var retries = 0
+    /// What the save engine did.
+    public var save: SaveStatistics?
+    /// Things a person should know (DEST's recovery, the engine's notes).
+    public var notes: [String] = []
+    /// Wall-clock duration of the pull.
+    public var seconds: Double = 0
+}
+
+/// `pull`: brings DEST to a version (Specs/remote.md, "Pull").
+enum PullOperation {
+    /// Blobs of one pack closer than this are fetched by one GET, gap included.
+    static let mergeGap: Int64 = 256 << 10
+    /// The largest single GET.
+    static let maximumRange: Int64 = 32 << 20
+
+    static func run(
+        destination: String, store: RemoteStore, options: RemoteOptions, version reference: String?, force: Bool,
+        durability: Durability, progress: ProgressManager?
+    ) throws -> PullResult {
+        let clock = Clock()
+        let destination = PushOperation.trimmed(destination)
+        let connection = store.connection()
+        let head = try store.requireHead(connection)
+        let target =
+            try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
+            ?? head.record.head
+        let manifest = try store.manifest(target.id, connection)
+        guard manifest.summary(id: target.id) == target else {
+            throw RemoteError(
+                .verificationFailed,
+                "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
+        }
+        var result = PullResult(version: target)
+
+        // DEST as it is: its tree, and whether it holds changes never pushed.
+        let current: TreeSnapshot?
+        var rootPermissions: UInt32 = 0o755
+        var manifestVouches = false
+        var warnings: [String] = []
+        if let status = try FileSystem.statusIfExists(destination) {
+            let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
+            guard followed.kind == .directory else {
+                throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
+            }
+            let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
+                try PackageScan.scan(destination, workers: options.workers)
+            }
+            current = scan.snapshot
+            rootPermissions = followed.permissions
+            // The engine may trust DEST's manifest only when the scan just found DEST as it says.
+            manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
+        } else {
+            current = nil
+        }
+        result.notes = warnings
+        let realPath = { PackagePaths.realPath(destination) ?? destination }
+        if let current {
+            if let record = store.cache.syncRecord(forPackage: realPath()), record.rootHash != current.rootHash, !force,
+                current.rootHash != target.rootHash
+            {
+                throw RemoteError(
+                    .unpushedChanges,
+                    "'\(destination)' has changes not pushed to \(store.location) since version "
+                        + "\(record.version.description.prefix(12)); push them first, or pull --force to discard them")
+            }
+            if current.rootHash == target.rootHash {
+                try store.cache.storeSyncRecord(
+                    LocalCache.SyncRecord(version: target.id, rootHash: target.rootHash), forPackage: realPath())
+                result.unchanged = true
+                result.requests = store.counters.requests
+                result.seconds = clock.seconds
+                return result
+            }
+        }
+
+        // The contents DEST lacks at their paths, each assembled once.
+        var localByContent: [FileKey: String] = [:]
+        var currentByPath: [String: SnapshotEntry] = [:]
+        for entry in current?.entries ?? [] where entry.kind == .regular {
+            localByContent[FileKey(entry.hash, entry.size)] = entry.path
+            currentByPath[entry.path] = entry
+        }
+        var needed: [FileKey: RemoteEntry] = [:]
+        var neededOrder: [FileKey] = []
+        var pieceSources: [SnapshotEntry] = []  // DEST files whose unchanged pieces may serve
+        for entry in manifest.entries where entry.kind == .regular && entry.size > 0 {
+            let key = FileKey(entry.contentHash, entry.size)
+            if let old = currentByPath[entry.path], old.hash == entry.contentHash, old.size == entry.size { continue }
+            if needed[key] == nil {
+                needed[key] = entry
+                neededOrder.append(key)
+            }
+            if let old = currentByPath[entry.path], old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit {
+                pieceSources.append(old)
+            }
+        }
+
+        let staging = try PullStaging(destination: destination)
+        defer { staging.unlock() }
+        let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
+        let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
+        progress?.withProperties {
+            $0.totalCount = BlobUploader.units(totalBytes) + neededOrder.count + 2
+            $0.totalByteCount = UInt64(totalBytes)
+            $0.totalFileCount = neededOrder.count
+        }
+
+        // The pieces DEST already holds, where a large file changed in a few places.
+        let localPieces = try indexLocalPieces(pieceSources, destination: destination, options: options, buffer: buffer)
+
+        // Where each needed content comes from: DEST itself (moved or copied content), a
+        // stream of DEST's pieces and staged blobs (a large file partly changed), or the
+        // staging area, assembled from fetched blobs.
+        var origins: [FileKey: ContentOrigin] = [:]
+        var streamed: [FileKey: [StagedContentStream.Part]] = [:]
+        var keepBlobs = Set<String>()
+        var assembled: [FileKey] = []
+        for key in neededOrder {
+            let blobs = needed[key]!.blobs
+            if let path = localByContent[key], let old = currentByPath[path] {
+                origins[key] = .file(
+                    path: PackageLayout.joined(destination, path),
+                    seen: FileStatus(
+                        kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                        changeTime: old.changeTime, inode: old.inode, device: old.device))
+                result.contentsCopiedFromDestination += 1
+                progress?.complete(count: BlobUploader.units(key.size))
+            } else if blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
+                streamed[key] = blobs.map { blob in
+                    if let local = localPieces[blob.digest], local.length == Int(blob.length) {
+                        result.blobsFromDestination += 1
+                        return .local(path: local.path, offset: local.offset, length: local.length)
+                    }
+                    keepBlobs.insert(blob.digest.description)
+                    return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
+                }
+            } else {
+                assembled.append(key)
+            }
+        }
+        staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
+
+        // Plan every blob to fetch: already staged, or into its destinations.
+        var needs: [SHA256Digest: BlobNeed] = [:]
+        var pending: [FileKey] = []
+        for (key, parts) in streamed {
+            for case .blob(_, let digest, let length) in parts {
+                if staging.hasBlob(digest, length: UInt32(length)) {
+                    result.blobsResumed += 1
+                } else if needs[digest]?.destinations.contains(where: { if case .blobFile = $0 { return true } else { return false } }) != true {
+                    let location = needed[key]!.blobs.first { $0.digest == digest }!
+                    needs[digest, default: BlobNeed(location: location, destinations: [])].destinations.append(.blobFile)
+                }
+            }
+            progress?.complete(count: 1)
+        }
+        for key in assembled {
+            if staging.isReady(key, buffer: buffer) {
+                progress?.complete(count: BlobUploader.units(key.size))
+                continue
+            }
+            pending.append(key)
+            try staging.preparePartial(key)
+            var offset: Int64 = 0
+            for blob in needed[key]!.blobs {
+                defer { offset += Int64(blob.length) }
+                if staging.done.contains(PullStaging.JournalRecord(content: key, offset: offset, digest: blob.digest)) {
+                    result.blobsResumed += 1
+                    continue
+                }
+                needs[blob.digest, default: BlobNeed(location: blob, destinations: [])].destinations.append(
+                    .content(key, offset: offset))
+            }
+        }
+
+        // The rest from the store, in ranges of packs, in parallel.
+        if !needs.isEmpty {
+            let ranges = plan(Array(needs.values))
+            let workers = store.workers(store.configuration.transport.concurrency)
+            let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
+            for range in ranges {
+                let location = store.location
+                workers.submit { connection in
+                    let sink = PackRangeSink(range: range, staging: staging, location: location) { length in
+                        downloaded.withLock { $0.blobs += 1 }
+                        progress?.withProperties {
+                            $0.completedByteCount += UInt64(length)
+                            $0.completedCount += BlobUploader.units(length) - 1
+                        }
+                    }
+                    let response = try connection.get(
+                        bucket: location.bucket, key: RemoteLayout.pack(range.pack, location), range: range.start..<range.end,
+                        into: sink)
+                    guard response != nil else {
+                        throw RemoteError(
+                            .verificationFailed,
+                            "object \(RemoteLayout.pack(range.pack, location)) is missing from the store; DEST was not changed")
+                    }
+                    downloaded.withLock { $0.bytes += range.end - range.start }
+                }
+            }
+            try workers.finish()
+            (result.blobsDownloaded, result.bytesDownloaded) = downloaded.withLock { ($0.blobs, $0.bytes) }
+        }
+
+        // Every content checked whole against its XXH3, then handed to the save engine.
+        for key in pending {
+            try staging.finish(key, buffer: buffer)
+            progress?.complete(count: 1)
+        }
+        result.contentsAssembled = pending.count + streamed.count
+        for key in assembled {
+            let path = staging.readyPath(key)
+            origins[key] = .adopt(path: path, verified: try FileSystem.status(path))
+        }
+        for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
+        let source = RemoteVersionSource(
+            manifest, origins: origins, destination: destination, current: current, rootPermissions: rootPermissions)
+        // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
+        // back) is not trusted: the engine then checks DEST itself.
+        let outcome: SaveOutcome
+        do {
+            outcome = try PackageSaver.save(
+                source, to: destination,
+                options: SaveOptions(
+                    durability: durability, workers: options.workers, trustManifest: manifestVouches,
+                    cancellation: store.cancellation.saveCancellation),
+                progress: progress?.subprogress(assigningCount: 1))
+        } catch is CancellationError {
+            throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
+        }
+        let statistics = outcome.statistics
+        result.notes += statistics.notes
+        guard statistics.rootHash == target.rootHash else {
+            throw RemoteError(
+                .verificationFailed,
+                "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
+        }
+        try store.cache.storeSyncRecord(
+            LocalCache.SyncRecord(version: target.id, rootHash: target.rootHash), forPackage: realPath())
+        staging.remove()
+        progress?.complete(count: 1)
+        result.save = statistics
+        result.requests = store.counters.requests
+        result.retries = store.counters.retries
+        result.seconds = clock.seconds
+        return result
+    }
+
+    /// Groups blobs by pack and merges neighbours into ranges (gaps up to `mergeGap`).
+    static func plan(_ needs: [BlobNeed]) -> [PackRange] {
+        var byPack: [SHA256Digest: [BlobNeed]] = [:]
+        for need in needs { byPack[need.location.pack, default: []].append(need) }
+        var ranges: [PackRange] = []
+        for (pack, blobs) in byPack.sorted(by: { $0.key < $1.key }) {
+            let sorted = blobs.sorted { $0.location.offset < $1.location.offset }
+            var current: PackRange?
+            for blob in sorted {
+                let start = Int64(blob.location.offset)
+                let end = start + Int64(blob.location.length)
+                if var range = current, start >= range.end, start - range.end <= mergeGap, end - range.start <= maximumRange {
+                    range.end = end
+                    range.blobs.append(blob)
+                    current = range
+                } else {
+                    if let range = current { ranges.append(range) }
+                    current = PackRange(pack: pack, start: start, end: end, blobs: [blob])
+                }
+            }
+            if let range = current { ranges.append(range) }
+        }
+        // Large ranges first: the transfers finish together.
+        return ranges.sorted { $0.end - $0.start > $1.end - $1.start }
+    }
+
+    /// A piece of a DEST file: where a blob's bytes already are.
+    struct LocalPiece: Sendable {
+        var path: String
+        var offset: Int64
+        var length: Int
+    }
+
+    /// Cuts DEST's `files` into pieces as a push would (with the chunk lists its scan found)
+    /// and names each by its SHA-256: the pieces a changed large file can take from its old
+    /// copy.
+    /// - Complexity: one read of each file, SHA-256 of every byte.
+    static func indexLocalPieces(
+        _ files: [SnapshotEntry], destination: String, options: RemoteOptions, buffer: ChunkBuffer
+    ) throws -> [SHA256Digest: LocalPiece] {
+        let hasher = SHA256Hasher()
+        var pieces: [SHA256Digest: LocalPiece] = [:]
+        for file in files {
+            let full = PackageLayout.joined(destination, file.path)
+            guard let source = try? FileDescriptor.open(full, options: [.noFollow]) else { continue }
+            let size = try source.status().size
+            for piece in try options.chunking.pieces(of: source, size: size, known: file.chunks) {
+                let length = Int(piece.count)
+                let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
+                guard try source.readFully(into: bytes, at: piece.lowerBound) == length else { break }
+                hasher.reset()
+                hasher.update(UnsafeRawBufferPointer(bytes))
+                pieces[hasher.finish()] = LocalPiece(path: full, offset: piece.lowerBound, length: length)
+            }
+        }
+        return pieces
+    }
+}

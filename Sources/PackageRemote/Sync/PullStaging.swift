@@ -1,0 +1,230 @@
+import Glibc
+import PackageCore
+import Synchronization
+
+/// Where a pull assembles file contents before the save engine puts them in DEST:
+/// `.<DEST>.pkgtool-pull/` beside DEST (same file system, so nothing is copied twice across
+/// devices), never inside it.
+///
+/// ```
+/// lock                    an OFD lock: one pull into DEST at a time
+/// journal                 one record per blob written and verified (resuming skips it)
+/// partial/<hash>-<size>   contents being assembled, named by their XXH3 and size
+/// ready/<hash>-<size>     contents complete and checked against their XXH3
+/// blobs/<sha256>          single blobs checked against their SHA-256: the new pieces of a
+///                         large file whose other pieces DEST holds (streamed to the engine)
+/// ```
+/// Contents are named by what they hold, not by where they go, so an interrupted pull
+/// resumes whatever version the next pull fetches: what was downloaded and is still
+/// needed is used, the rest is removed. DEST itself is touched only by the save engine,
+/// after every content needed is ready and checked.
+final class PullStaging: @unchecked Sendable {
+    // @unchecked: the journal descriptor is written under `journalLock`; the rest is immutable.
+    let path: String
+    let root: SharedDescriptor
+    let partial: SharedDescriptor
+    let ready: SharedDescriptor
+    let blobs: SharedDescriptor
+    private let lockFile: SharedDescriptor
+    private let journal: SharedDescriptor
+    private let journalLock = Mutex(())
+    /// Blobs already written, by content and offset (from an interrupted pull's journal).
+    private(set) var done: Set<JournalRecord> = []
+
+    struct JournalRecord: Hashable, Sendable {
+        var content: FileKey
+        var offset: Int64
+        var digest: SHA256Digest
+    }
+
+    static let recordSize = 4 + 16 + 8 + 8 + 32 + 4
+    static let recordMarker: UInt32 = 0x4C55_504B  // "PKUL"
+
+    /// The staging area of `destination`, created or reopened (and locked).
+    /// - Throws: `localFailure` when another pull into the same DEST holds it.
+    init(destination: String) throws {
+        let (parent, name) = Self.split(destination)
+        path = PackageLayout.joined(parent, "." + name + ".pkgtool-pull")
+        if try FileSystem.statusIfExists(path) == nil {
+            try FileSystem.makeDirectory(path, permissions: 0o700)
+        }
+        root = SharedDescriptor(try FileDescriptor.openDirectory(path))
+        for directory in ["partial", "ready", "blobs"] where try FileSystem.statusIfExists(directory, relativeTo: root.rawValue) == nil {
+            try FileSystem.makeDirectory(directory, relativeTo: root.rawValue, permissions: 0o700)
+        }
+        lockFile = SharedDescriptor(
+            try FileDescriptor.open("lock", relativeTo: root.rawValue, access: .readWrite, options: [.create], permissions: 0o600))
+        guard try lockFile.descriptor.lock(exclusive: true, wait: false) else {
+            throw RemoteError(.localFailure, "another pull into '\(destination)' is running (it holds \(path)/lock)")
+        }
+        partial = SharedDescriptor(try FileDescriptor.openDirectory("partial", relativeTo: root.rawValue))
+        ready = SharedDescriptor(try FileDescriptor.openDirectory("ready", relativeTo: root.rawValue))
+        blobs = SharedDescriptor(try FileDescriptor.openDirectory("blobs", relativeTo: root.rawValue))
+        journal = SharedDescriptor(
+            try FileDescriptor.open(
+                "journal", relativeTo: root.rawValue, access: .readWrite, options: [.create, .append], permissions: 0o600))
+        done = readJournal()
+    }
+
+    static func name(_ key: FileKey) -> String { "\(key.hash)-\(key.size)" }
+
+    static func split(_ path: String) -> (parent: String, name: String) {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let parent = path[..<slash]
+        return (parent.isEmpty ? "/" : String(parent), String(path[path.index(after: slash)...]))
+    }
+
+    // MARK: Contents
+
+    /// Whether `key` is ready (complete and checked). A ready file that no longer hashes
+    /// to its name (a crash lost its pages) is removed.
+    func isReady(_ key: FileKey, buffer: ChunkBuffer) -> Bool {
+        let name = Self.name(key)
+        guard let file = try? FileDescriptor.open(name, relativeTo: ready.rawValue) else { return false }
+        if (try? Self.hash(file, size: key.size, buffer: buffer)) == key.hash { return true }
+        try? FileSystem.remove(name, relativeTo: ready.rawValue)
+        return false
+    }
+
+    /// Opens (creating, sized) the partial file of `key`. A partial file that is new drops
+    /// any journal records of an earlier one.
+    func preparePartial(_ key: FileKey) throws {
+        let name = Self.name(key)
+        if let status = try FileSystem.statusIfExists(name, relativeTo: partial.rawValue), status.kind == .regular,
+            status.size == key.size
+        {
+            return
+        }
+        try? FileSystem.remove(name, relativeTo: partial.rawValue)
+        done = done.filter { $0.content != key }
+        let file = try FileDescriptor.open(
+            name, relativeTo: partial.rawValue, access: .writeOnly, options: [.create, .exclusive], permissions: 0o600,
+            displayPath: path + "/partial/" + name)
+        try file.truncate(to: key.size)
+    }
+
+    func openPartial(_ key: FileKey) throws -> FileDescriptor {
+        let name = Self.name(key)
+        return try FileDescriptor.open(
+            name, relativeTo: partial.rawValue, access: .writeOnly, displayPath: path + "/partial/" + name)
+    }
+
+    /// Checks a partial file against its XXH3 and moves it to `ready`; a mismatch removes it
+    /// (and its journal records, by the file's absence) and throws.
+    func finish(_ key: FileKey, buffer: ChunkBuffer) throws {
+        let name = Self.name(key)
+        let file = try FileDescriptor.open(name, relativeTo: partial.rawValue, displayPath: path + "/partial/" + name)
+        let hash = try Self.hash(file, size: key.size, buffer: buffer)
+        guard hash == key.hash else {
+            try? FileSystem.remove(name, relativeTo: partial.rawValue)
+            throw RemoteError(
+                .verificationFailed,
+                "assembled content \(key.hash) does not match its content hash (a blob held other bytes than the version says); DEST was not changed")
+        }
+        try FileSystem.rename(name, to: name, fromDirectory: partial.rawValue, toDirectory: ready.rawValue)
+    }
+
+    /// The path of a ready content, for the save engine to read.
+    func readyPath(_ key: FileKey) -> String { path + "/ready/" + Self.name(key) }
+
+    /// Removes what no longer serves: contents not in `contents`, blobs not in `blobs`.
+    func removeUnneeded(contents: Set<String>, blobs keep: Set<String>) {
+        for (directory, needed) in [(partial, contents), (ready, contents), (blobs, keep)] {
+            guard let names = try? DirectoryListing.names(in: directory.descriptor) else { continue }
+            for name in names where !needed.contains(name) {
+                try? FileSystem.remove(name, relativeTo: directory.rawValue)
+            }
+        }
+    }
+
+    // MARK: Single blobs
+
+    func blobPath(_ digest: SHA256Digest) -> String { path + "/blobs/" + digest.description }
+
+    /// Whether a blob of this length was downloaded and checked by an earlier pull.
+    func hasBlob(_ digest: SHA256Digest, length: UInt32) -> Bool {
+        (try? FileSystem.statusIfExists(digest.description, relativeTo: blobs.rawValue))??.size == Int64(length)
+    }
+
+    /// A new, empty file for a blob's bytes as they arrive (`commitBlob` names it once checked).
+    func openBlobPart(_ digest: SHA256Digest) throws -> FileDescriptor {
+        let name = digest.description + ".part"
+        return try FileDescriptor.open(
+            name, relativeTo: blobs.rawValue, access: .writeOnly, options: [.create, .truncate], permissions: 0o600,
+            displayPath: path + "/blobs/" + name)
+    }
+
+    func commitBlob(_ digest: SHA256Digest) throws {
+        try FileSystem.rename(
+            digest.description + ".part", to: digest.description, fromDirectory: blobs.rawValue, toDirectory: blobs.rawValue)
+    }
+
+    /// Lets the next pull into DEST in: called when this one ends, however it ends (the
+    /// descriptor itself may outlive it a moment, in a transfer thread's last references).
+    func unlock() {
+        lockFile.descriptor.unlock()
+    }
+
+    /// Removes the whole staging area (after the save, or when starting over).
+    func remove() {
+        try? FileSystem.removeTree(path)
+    }
+
+    // MARK: Journal
+
+    /// Records that `digest`'s bytes are in `content` at `offset` (checked before writing).
+    func recordDone(_ record: JournalRecord) {
+        var writer = ByteWriter(capacity: Self.recordSize)
+        writer.append(Self.recordMarker)
+        writer.append(record.content.hash)
+        writer.append(UInt64(record.content.size))
+        writer.append(UInt64(record.offset))
+        writer.append(contentsOf: record.digest.bytes)
+        writer.append(UInt32(truncatingIfNeeded: ContentHash.of(writer.bytes).low))
+        journalLock.withLock { _ in
+            try? writer.bytes.withUnsafeBytes { try journal.descriptor.write($0) }
+        }
+    }
+
+    private func readJournal() -> Set<JournalRecord> {
+        guard let size = try? journal.descriptor.status().size, size > 0, size < 1 << 30 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        guard let count = try? bytes.withUnsafeMutableBytes({ try journal.descriptor.readFully(into: $0, at: 0) }) else {
+            return []
+        }
+        var result = Set<JournalRecord>()
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset + Self.recordSize <= count {
+                var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + Self.recordSize)]))
+                offset += Self.recordSize
+                guard let marker = try? reader.read(UInt32.self), marker == Self.recordMarker,
+                    let hash = try? reader.hash(), let size = try? reader.read(UInt64.self),
+                    let position = try? reader.read(UInt64.self), let digest = try? reader.bytes(32),
+                    let check = try? reader.read(UInt32.self),
+                    check == UInt32(truncatingIfNeeded: ContentHash.of(UnsafeRawBufferPointer(rebasing: raw[(offset - Self.recordSize)..<(offset - 4)])).low)
+                else { break }
+                result.insert(
+                    JournalRecord(
+                        content: FileKey(hash, Int64(size)), offset: Int64(position), digest: SHA256Digest(bytes: digest)))
+            }
+        }
+        return result
+    }
+
+    /// XXH3 of a whole file.
+    static func hash(_ file: borrowing FileDescriptor, size: Int64, buffer: ChunkBuffer) throws -> ContentHash {
+        let hasher = ContentHasher()
+        var offset: Int64 = 0
+        while offset < size {
+            let wanted = Int(min(Int64(buffer.count), size - offset))
+            let count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]), at: offset)
+            guard count == wanted else { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
+            offset += Int64(count)
+        }
+        return hasher.digest()
+    }
+}

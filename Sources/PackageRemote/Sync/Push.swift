@@ -1,0 +1,298 @@
+import Glibc
+import PackageCore
+
+/// What a push did.
+public struct PushResult: Sendable {
+    /// The remote's head afterwards: the new version, or the one already there.
+    public var version: VersionSummary
+    /// False when the remote already held exactly this package (nothing was written).
+    public var createdVersion: Bool
+    /// Files read and hashed to find their blobs (files the parent version did not hold).
+    public var filesRead = 0
+    /// Bytes of those files.
+    public var bytesRead: Int64 = 0
+    /// New blobs: pieces of files the remote did not hold.
+    public var blobsUploaded = 0
+    /// The packs that carried them, one PUT each.
+    public var packsUploaded = 0
+    /// Bytes of those packs (blobs and trailers).
+    public var bytesUploaded: Int64 = 0
+    /// The new version's manifest object.
+    public var manifestBytes = 0
+    /// Packs of an interrupted push found on the remote and reused.
+    public var packsResumed = 0
+    /// HTTP requests sent, and how many of them were retries.
+    public var requests = 0
+    /// Requests that were attempts after a failure.
+    public var retries = 0
+    /// Wall-clock duration of the push.
+    public var seconds: Double = 0
+    /// Things a person should know (special files left out).
+    public var notes: [String] = []
+}
+
+/// `push`: makes a package the remote's next version (Specs/remote.md, "Push").
+enum PushOperation {
+    static func run(
+        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?
+    ) throws -> PushResult {
+        let clock = Clock()
+        let packagePath = trimmed(packagePath)
+        let status = try FileSystem.status(packagePath, followSymlinks: true)
+        guard status.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot push '\(packagePath)': it is a \(status.kind), not a package directory")
+        }
+        let realPath = PackagePaths.realPath(packagePath) ?? packagePath
+        let connection = store.connection()
+        let head = try store.readHead(connection)
+        var warnings: [String] = []
+        let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
+            try PackageScan.scan(packagePath, workers: options.workers)
+        }
+        let snapshot = scan.snapshot
+        var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
+        result.notes = warnings
+        for skipped in scan.result.skipped {
+            result.notes.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
+        }
+        let record = store.cache.syncRecord(forPackage: realPath)
+
+        if let head {
+            if head.record.head.rootHash == snapshot.rootHash {
+                // Nothing to send: the remote holds this package already.
+                try store.cache.storeSyncRecord(
+                    LocalCache.SyncRecord(version: head.record.head.id, rootHash: snapshot.rootHash), forPackage: realPath)
+                result.requests = store.counters.requests
+                result.seconds = clock.seconds
+                progress?.complete(count: progress?.totalCount ?? 0)
+                return result
+            }
+            if !force { try requireBase(record, head: head.record.head, packagePath: packagePath, location: store.location) }
+        } else {
+            try prepareNewRemote(store, connection)
+        }
+
+        // What the remote holds: the parent's blobs (by content for whole files, by digest
+        // for pieces), and the packs of an interrupted push.
+        let parent = try head.map { try store.manifest($0.record.head.id, connection) }
+        var filesByContent: [FileKey: [BlobLocation]] = [:]
+        var known: [SHA256Digest: BlobLocation] = [:]
+        for entry in parent?.entries ?? [] where entry.kind == .regular {
+            filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
+            for blob in entry.blobs { known[blob.digest] = blob }
+        }
+        result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
+
+        // The files whose content the parent does not hold are read and sent.
+        var work: [BlobUploader.Work] = []
+        var workIndex: [Int: Int] = [:]
+        for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
+            if filesByContent[FileKey(entry.hash, entry.size)] == nil {
+                workIndex[index] = work.count
+                work.append(
+                    BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash, chunks: entry.chunks))
+            }
+        }
+        let units = work.reduce(0) { $0 + BlobUploader.units($1.size) }
+        progress?.withProperties {
+            $0.totalCount = units + 1
+            $0.totalByteCount = UInt64(work.reduce(Int64(0)) { $0 + $1.size })
+            $0.totalFileCount = work.count
+        }
+        var sent: [[BlobLocation]] = []
+        if !work.isEmpty {
+            let uploader = BlobUploader(
+                store: store, options: options, packagePath: packagePath, known: known, progress: progress)
+            let (blobs, statistics) = try uploader.run(work)
+            sent = blobs
+            result.filesRead = statistics.filesRead
+            result.bytesRead = statistics.bytesRead
+            result.blobsUploaded = statistics.blobsUploaded
+            result.packsUploaded = statistics.packsUploaded
+            result.bytesUploaded = statistics.bytesUploaded
+        }
+
+        // The version: every entry, with its blobs.
+        var entries: [RemoteEntry] = []
+        entries.reserveCapacity(snapshot.entries.count)
+        for (index, entry) in snapshot.entries.enumerated() {
+            var blobs: [BlobLocation] = []
+            if entry.kind == .regular && entry.size > 0 {
+                blobs = workIndex[index].map { sent[$0] } ?? filesByContent[FileKey(entry.hash, entry.size)]!
+            }
+            entries.append(
+                RemoteEntry(
+                    path: entry.path, kind: entry.kind, permissions: entry.permissions & 0o7777,
+                    size: entry.kind == .directory ? 0 : entry.size, modificationTime: entry.modificationTime,
+                    contentHash: entry.kind == .directory ? ContentHash(high: 0, low: 0) : entry.hash,
+                    linkTarget: entry.linkTarget, blobs: blobs))
+        }
+        let manifest = VersionManifest(
+            sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
+            rootHash: snapshot.rootHash, entries: entries)
+        let bytes = manifest.encoded()
+        let id = SHA256Digest.of(bytes)
+        // A self-check: what pull will rebuild must hash to what was scanned.
+        guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
+            throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
+        }
+        let outcome = try connection.put(
+            bucket: store.location.bucket, key: RemoteLayout.version(id, store.location), body: MemoryBody(bytes),
+            payloadHash: id, condition: .absent)
+        _ = outcome  // 412: the same manifest is there already (a retried push)
+        store.cache.storeManifest(id, bytes)
+        result.manifestBytes = bytes.count
+        let summary = manifest.summary(id: id)
+
+        // The head moves only if nobody moved it since it was read.
+        let newRecord = head.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
+        let condition: WriteCondition = head.map { .matching(etag: $0.etag) } ?? .absent
+        let moved = try connection.put(
+            bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: newRecord.encoded(),
+            condition: condition)
+        if moved == .preconditionFailed {
+            // Lost the race — unless a retry of our own PUT is what moved it.
+            let now = try store.readHead(connection)
+            if now?.record.head.id != id {
+                throw RemoteError(
+                    .conflict,
+                    "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
+                        + "nothing was lost: pull (into another directory to keep these changes), then push again")
+            }
+        }
+        try store.cache.storeSyncRecord(
+            LocalCache.SyncRecord(version: id, rootHash: snapshot.rootHash), forPackage: realPath)
+        store.cache.dropPending(named: Set(entries.flatMap { $0.blobs.map(\.pack) }))
+        progress?.complete(count: 1)
+        result.version = summary
+        result.createdVersion = true
+        result.requests = store.counters.requests
+        result.retries = store.counters.retries
+        result.seconds = clock.seconds
+        return result
+    }
+
+    /// Refuses a push whose package was not last synced with the head: its version would
+    /// silently drop what was pushed since.
+    static func requireBase(
+        _ record: LocalCache.SyncRecord?, head: VersionSummary, packagePath: String, location: RemoteLocation
+    ) throws(RemoteError) {
+        guard let record else {
+            throw RemoteError(
+                .conflict,
+                "'\(packagePath)' was never pushed to or pulled from \(location), which holds \(describe(head)): "
+                    + "pull it first, or push --force to make this package the next version")
+        }
+        guard record.version == head.id else {
+            throw RemoteError(
+                .conflict,
+                "the remote moved on: \(location) is at \(describe(head)) but '\(packagePath)' was last synced with "
+                    + "version \(record.version.description.prefix(12)); pull (into another directory to keep these "
+                    + "changes), then push again, or push --force")
+        }
+    }
+
+    static func describe(_ summary: VersionSummary?) -> String {
+        guard let summary else { return "no version" }
+        return "version \(summary.sequence) (\(summary.shortID), pushed \(summary.isoTime))"
+    }
+
+    /// A first push: the prefix must hold nothing but a previous attempt's objects, and the
+    /// store must honour conditional writes, or versions could be lost on it.
+    static func prepareNewRemote(_ store: RemoteStore, _ connection: S3Connection) throws(RemoteError) {
+        let location = store.location
+        let prefix = RemoteLayout.listingPrefix(location)
+        let listing = try connection.list(bucket: location.bucket, prefix: prefix, maximum: 100)
+        for object in listing.objects {
+            let name = String(object.key.dropFirst(prefix.count))
+            let ours =
+                name.hasPrefix(RemoteLayout.packsDirectory) || name.hasPrefix(RemoteLayout.versionsDirectory)
+                || name == RemoteLayout.probeName
+            if !ours {
+                throw RemoteError(
+                    .notARemote,
+                    "\(location) is not a pkgtool remote: it holds other objects ('\(object.key)'); push to an empty prefix")
+            }
+        }
+        let probe = RemoteLayout.probe(location)
+        _ = try connection.put(bucket: location.bucket, key: probe, bytes: [1], condition: .absent)
+        let again = try connection.put(bucket: location.bucket, key: probe, bytes: [2], condition: .absent)
+        let stale = try connection.put(
+            bucket: location.bucket, key: probe, bytes: [3], condition: .matching(etag: "\"00000000000000000000000000000000\""))
+        guard again == .preconditionFailed, stale == .preconditionFailed else {
+            throw RemoteError(
+                .unsupportedStore,
+                "\(store.configuration.endpoint) ignores conditional writes (If-None-Match, If-Match): "
+                    + "two pushes could overwrite each other's versions there, so pkgtool will not push to it")
+        }
+        try? connection.delete(bucket: location.bucket, key: probe)
+    }
+
+    /// Adds the blobs of packs an interrupted push uploaded (recorded in the cache and
+    /// still on the store) to `known`; returns how many packs were adopted.
+    static func adoptPendingPacks(
+        _ store: RemoteStore, _ connection: S3Connection, known: inout [SHA256Digest: BlobLocation]
+    ) throws(RemoteError) -> Int {
+        var adopted = 0
+        var seen = Set<SHA256Digest>()
+        for pack in store.cache.pendingPacks() where seen.insert(pack.id).inserted {
+            guard pack.blobs.contains(where: { known[$0.digest] == nil }) else { continue }
+            // The cache may outlive the store's objects (a bucket emptied): check it is there.
+            guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil
+            else { continue }
+            for blob in pack.blobs where known[blob.digest] == nil {
+                known[blob.digest] = BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length)
+            }
+            adopted += 1
+        }
+        return adopted
+    }
+
+    static let placeholderSummary = VersionSummary(
+        id: SHA256Digest.empty, sequence: 1, time: 0, parent: nil, rootHash: ContentHash(high: 0, low: 0), size: 0,
+        entryCount: 0)
+
+    static func trimmed(_ path: String) -> String {
+        var path = path
+        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+}
+
+/// A file's identity for reuse: content hash and size.
+struct FileKey: Hashable, Sendable {
+    var hash: ContentHash
+    var size: Int64
+    init(_ hash: ContentHash, _ size: Int64) {
+        self.hash = hash
+        self.size = size
+    }
+}
+
+/// Wall-clock time, for versions and durations.
+struct Clock {
+    private let start = Clock.monotonic
+
+    var seconds: Double { Double(Clock.monotonic - start) / 1e9 }
+
+    static var monotonic: Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    /// Nanoseconds since the epoch.
+    static var now: Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+}
+
+enum PackagePaths {
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

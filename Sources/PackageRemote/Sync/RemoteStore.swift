@@ -1,0 +1,92 @@
+import PackageCore
+
+/// One remote as a push, pull or log sees it: where it is, how to reach it, what this
+/// machine caches about it, and the reads every operation starts with.
+final class RemoteStore: Sendable {
+    let location: RemoteLocation
+    let configuration: S3Configuration
+    let counters = TransferCounters()
+    let cancellation: TransferCancellation
+    let cache: LocalCache
+    /// Manifests larger than this are refused (about 16 million entries).
+    static let manifestLimit = 1 << 30
+
+    init(location: RemoteLocation, options: RemoteOptions) {
+        self.location = location
+        configuration = options.configuration
+        cancellation = options.cancellation ?? TransferCancellation()
+        cache = LocalCache(root: options.cacheDirectory, endpoint: options.configuration.endpoint, location: location)
+    }
+
+    /// A connection for the calling thread.
+    func connection() -> S3Connection {
+        S3Connection(configuration: configuration, counters: counters, cancellation: cancellation)
+    }
+
+    /// Transfer threads for this store, cancelled with it.
+    func workers(_ count: Int) -> TransferWorkers {
+        TransferWorkers(count: count, configuration: configuration, counters: counters, cancellation: cancellation)
+    }
+
+    /// The head record and its ETag; nil when the prefix has no HEAD (no remote yet).
+    /// - Throws: `notARemote` when HEAD is another program's object.
+    func readHead(_ connection: S3Connection) throws(RemoteError) -> (record: HeadRecord, etag: String)? {
+        guard
+            let (bytes, etag) = try connection.getObject(
+                bucket: location.bucket, key: RemoteLayout.head(location), limit: 4 << 20)
+        else { return nil }
+        guard let record = try HeadRecord.decode(bytes, location: location) else {
+            throw RemoteError(.notARemote, "\(location) is not a pkgtool remote: its HEAD object is not pkgtool's")
+        }
+        return (record, etag ?? "")
+    }
+
+    /// The head record, or the refusal a pull, log or diff gives when there is none.
+    func requireHead(_ connection: S3Connection) throws(RemoteError) -> (record: HeadRecord, etag: String) {
+        guard let head = try readHead(connection) else {
+            throw RemoteError(.notARemote, "\(location) is not a pkgtool remote (it has no HEAD object)")
+        }
+        return head
+    }
+
+    /// The manifest of version `id`: from the cache, or fetched and checked against its name.
+    /// - Complexity: one GET of the manifest when not cached (about 65 bytes per entry).
+    func manifest(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionManifest {
+        if let bytes = cache.manifest(id), let manifest = try? VersionManifest.decode(bytes, id: id) {
+            return manifest
+        }
+        guard
+            let (bytes, _) = try connection.getObject(
+                bucket: location.bucket, key: RemoteLayout.version(id, location), limit: Self.manifestLimit)
+        else {
+            throw RemoteError(
+                .verificationFailed, "version \(id.description.prefix(12)) of \(location) is missing from the store")
+        }
+        guard SHA256Digest.of(bytes) == id else {
+            throw RemoteError(
+                .verificationFailed,
+                "version \(id.description.prefix(12)) of \(location) does not match its SHA-256: the store holds damaged data")
+        }
+        let manifest = try VersionManifest.decode(bytes, id: id)
+        cache.storeManifest(id, bytes)
+        return manifest
+    }
+
+    /// The summary of version `id` from its manifest's header alone (one ranged GET), for
+    /// `log` past the head record's history. Not checked against the id: `pull` checks.
+    func summary(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionSummary {
+        if let bytes = cache.manifest(id), let header = try? VersionManifest.decodeHeader(bytes, id: id) {
+            return header.summary
+        }
+        let sink = MemorySink(limit: VersionManifest.headerSize)
+        guard
+            try connection.get(
+                bucket: location.bucket, key: RemoteLayout.version(id, location),
+                range: 0..<Int64(VersionManifest.headerSize), into: sink) != nil
+        else {
+            throw RemoteError(
+                .verificationFailed, "version \(id.description.prefix(12)) of \(location) is missing from the store")
+        }
+        return try VersionManifest.decodeHeader(sink.bytes, id: id).summary
+    }
+}

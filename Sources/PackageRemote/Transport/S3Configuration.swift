@@ -1,0 +1,134 @@
+import Glibc
+
+/// How to reach a store: endpoint, addressing style, region, credentials, CA bundle, and
+/// the transfer settings (parallelism, retries, timeouts).
+public struct S3Configuration: Sendable {
+    /// `scheme://host[:port]`, without a trailing slash.
+    public var endpoint: String
+    /// Path-style addressing (`ENDPOINT/BUCKET/KEY`): the default for an endpoint given
+    /// explicitly (local servers, MinIO, SeaweedFS, Ceph); AWS's own endpoint uses
+    /// virtual-hosted style (`BUCKET.s3.REGION.amazonaws.com/KEY`) unless the bucket has dots.
+    public var pathStyle: Bool
+    /// The region requests are signed for (`us-east-1` unless told; most local servers accept any).
+    public var region: String
+    /// The key every request is signed with.
+    public var credentials: S3Credentials
+    /// Parallelism, retries, timeouts, speed cap, CA bundle.
+    public var transport: TransportSettings
+
+    /// A configuration with every part given; ``fromEnvironment(_:endpoint:)`` reads it as S3 tools do.
+    public init(
+        endpoint: String, pathStyle: Bool, region: String, credentials: S3Credentials,
+        transport: TransportSettings = TransportSettings()
+    ) {
+        self.endpoint = endpoint
+        self.pathStyle = pathStyle
+        self.region = region
+        self.credentials = credentials
+        self.transport = transport
+    }
+
+    /// The configuration every S3 tool reads from the environment: `AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or `AWS_DEFAULT_REGION`;
+    /// default us-east-1), `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (default AWS's own),
+    /// `AWS_CA_BUNDLE`. `endpoint` (the `--endpoint` option) overrides the environment's.
+    public static func fromEnvironment(
+        _ environment: [String: String] = currentEnvironment(), endpoint override: String? = nil
+    ) throws(RemoteError) -> S3Configuration {
+        func value(_ name: String) -> String? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            return text
+        }
+        guard let accessKey = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else {
+            throw RemoteError(
+                .configuration, "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        }
+        let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1"
+        let credentials = S3Credentials(
+            accessKeyID: accessKey, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"))
+        var transport = TransportSettings()
+        if let bundle = value("AWS_CA_BUNDLE") {
+            guard access(bundle, R_OK) == 0 else {
+                throw RemoteError(.configuration, "cannot read the CA bundle AWS_CA_BUNDLE names: '\(bundle)'")
+            }
+            transport.certificateBundle = bundle
+        }
+        if let given = override ?? value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") {
+            let endpoint = try Self.normalisedEndpoint(given)
+            return S3Configuration(
+                endpoint: endpoint, pathStyle: true, region: region, credentials: credentials, transport: transport)
+        }
+        return S3Configuration(
+            endpoint: "https://s3.\(region).amazonaws.com", pathStyle: false, region: region, credentials: credentials,
+            transport: transport)
+    }
+
+    /// Checks an endpoint URL: http or https, a host, an optional port, nothing after.
+    static func normalisedEndpoint(_ text: String) throws(RemoteError) -> String {
+        var endpoint = Substring(text)
+        while endpoint.hasSuffix("/") { endpoint = endpoint.dropLast() }
+        guard endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://") else {
+            throw RemoteError(.invalidLocation, "malformed endpoint '\(text)': expected http://HOST[:PORT] or https://…")
+        }
+        let authority = endpoint.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+        let hasPath = endpoint.split(separator: "/", omittingEmptySubsequences: false).count > 3
+        guard !authority.isEmpty, !hasPath, !authority.contains("@"), !authority.contains("?") else {
+            throw RemoteError(.invalidLocation, "malformed endpoint '\(text)': expected http://HOST[:PORT] or https://…")
+        }
+        return String(endpoint)
+    }
+
+    /// The process's environment.
+    public static func currentEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    /// The URL, `Host` header and path (as signed) of `key` in `bucket` (nil key: the bucket).
+    func address(bucket: String, key: String?) -> (url: String, host: String, path: String) {
+        let schemeEnd = endpoint.firstRange(of: "://")!.upperBound
+        let scheme = String(endpoint[..<schemeEnd])
+        let authority = String(endpoint[schemeEnd...])
+        let encodedKey = key.map { S3Encoding.encode($0, keepingSlashes: true) }
+        if pathStyle || bucket.contains(".") {
+            let path = "/" + bucket + (encodedKey.map { "/" + $0 } ?? "/")
+            return (scheme + authority + path, authority, path)
+        }
+        let host = bucket + "." + authority
+        let path = "/" + (encodedKey ?? "")
+        return (scheme + host + path, host, path)
+    }
+}
+
+/// How transfers run: how many at once, how often and how long to retry, when to give up.
+public struct TransportSettings: Sendable {
+    /// Transfers in flight at once (the throttle).
+    public var concurrency: Int = 4
+    /// Attempts per request before giving up on a connection error, a 5xx or a throttle
+    /// (429, 503 SlowDown); waits double from `retryDelay` (with jitter) between them.
+    public var attempts: Int = 6
+    /// The first wait between attempts, in seconds.
+    public var retryDelay: Double = 0.25
+    /// The longest single wait between attempts.
+    public var maximumRetryDelay: Double = 8
+    /// How long a connection may take to open before the attempt fails.
+    public var connectTimeoutMilliseconds: Int = 10_000
+    /// A transfer that moves nothing for this long is abandoned (and retried).
+    public var stallTimeoutSeconds: Int = 30
+    /// A cap on each transfer's speed, bytes per second, both ways (nil: none): a push or
+    /// pull then uses at most `concurrency ×` this of the link.
+    public var maximumBytesPerSecond: Int64?
+    /// The CA bundle (`AWS_CA_BUNDLE`) for https endpoints; nil: the system's.
+    public var certificateBundle: String?
+
+    /// The defaults: 4 transfers, 6 attempts from 0.25 s, 10 s to connect, 30 s of stall.
+    public init() {}
+}

@@ -1,0 +1,212 @@
+import Foundation
+import PackageCore
+import PackageTestSupport
+import Testing
+
+@testable import PackageRemote
+
+/// Signing, URLs and the store's formats, without a server.
+@Suite("Remote formats") struct FormatTests {
+    @Test func sigV4MatchesAWSsDocumentedExample() {
+        // "Example: GET Object" of AWS's SigV4 documentation for S3.
+        let signer = SigV4Signer(
+            credentials: S3Credentials(
+                accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+            region: "us-east-1")
+        let headers = signer.sign(
+            method: "GET", path: "/test.txt", query: [], host: "examplebucket.s3.amazonaws.com",
+            headers: [("Range", "bytes=0-9")], payloadHash: SHA256Digest.empty.description, time: 1_369_353_600)
+        let authorization = headers.first { $0.name == "Authorization" }?.value
+        #expect(
+            authorization
+                == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+                + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, "
+                + "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+    }
+
+    @Test func sha256KnownAnswers() {
+        #expect(SHA256Digest.empty.description == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256Digest.of(Array("abc".utf8)).description == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let digest = SHA256Digest.of(Array("abc".utf8))
+        #expect(SHA256Digest(hex: digest.description) == digest)
+        #expect(SHA256Digest(hex: "xyz") == nil)
+    }
+
+    @Test func remoteURLsAreParsedStrictly() throws {
+        let location = try RemoteLocation(parsing: "s3://my-bucket.1/a/b c/é/")
+        #expect(location.bucket == "my-bucket.1")
+        #expect(location.prefix == "a/b c/é")
+        #expect(location.key("HEAD") == "a/b c/é/HEAD")
+        #expect(try RemoteLocation(parsing: "s3://bucket").prefix == "")
+        for bad in ["s3:/b/x", "b/x", "s3://", "s3://B/x", "s3://a_b/x", "s3://-ab/x", "s3://ab/x", "s3://abc//x", "s3://abc/./x", "s3://abc/x/..", "s3://abc/x\u{1}y"] {
+            #expect(throws: RemoteError.self, "\(bad)") { try RemoteLocation(parsing: bad) }
+        }
+        let configuration = S3Configuration(
+            endpoint: "http://127.0.0.1:8333", pathStyle: true, region: "us-east-1",
+            credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b"))
+        let address = configuration.address(bucket: "bucket", key: "a/b c/é+$")
+        #expect(address.url == "http://127.0.0.1:8333/bucket/a/b%20c/%C3%A9%2B%24")
+        #expect(address.host == "127.0.0.1:8333")
+        var aws = configuration
+        aws.endpoint = "https://s3.eu-west-1.amazonaws.com"
+        aws.pathStyle = false
+        #expect(aws.address(bucket: "bucket", key: "k").url == "https://bucket.s3.eu-west-1.amazonaws.com/k")
+    }
+
+    @Test func theEnvironmentConfiguresTheStore() throws {
+        let base = ["AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret"]
+        let aws = try S3Configuration.fromEnvironment(base)
+        #expect(aws.endpoint == "https://s3.us-east-1.amazonaws.com")
+        #expect(!aws.pathStyle)
+        var environment = base
+        environment["AWS_DEFAULT_REGION"] = "eu-central-1"
+        environment["AWS_ENDPOINT_URL"] = "http://localhost:9000/"
+        environment["AWS_SESSION_TOKEN"] = "token"
+        let local = try S3Configuration.fromEnvironment(environment)
+        #expect(local.endpoint == "http://localhost:9000")
+        #expect(local.pathStyle)
+        #expect(local.region == "eu-central-1")
+        #expect(local.credentials.sessionToken == "token")
+        #expect(try S3Configuration.fromEnvironment(environment, endpoint: "https://x.example").endpoint == "https://x.example")
+        #expect(throws: RemoteError.self) { try S3Configuration.fromEnvironment([:]) }
+        #expect(throws: RemoteError.self) { try S3Configuration.fromEnvironment(base, endpoint: "localhost:9000") }
+        environment["AWS_CA_BUNDLE"] = "/no/such/bundle.pem"
+        #expect(throws: RemoteError.self) { try S3Configuration.fromEnvironment(environment) }
+    }
+
+    func sampleManifest() -> VersionManifest {
+        let pack = SHA256Digest.of([1])
+        func blob(_ seed: UInt8, _ offset: UInt32, _ length: UInt32) -> BlobLocation {
+            BlobLocation(digest: SHA256Digest.of([seed]), pack: pack, offset: offset, length: length)
+        }
+        let fileHash = ContentHash.of(Array("x".utf8))
+        let entries = [
+            RemoteEntry(path: "a", kind: .directory, permissions: 0o755, size: 0, modificationTime: 1, contentHash: ContentHash(high: 0, low: 0), linkTarget: nil, blobs: []),
+            RemoteEntry(path: "a/f", kind: .regular, permissions: 0o644, size: 30, modificationTime: 2, contentHash: fileHash, linkTarget: nil, blobs: [blob(2, 0, 10), blob(3, 10, 20)]),
+            RemoteEntry(path: "a/l", kind: .symbolicLink, permissions: 0o777, size: 1, modificationTime: 3, contentHash: ContentHash.of(Array("f".utf8)), linkTarget: "f", blobs: []),
+            RemoteEntry(path: "e", kind: .regular, permissions: 0o755, size: 0, modificationTime: 4, contentHash: ContentHash.empty, linkTarget: nil, blobs: []),
+        ]
+        var manifest = VersionManifest(sequence: 2, time: 5, parent: SHA256Digest.of([9]), rootHash: ContentHash(high: 0, low: 0), entries: entries)
+        manifest.rootHash = manifest.snapshot().rootHash
+        return manifest
+    }
+
+    @Test func manifestsRoundTripAndDamageIsRefused() throws {
+        let manifest = sampleManifest()
+        let bytes = manifest.encoded()
+        let id = SHA256Digest.of(bytes)
+        let decoded = try VersionManifest.decode(bytes, id: id)
+        #expect(decoded.entries == manifest.entries)
+        #expect(decoded.summary(id: id) == manifest.summary(id: id))
+        #expect(try VersionManifest.decodeHeader(Array(bytes.prefix(128)), id: id).summary == manifest.summary(id: id))
+
+        // Every truncation and every single flipped byte is refused, never a trap.
+        for length in stride(from: 0, to: bytes.count, by: 7) {
+            #expect(throws: RemoteError.self) { try VersionManifest.decode(Array(bytes.prefix(length)), id: id) }
+        }
+        // Only the number, the time and the parent's id cannot be checked by decoding alone:
+        // the id (the SHA-256 of the bytes) catches them when the manifest is fetched.
+        let unchecked = Set(16..<32).union(80..<112)
+        for index in bytes.indices where !unchecked.contains(index) {
+            var damaged = bytes
+            damaged[index] ^= 0x5A
+            #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decode(damaged, id: id) }
+        }
+    }
+
+    @Test func manifestsWithUnsafePathsAreRefused() throws {
+        for path in ["../x", "a/../../x", "/abs", "a//b", ".pkgtool/index", "a/./b", ""] {
+            var manifest = sampleManifest()
+            manifest.entries = [
+                RemoteEntry(path: path, kind: .regular, permissions: 0o644, size: 0, modificationTime: 0, contentHash: ContentHash.empty, linkTarget: nil, blobs: [])
+            ]
+            manifest.rootHash = manifest.snapshot().rootHash
+            let bytes = manifest.encoded()
+            #expect(throws: RemoteError.self, "\(path)") { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        }
+        // Children before their directory, and a file whose blobs do not add up.
+        var manifest = sampleManifest()
+        manifest.entries.removeFirst()
+        var bytes = manifest.encoded()
+        #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        manifest = sampleManifest()
+        manifest.entries[1].size = 31
+        bytes = manifest.encoded()
+        #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+    }
+
+    @Test func headRecordsFollowTheirParents() throws {
+        let location = RemoteLocation(bucket: "b", prefix: "p")
+        func summary(_ sequence: Int, parent: SHA256Digest?) -> VersionSummary {
+            VersionSummary(id: SHA256Digest.of([UInt8(sequence)]), sequence: sequence, time: Int64(sequence), parent: parent, rootHash: ContentHash.empty, size: 1, entryCount: 1)
+        }
+        let first = summary(1, parent: nil)
+        let second = summary(2, parent: first.id)
+        let record = HeadRecord(head: first, history: []).advanced(to: second)
+        #expect(try HeadRecord.decode(record.encoded(), location: location) == record)
+        let broken = HeadRecord(head: second, history: [summary(1, parent: nil), summary(1, parent: nil)])
+        #expect(throws: RemoteError.self) { try HeadRecord.decode(broken.encoded(), location: location) }
+        #expect(try HeadRecord.decode(Array("ref: refs/heads/main\n".utf8), location: location) == nil)
+        #expect(try HeadRecord.decode(Array("{\"format\": \"other\"}".utf8), location: location) == nil)
+    }
+
+    @Test func packsIndexTheirBlobs() {
+        let blobs: [(digest: SHA256Digest, length: UInt32)] = [(SHA256Digest.of([1]), 3), (SHA256Digest.of([2]), 5)]
+        let pack = [UInt8](repeating: 7, count: 8) + PackFormat.trailer(blobs)
+        let index = pack.withUnsafeBytes { PackFormat.index(of: $0) }
+        #expect(index?.map(\.offset) == [0, 3])
+        #expect(index?.map(\.length) == [3, 5])
+        #expect(index?.map(\.digest) == blobs.map(\.digest))
+        #expect([UInt8](repeating: 0, count: 40).withUnsafeBytes { PackFormat.index(of: $0) } == nil)
+    }
+
+    @Test func pullRangesMergeNeighboursOnly() {
+        let pack = SHA256Digest.of([1])
+        func need(_ offset: UInt32, _ length: UInt32) -> BlobNeed {
+            BlobNeed(location: BlobLocation(digest: SHA256Digest.of(Array("\(offset)".utf8)), pack: pack, offset: offset, length: length), destinations: [])
+        }
+        let ranges = PullOperation.plan([need(0, 100), need(100, 100), need(1 << 20, 100), need(300, 50)])
+        #expect(ranges.count == 2)
+        let merged = ranges.first { $0.start == 0 }
+        #expect(merged?.end == 350)
+        #expect(merged?.blobs.count == 3)
+    }
+
+    @Test func pendingPacksSurviveATornRecord() throws {
+        let directory = try TemporaryDirectory("pending")
+        let cache = LocalCache(root: directory.path, endpoint: "http://x", location: RemoteLocation(bucket: "b", prefix: "p"))
+        let first = LocalCache.PendingPack(id: SHA256Digest.of([1]), blobs: [(SHA256Digest.of([2]), 0, 10)])
+        let second = LocalCache.PendingPack(id: SHA256Digest.of([3]), blobs: [(SHA256Digest.of([4]), 0, 20), (SHA256Digest.of([5]), 20, 5)])
+        try cache.appendPending(first)
+        try cache.appendPending(second)
+        #expect(cache.pendingPacks().map(\.id) == [first.id, second.id])
+        // A record cut short by a crash ends the list; the ones before it stay.
+        let file = try FileDescriptor.open(cache.directory + "/pending", access: .writeOnly, options: [.append])
+        try [UInt8](LocalCache.encoded(first).prefix(30)).withUnsafeBytes { try file.write($0) }
+        #expect(cache.pendingPacks().map(\.id) == [first.id, second.id])
+        cache.dropPending(named: [first.id])
+        #expect(cache.pendingPacks().map(\.id) == [second.id])
+    }
+
+    @Test func aStreamedContentChecksItsStagedBlobs() throws {
+        let directory = try TemporaryDirectory("stream")
+        let old = SeededBytes(seed: 8).bytesArray(3000)
+        let new = SeededBytes(seed: 9).bytesArray(1000)
+        try Files.write(directory.url("old"), old)
+        try Files.write(directory.url("blob"), new)
+        let stream = StagedContentStream(parts: [
+            .local(path: directory.url("old"), offset: 0, length: 1000),
+            .blob(path: directory.url("blob"), digest: SHA256Digest.of(new), length: 1000),
+            .local(path: directory.url("old"), offset: 2000, length: 1000),
+        ])
+        var bytes: [UInt8] = []
+        try stream.forEachPiece { bytes.append(contentsOf: $0) }
+        #expect(bytes == Array(old[0..<1000]) + new + Array(old[2000..<3000]))
+        // A staged blob damaged since its download: refused, and removed for the next pull.
+        try Files.write(directory.url("blob"), new.map { $0 ^ 1 })
+        #expect {
+            try stream.forEachPiece { _ in }
+        } throws: { error in (error as? RemoteError)?.kind == .verificationFailed }
+        #expect(try FileSystem.statusIfExists(directory.url("blob")) == nil)
+    }
+}
