@@ -13,17 +13,7 @@ let smallChunking = ChunkingParameters(
 /// Feeds `data` to a chunker in pieces of the sizes `pieces` yields (cycled).
 func chunked(_ data: [UInt8], parameters: ChunkingParameters = .standard, pieces: [Int] = [1 << 20]) -> ChunkedDigest {
     var chunker = ChunkingHasher(parameters: parameters)
-    data.withUnsafeBytes { bytes in
-        var offset = 0
-        var index = 0
-        while offset < bytes.count {
-            let end = min(bytes.count, offset + max(1, pieces[index % pieces.count]))
-            chunker.update(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
-            offset = end
-            index += 1
-        }
-    }
-    return chunker.finish()
+    return feed(data, to: &chunker, pieces: pieces)
 }
 
 /// The cut rule of Specs/hashing.md written out byte by byte: the chunk ends (exclusive).
