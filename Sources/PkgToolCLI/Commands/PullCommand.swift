@@ -37,18 +37,11 @@ enum PullCommand: Command {
             usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
             let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
-            let root = ProgressManager(totalCount: 1)
-            let line = RemoteProgressLine.start(root, console: console, verb: "pulling")
-            let result: PullResult
-            do {
-                result = try PackageRemote.pull(
+            let result = try RemoteProgressLine.showing("pulling", console: console) { progress in
+                try PackageRemote.pull(
                     location, to: destination, version: arguments.value("version"), options: options,
                     force: arguments.flag("force"), durability: Durability(rawValue: durabilityName!)!,
-                    progress: root.subprogress(assigningCount: 1))
-                line?.stop()
-            } catch {
-                line?.stop()
-                throw error
+                    progress: progress)
             }
             for note in result.notes { console.warning(note) }
             if arguments.flag("json") {

@@ -31,17 +31,9 @@ enum PushCommand: Command {
         let location = try RemoteCommandSupport.location(arguments.positionals[1], usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
             let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
-            let root = ProgressManager(totalCount: 1)
-            let line = RemoteProgressLine.start(root, console: console, verb: "pushing")
-            let result: PushResult
-            do {
-                result = try PackageRemote.push(
-                    package, to: location, options: options, force: arguments.flag("force"),
-                    progress: root.subprogress(assigningCount: 1))
-                line?.stop()
-            } catch {
-                line?.stop()
-                throw error
+            let result = try RemoteProgressLine.showing("pushing", console: console) { progress in
+                try PackageRemote.push(
+                    package, to: location, options: options, force: arguments.flag("force"), progress: progress)
             }
             for note in result.notes { console.warning(note) }
             if arguments.flag("json") {

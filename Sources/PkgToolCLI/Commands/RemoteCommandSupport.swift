@@ -106,6 +106,17 @@ final class RemoteProgressLine: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
     private var running = true
 
+    /// Runs `body` with a fresh progress manager drawn as `verb`'s line while it runs (on a
+    /// terminal), the line erased however `body` ends.
+    static func showing<Result>(
+        _ verb: String, console: Console, _ body: (_ progress: consuming Subprogress) throws -> Result
+    ) throws -> Result {
+        let root = ProgressManager(totalCount: 1)
+        let line = start(root, console: console, verb: verb)
+        defer { line?.stop() }
+        return try body(root.subprogress(assigningCount: 1))
+    }
+
     /// Starts drawing when stderr is a terminal; nil otherwise.
     static func start(_ manager: ProgressManager, console: Console, verb: String) -> RemoteProgressLine? {
         guard console.errorIsTerminal else { return nil }
