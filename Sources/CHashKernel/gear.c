@@ -1,5 +1,5 @@
 // The Gear search of the content-defined chunker: the byte loop, the interleaved loop
-// (four streams, for CPUs without the AVX-512 filter) and the runtime choice among them
+// (four streams, for CPUs without AVX-512 VBMI and GFNI) and the runtime choice among them
 // and the AVX-512 filter (gear_avx512.c). All return the same position.
 #include "CHashKernel.h"
 #include <stdatomic.h>
@@ -72,7 +72,8 @@ static int detect_kernel(void) {
 #if PKG_HAVE_AVX512_GEAR
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vbmi"))
+        && __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni")
+        && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("popcnt"))
         return PKG_GEAR_KERNEL_AVX512;
 #endif
     return PKG_GEAR_KERNEL_INTERLEAVED;

@@ -35,8 +35,8 @@ void pkg_hash_force_portable(int portable);
 extern const uint64_t pkg_gear_table[256];
 
 /// Which code path `pkg_gear_find` uses: the byte loop, the same loop over four blocks
-/// at once (four independent hash chains), or an AVX-512 (VBMI) filter that computes the
-/// low byte of the hash at 64 positions at once.
+/// at once (four independent hash chains), or an AVX-512 (BW, VBMI, GFNI) filter that
+/// computes the low byte of the hash at 64 positions at once.
 #define PKG_GEAR_KERNEL_PORTABLE 0
 #define PKG_GEAR_KERNEL_AVX512 1
 #define PKG_GEAR_KERNEL_INTERLEAVED 2

@@ -75,4 +75,14 @@ size_t pkg_heap_bytes_in_use(void);
 /// The symbolic name of an errno value ("ENOENT"), or NULL when unknown.
 const char *pkg_errno_name(int code);
 
+/// Tells the CPU that this thread is spinning on a value another thread will change
+/// (x86 PAUSE, Arm YIELD): it yields the core's shared resources and saves power.
+static inline void pkg_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 #endif

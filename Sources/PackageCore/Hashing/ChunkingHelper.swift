@@ -77,9 +77,9 @@ final class ChunkingHelper {
         let slots: [UnsafeMutableRawBufferPointer]
         var pieces: [UnsafeRawBufferPointer]
         /// Pieces handed over and not yet taken by the helper.
-        let filled = DispatchSemaphore(value: 0)
+        let filled = SpinningSemaphore(value: 0)
         /// Pieces the owner may still hand over before the helper gives one back.
-        let free = DispatchSemaphore(value: ChunkingHelper.slotCount)
+        let free = SpinningSemaphore(value: ChunkingHelper.slotCount)
         let stopping = Atomic<Bool>(false)
 
         init(cutter: ChunkCutter) {

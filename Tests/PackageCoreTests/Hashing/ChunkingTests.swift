@@ -111,10 +111,19 @@ struct ChunkingTests {
     @Test("every kernel finds the first match of a range, for dense and sparse masks")
     func kernelSearch() {
         var generator = SeededBytes(seed: 48)
-        let data = generator.bytes(300_000) + lowEntropyBytes(100_000)
+        // Runs of 0xD2, whose table entry has 12 low zero bits (every position there passes
+        // the vector filters), of 0x35 (8 low zero bits), and the two alternating: the
+        // vector kernel hands such blocks to the byte loop.
+        let runs = [UInt8](repeating: 0xD2, count: 20_000) + [UInt8](repeating: 0x35, count: 20_000)
+            + (0..<20_000).map { $0 % 3 == 0 ? 0x35 : 0xD2 }
+        let data = generator.bytes(300_000) + lowEntropyBytes(100_000) + runs + generator.bytes(10_000)
         let table = ChunkingParameters.gearTable
         data.withUnsafeBufferPointer { bytes in
-            for mask: UInt64 in [0x8000_0000_0000_00FF, 0x0000_0000_0000_0FFF, 0x8400_0000_0000_FFFF, 0x0000_0000_0000_0F0F] {
+            #expect(table[0xD2] & 0xFFF == 0 && table[0x35] & 0xFF == 0)
+            for mask: UInt64 in [
+                0x8000_0000_0000_00FF, 0x0000_0000_0000_0FFF, 0x8400_0000_0000_FFFF, 0x0000_0000_0000_0F0F,
+                ChunkingParameters.standard.strictMask, ChunkingParameters.standard.looseMask,
+            ] {
                 // The reference: the first match from each position on, by one rolling hash.
                 var hash: UInt64 = 0
                 var matches: [Int] = []
