@@ -116,3 +116,26 @@ size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask
         return pkg_gear_find_portable(bytes, from, to, mask);
     }
 }
+
+/// The Gear hash at `end` (the window's last byte), summed directly.
+static uint64_t gear_hash_ending_at(const uint8_t *end) {
+    const uint64_t *table = pkg_gear_table;
+    uint64_t hash = 0;
+    for (int k = 63; k >= 0; k--) hash = (hash << 1) + table[end[-k]];
+    return hash;
+}
+
+size_t pkg_gear_matches(const uint8_t *bytes, size_t from, size_t to, uint64_t first_mask, uint64_t second_mask,
+                        uint32_t *matches, size_t capacity) {
+    const uint64_t either = first_mask & second_mask;
+    size_t count = 0;
+    for (size_t position = from; position < to; position++) {
+        position = pkg_gear_find(bytes, position, to, either);
+        if (position >= to) break;
+        if (count == capacity) return (size_t)-1;
+        const uint64_t hash = gear_hash_ending_at(bytes + position);
+        matches[count++] = (uint32_t)position | ((hash & first_mask) == 0 ? PKG_GEAR_MATCH_FIRST : 0)
+                           | ((hash & second_mask) == 0 ? PKG_GEAR_MATCH_SECOND : 0);
+    }
+    return count;
+}

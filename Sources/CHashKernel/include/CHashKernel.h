@@ -49,6 +49,20 @@ extern const uint64_t pkg_gear_table[256];
 /// position; the vector one is used only when `mask` includes the low 8 bits.
 size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask);
 
+/// Flags of a `pkg_gear_matches` entry: which mask the position matches.
+#define PKG_GEAR_MATCH_FIRST 0x40000000u
+#define PKG_GEAR_MATCH_SECOND 0x80000000u
+#define PKG_GEAR_MATCH_POSITION 0x3FFFFFFFu
+
+/// Every position i in [from, to) whose Gear hash has none of the bits of `first_mask`, or
+/// none of `second_mask`, in increasing order: matches[n] is i (below 2^30) with the flags
+/// above saying which. Returns their number, or (size_t)-1 when there are more than
+/// `capacity`. Requires what `pkg_gear_find` does. Whether a position matches depends only
+/// on the 64 bytes ending there, not on where chunks start: any thread may compute this
+/// ahead of the cut search for a stretch of bytes, which the search then only scans.
+size_t pkg_gear_matches(const uint8_t *bytes, size_t from, size_t to, uint64_t first_mask, uint64_t second_mask,
+                        uint32_t *matches, size_t capacity);
+
 /// The kernel `pkg_gear_find` uses.
 int pkg_gear_active_kernel(void);
 /// Whether this CPU can run `kernel` (one of the constants above).

@@ -13,9 +13,6 @@ final class ChunkCutter: @unchecked Sendable {
     private var chunkStart: Int64 = 0
     private var chunks: [FileChunk] = []
 
-    /// Bytes searched, then hashed, at a time: well inside a core's second-level cache.
-    static let sectionSize = 64 << 10
-
     init(parameters: ChunkingParameters) {
         search = GearCutSearch(parameters: parameters)
     }
@@ -32,19 +29,29 @@ final class ChunkCutter: @unchecked Sendable {
 
     /// Consumes the next bytes of the file: finds the cuts among them and hashes each
     /// chunk's bytes as its cut is found, section by section while they are in cache.
+    /// `ahead` holds the matches the reading thread computed for some sections of this
+    /// piece (a helper slot's), which are then only scanned.
     ///
     /// - Complexity: O(bytes): the Gear search over the bytes past each chunk's minimum
-    ///   size, and XXH3 over all of them.
-    func consume(_ bytes: UnsafeRawBufferPointer) {
+    ///   size (but in sections computed ahead), and XXH3 over all of them.
+    func consume(_ bytes: UnsafeRawBufferPointer, ahead: SectionMatches? = nil) {
         guard !bytes.isEmpty else { return }
         var stitched = false
         var position = 0
+        let sectionSize = SectionMatches.sectionSize
         while position < bytes.count {
             // A section at a time, so that the chunk hash reads what the search just read,
             // from a near cache, instead of a whole piece again from further out.
-            let limit = min(bytes.count, position + Self.sectionSize)
-            let section = UnsafeRawBufferPointer(rebasing: bytes[..<limit])
-            let cut = search.findCut(in: section, from: position, held: Int(offset - chunkStart), stitched: &stitched)
+            let section = position / sectionSize
+            let limit = min(bytes.count, (section + 1) * sectionSize)
+            let held = Int(offset - chunkStart)
+            let cut: Int?
+            if let ahead, let matches = ahead.take(section) {
+                cut = search.findCut(matches: matches, limit: limit, from: position, held: held)
+            } else {
+                let view = UnsafeRawBufferPointer(rebasing: bytes[..<limit])
+                cut = search.findCut(in: view, from: position, held: held, stitched: &stitched)
+            }
             let end = cut.map { $0 + 1 } ?? limit
             chunkHasher.update(UnsafeRawBufferPointer(rebasing: bytes[position..<end]))
             offset += Int64(end - position)

@@ -22,7 +22,7 @@ package struct ChunkedDigest: Sendable, Hashable {
 /// From 4 MiB on (known from `reset(expectedSize:)`, or once that much was fed) and with
 /// two cores or more, the cut search and the chunk hashes run on a helper thread
 /// (`ChunkingHelper`) while the calling thread hashes the file: pieces of up to 2 MiB are
-/// copied into the helper's slots (bounded: three of 1 MiB), larger ones are lent to it
+/// copied into the helper's slots (bounded: six of 1 MiB), larger ones are lent to it
 /// until the call returns. `ContentHash.ofFileWithChunks` reads straight into the slots.
 /// The helper thread is created on first use and kept, parked, until the hasher goes away.
 ///
@@ -40,6 +40,8 @@ package struct ChunkingHasher: ~Copyable {
     private var chunking = true
     private var expectedSize: Int64?
     let helpFrom: Int64
+    /// The helper's slots (`ChunkingHelper.defaultSlotCount` unless a benchmark compares).
+    let helperSlots: Int
 
     /// When a file is large enough for the helper thread to pay (its start, its hand-offs).
     static let defaultHelpFrom: Int64 = 4 << 20
@@ -58,9 +60,16 @@ package struct ChunkingHasher: ~Copyable {
 
     /// `helpFrom`: the size from which the helper thread takes part (`Int64.max`: never);
     /// tests lower it to run small inputs through the helper.
-    init(parameters: ChunkingParameters, helpFrom: Int64) {
+    init(parameters: ChunkingParameters, helpFrom: Int64, helperSlots: Int = ChunkingHelper.defaultSlotCount) {
         cutter = ChunkCutter(parameters: parameters)
         self.helpFrom = ProcessInfoCores.active < 2 ? .max : helpFrom
+        self.helperSlots = max(2, helperSlots)
+    }
+
+    /// A hasher whose helper thread has `helperSlots` slots of 1 MiB: for benchmarks that
+    /// weigh the hand-off buffer.
+    package init(parameters: ChunkingParameters = .standard, helperSlots: Int) {
+        self.init(parameters: parameters, helpFrom: Self.defaultHelpFrom, helperSlots: helperSlots)
     }
 
     package var parameters: ChunkingParameters { cutter.parameters }
@@ -175,7 +184,7 @@ package struct ChunkingHasher: ~Copyable {
     private mutating func startHelping(atLeast size: Int64) {
         guard !helped, !helperUnavailable, max(size, expectedSize ?? 0) >= helpFrom else { return }
         if helper == nil {
-            helper = ChunkingHelper(cutter: cutter)
+            helper = ChunkingHelper(cutter: cutter, slots: helperSlots)
             helperUnavailable = helper == nil
         }
         helped = helper != nil

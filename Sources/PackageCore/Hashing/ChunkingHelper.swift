@@ -12,18 +12,21 @@ import Synchronization
 /// owner reads or copies into it) or the owner's memory, lent until `drain` returns.
 /// The thread waits parked between files and ends when the helper is released.
 final class ChunkingHelper {
-    /// Pieces in flight at most: the owner fills one while the helper consumes another,
-    /// with one more to absorb scheduling jitter.
-    static let slotCount = 3
+    /// Pieces in flight at most, by default: the owner fills one while the helper consumes
+    /// another, and the rest absorb how unevenly the work falls (a piece inside a chunk's
+    /// first 256 KiB is only hashed, one past it is searched too) and scheduling jitter.
+    static let defaultSlotCount = 6
     static let slotSize = ChunkBuffer.defaultSize
 
+    let slotCount: Int
     private let channel: Channel
     /// Pieces handed over so far (the slot of piece n is n % slotCount).
     private var submitted = 0
 
     /// Starts the thread; nil when it cannot be created (the hasher then works alone).
-    init?(cutter: ChunkCutter) {
-        channel = Channel(cutter: cutter)
+    init?(cutter: ChunkCutter, slots: Int = ChunkingHelper.defaultSlotCount) {
+        slotCount = slots
+        channel = Channel(cutter: cutter, slots: slots)
         guard channel.start() else { return nil }
     }
 
@@ -35,14 +38,16 @@ final class ChunkingHelper {
     /// The memory of the next slot, once the helper no longer reads it (waits for that).
     /// Follow with `submit(count:)`, or with `abandon()` when nothing is to be handed over.
     func nextSlot() -> UnsafeMutableRawBufferPointer {
-        channel.free.wait()
-        return channel.slots[submitted % Self.slotCount]
+        waitForFreeSlot()
+        let index = submitted % slotCount
+        channel.ahead[index].reset()
+        return channel.slots[index]
     }
 
     /// Hands over the first `count` bytes of the slot `nextSlot` returned.
     func submit(count: Int) {
-        let slot = channel.slots[submitted % Self.slotCount]
-        hand(UnsafeRawBufferPointer(rebasing: slot[..<count]))
+        let slot = channel.slots[submitted % slotCount]
+        hand(UnsafeRawBufferPointer(rebasing: slot[..<count]), inSlot: true)
     }
 
     /// Gives back the slot `nextSlot` returned, unused.
@@ -50,21 +55,51 @@ final class ChunkingHelper {
 
     /// Hands over the caller's own bytes: call `drain` before they change or go away.
     func lend(_ bytes: UnsafeRawBufferPointer) {
-        channel.free.wait()
-        hand(bytes)
+        waitForFreeSlot()
+        hand(bytes, inSlot: false)
     }
 
     /// Waits until the helper has consumed every piece handed over: the cutter is then
     /// the owner's again, and lent bytes are free.
     func drain() {
-        for _ in 0..<Self.slotCount { channel.free.wait() }
-        for _ in 0..<Self.slotCount { channel.free.signal() }
+        for _ in 0..<slotCount { waitForFreeSlot() }
+        for _ in 0..<slotCount { channel.free.signal() }
     }
 
-    private func hand(_ piece: UnsafeRawBufferPointer) {
-        channel.pieces[submitted % Self.slotCount] = piece
+    private func hand(_ piece: UnsafeRawBufferPointer, inSlot: Bool) {
+        let index = submitted % slotCount
+        channel.pieces[index] = piece
+        channel.inSlot[index] = inSlot
         submitted += 1
         channel.filled.signal()
+    }
+
+    /// Takes a free slot; while there is none (the helper is behind), computes sections'
+    /// cut candidates ahead for it instead of waiting idle, and waits once none is left.
+    private func waitForFreeSlot() {
+        while !channel.free.tryWait() {
+            if !computeAhead() {
+                channel.free.wait()
+                return
+            }
+        }
+    }
+
+    /// Computes one section of matches in a piece handed over and not yet reached by the
+    /// helper, the newest first (the helper gets there last). False when none is left.
+    private func computeAhead() -> Bool {
+        let reached = channel.started.load(ordering: .relaxed) - 1
+        var piece = submitted - 1
+        while piece >= max(reached, submitted - slotCount, 0) {
+            let index = piece % slotCount
+            if channel.inSlot[index],
+                channel.ahead[index].computeNext(of: channel.pieces[index], parameters: channel.cutter.parameters)
+            {
+                return true
+            }
+            piece -= 1
+        }
+        return false
     }
 
     /// What the two threads share. Every access to `pieces`, the slots and the cutter is
@@ -76,18 +111,25 @@ final class ChunkingHelper {
         let cutter: ChunkCutter
         let slots: [UnsafeMutableRawBufferPointer]
         var pieces: [UnsafeRawBufferPointer]
+        /// Whether each piece lies in its slot (not lent): only those get matches ahead.
+        var inSlot: [Bool]
+        /// Per slot, the sections the owner computed ahead.
+        let ahead: [SectionMatches]
+        /// Pieces the helper has begun: the owner computes ahead only past them.
+        let started = Atomic<Int>(0)
         /// Pieces handed over and not yet taken by the helper.
         let filled = SpinningSemaphore(value: 0)
         /// Pieces the owner may still hand over before the helper gives one back.
-        let free = SpinningSemaphore(value: ChunkingHelper.slotCount)
+        let free: SpinningSemaphore
         let stopping = Atomic<Bool>(false)
 
-        init(cutter: ChunkCutter) {
+        init(cutter: ChunkCutter, slots count: Int) {
             self.cutter = cutter
-            slots = (0..<ChunkingHelper.slotCount).map { _ in
-                .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096)
-            }
-            pieces = Array(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: ChunkingHelper.slotCount)
+            slots = (0..<count).map { _ in .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096) }
+            pieces = Array(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: count)
+            inSlot = Array(repeating: false, count: count)
+            ahead = (0..<count).map { _ in SectionMatches() }
+            free = SpinningSemaphore(value: count)
         }
 
         deinit { for slot in slots { slot.deallocate() } }
@@ -121,8 +163,10 @@ final class ChunkingHelper {
             while true {
                 filled.wait()
                 if stopping.load(ordering: .acquiring) { return }
-                cutter.consume(pieces[taken % ChunkingHelper.slotCount])
+                let index = taken % slots.count
                 taken += 1
+                started.store(taken, ordering: .relaxed)
+                cutter.consume(pieces[index], ahead: inSlot[index] ? ahead[index] : nil)
                 free.signal()
             }
         }

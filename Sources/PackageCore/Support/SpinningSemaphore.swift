@@ -34,6 +34,9 @@ final class SpinningSemaphore: Sendable {
         if count.add(1, ordering: .releasing).oldValue < 0 { sleepers.signal() }
     }
 
+    /// Takes a unit when one is there at once; never waits.
+    func tryWait() -> Bool { tryTake() }
+
     func wait() {
         if tryTake() { return }
         let spin = currentSpin.load(ordering: .relaxed)

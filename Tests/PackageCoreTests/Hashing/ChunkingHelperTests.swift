@@ -1,3 +1,4 @@
+import CHashKernel
 import Glibc
 import PackageTestSupport
 import Testing
@@ -141,6 +142,80 @@ struct ChunkingHelperTests {
             let digest = try ContentHash.ofFileWithChunks(
                 file, buffer: ChunkBuffer(), expectedSize: Int64(data.count), chunker: &chunker)
             #expect(digest == alone(data), "read \(failing) failed")
+        }
+    }
+}
+
+/// Cut candidates computed ahead by the reading thread (`SectionMatches`) change where the
+/// search runs, never the cuts: a cutter fed pieces with every section, every other
+/// section or none computed ahead must give the byte-by-byte rule's list.
+@Suite("Cut candidates computed ahead")
+struct SectionMatchesTests {
+    /// Chunks of 2 KiB to 32 KiB, with masks sparse enough that a 64 KiB section's matches
+    /// fit its list (about 16 for the 12-bit loose mask, so some sections overflow too).
+    static let parameters = ChunkingParameters(
+        minimumSize: 2048, targetSize: 8192, maximumSize: 32768,
+        strictMask: 0x8000_0000_0000_3FFF, looseMask: 0x0000_0000_0000_0FFF, fileThreshold: 4096)
+
+    enum Ahead: CaseIterable { case none, everyOther, all }
+
+    @Test("the cutter's list is the rule's, whichever sections were computed ahead", arguments: Ahead.allCases)
+    func aheadChangesNothing(ahead: Ahead) throws {
+        var generator = SeededBytes(seed: 71)
+        let runs = [UInt8](repeating: 0xD2, count: 200_000) + [UInt8](repeating: 0x35, count: 150_000)
+        let data = generator.bytes(3 << 20) + lowEntropyBytes(600_000) + runs + generator.bytes(1 << 20)
+        let cutter = ChunkCutter(parameters: Self.parameters)
+        var computed = 0
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<min(bytes.count, offset + ChunkingHelper.slotSize)])
+                let matches = SectionMatches()
+                if ahead == .everyOther {
+                    // The helper's claim on the even sections: the reader computes the odd ones.
+                    for section in stride(from: 2, to: SectionMatches.sections, by: 2) { _ = matches.take(section) }
+                }
+                if ahead != .none {
+                    while matches.computeNext(of: piece, parameters: Self.parameters) { computed += 1 }
+                }
+                cutter.consume(piece, ahead: matches)
+                offset += piece.count
+            }
+        }
+        let chunks = cutter.finish()
+        #expect(chunks.map { Int($0.end) } == referenceChunkEnds(data, parameters: Self.parameters))
+        #expect(ChunkList(chunks) == alone(data, parameters: Self.parameters).chunks)
+        #expect((computed > 0) == (ahead != .none))
+    }
+
+    @Test("a section's list holds every position matching either mask, flagged, or says it overflowed")
+    func listsMatchTheRule() {
+        var generator = SeededBytes(seed: 72)
+        let data = generator.bytes(1 << 20)
+        let table = ChunkingParameters.gearTable
+        data.withUnsafeBytes { bytes in
+            let matches = SectionMatches()
+            while matches.computeNext(of: bytes, parameters: Self.parameters) {}
+            var hash: UInt64 = 0
+            var expected: [[UInt32]] = Array(repeating: [], count: SectionMatches.sections)
+            for index in data.indices {
+                hash = (hash << 1) &+ table[Int(data[index])]
+                var entry = UInt32(index)
+                if hash & Self.parameters.strictMask == 0 { entry |= PKG_GEAR_MATCH_FIRST }
+                if hash & Self.parameters.looseMask == 0 { entry |= PKG_GEAR_MATCH_SECOND }
+                if entry != UInt32(index) { expected[index / SectionMatches.sectionSize].append(entry) }
+            }
+            var overflowed = 0
+            for section in 1..<SectionMatches.sections {
+                if let list = matches.take(section) {
+                    #expect(Array(list) == expected[section], "section \(section)")
+                } else {
+                    #expect(expected[section].count > SectionMatches.capacity, "section \(section)")
+                    overflowed += 1
+                }
+            }
+            #expect(overflowed < SectionMatches.sections / 2)
+            #expect(matches.take(0) == nil)
         }
     }
 }
