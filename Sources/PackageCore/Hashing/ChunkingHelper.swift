@@ -110,9 +110,12 @@ final class ChunkingHelper {
     private final class Channel: @unchecked Sendable {
         let cutter: ChunkCutter
         let slots: [UnsafeMutableRawBufferPointer]
-        var pieces: [UnsafeRawBufferPointer]
+        /// The piece handed over in each slot's turn. Fixed memory, not arrays: the owner
+        /// writes one entry while the helper reads another, and an array property would be
+        /// one shared variable (its copy-on-write check could even replace its storage).
+        let pieces: UnsafeMutablePointer<UnsafeRawBufferPointer>
         /// Whether each piece lies in its slot (not lent): only those get matches ahead.
-        var inSlot: [Bool]
+        let inSlot: UnsafeMutablePointer<Bool>
         /// Per slot, the sections the owner computed ahead.
         let ahead: [SectionMatches]
         /// Pieces the helper has begun: the owner computes ahead only past them.
@@ -126,13 +129,19 @@ final class ChunkingHelper {
         init(cutter: ChunkCutter, slots count: Int) {
             self.cutter = cutter
             slots = (0..<count).map { _ in .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096) }
-            pieces = Array(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: count)
-            inSlot = Array(repeating: false, count: count)
+            pieces = .allocate(capacity: count)
+            pieces.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: count)
+            inSlot = .allocate(capacity: count)
+            inSlot.initialize(repeating: false, count: count)
             ahead = (0..<count).map { _ in SectionMatches() }
             free = SpinningSemaphore(value: count)
         }
 
-        deinit { for slot in slots { slot.deallocate() } }
+        deinit {
+            for slot in slots { slot.deallocate() }
+            pieces.deallocate()
+            inSlot.deallocate()
+        }
 
         /// Starts the thread, which holds the channel until `stop`.
         func start() -> Bool {

@@ -59,6 +59,9 @@ final class SpinningSemaphore: Sendable {
         guard count.subtract(1, ordering: .acquiring).oldValue <= 0 else { return }
         let asleep = ContinuousClock.now
         sleepers.wait()
+        // What the signaller wrote before its releasing add is visible after this load
+        // (the semaphore orders it too; this says so in the memory model's own terms).
+        _ = count.load(ordering: .acquiring)
         // Woken soon: a spin a little longer would have served. Slept long: spin less.
         let slept = ContinuousClock.now - asleep
         let next = slept < .nanoseconds(maximumSpin) ? maximumSpin : max(spin / 2, maximumSpin / 8)

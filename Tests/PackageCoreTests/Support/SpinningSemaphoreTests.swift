@@ -53,10 +53,15 @@ struct SpinningSemaphoreTests {
 
 /// What the two threads of `handOver` share; the semaphores order every access.
 private final class Ring: @unchecked Sendable {
-    var values: [Int]
+    /// Fixed memory: one thread writes an entry while the other reads another.
+    let values: UnsafeMutablePointer<Int>
     var sum = 0
     var consumed = 0
-    init(slots: Int) { values = Array(repeating: 0, count: slots) }
+    init(slots: Int) {
+        values = .allocate(capacity: slots)
+        values.initialize(repeating: 0, count: slots)
+    }
+    deinit { values.deallocate() }
 }
 
 /// A detached thread for the tests above (Foundation is not imported here).
