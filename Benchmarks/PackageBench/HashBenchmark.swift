@@ -87,6 +87,7 @@ public struct HashBenchmark {
         figures.append(("chunking_interleaved_speed_vs_hash", .double(chunking.pairedSpeed(3))))
         figures.append(("chunking_portable_speed_vs_hash", .double(chunking.pairedSpeed(4))))
         figures.append(("chunking_hinted_speed_vs_hash", .double(chunking.pairedSpeed(5))))
+        figures.append(("chunking_hinted_one_thread_speed_vs_hash", .double(chunking.pairedSpeed(6))))
         figures.append(("chunking_load_average", .double(chunkLoad)))
         if let projected = chunking.projectedTwoCoreSpeed(1) {
             figures.append(("chunking_projected_two_core_speed_vs_hash", .double(projected)))
@@ -112,6 +113,10 @@ public struct HashBenchmark {
             "hash + chunks, previous list known, vs hash alone", Format.ratio(chunking.pairedSpeed(5)), "",
             Format.ratio(chunking.cpuSpeed(5)), "", "",
         ])
+        table.add([
+            "hash + chunks, previous list known, one thread, vs hash alone", Format.ratio(chunking.pairedSpeed(6)), "",
+            Format.ratio(chunking.cpuSpeed(6)), "", "",
+        ])
         if let projected = chunking.projectedTwoCoreSpeed(1) {
             table.add([
                 "hash + chunks (helper thread) vs hash alone on two free cores, from each thread's CPU time",
@@ -134,7 +139,8 @@ public struct HashBenchmark {
     /// (`ContentHash.ofFileWithChunks`): with the helper thread (the default), on one thread
     /// with the CPU's Gear kernel, with the interleaved kernel (what CPUs without AVX-512 VBMI
     /// run) and with the byte loop, and with a previous chunk list whose two middle chunks
-    /// differ; interleaved, reusing one buffer and one state each as the scanner does.
+    /// differ (helper thread, and one thread); interleaved, reusing one buffer and one state
+    /// each as the scanner does.
     ///
     /// Also returns, per job and run, the CPU time of the calling thread alone (the rest of
     /// the process's CPU time in a helper-thread run is the helper's).
@@ -168,7 +174,7 @@ public struct HashBenchmark {
         }
         // The previous version's list, as if two neighbouring chunks in the middle had
         // held other bytes (what a 1 MiB overwrite there leaves): their hints fail.
-        let hinted = {
+        let hinted = { (helper: Bool) in
             try InProcessCost.measure {
                 if hint == nil, let list {
                     var chunks = list.chunks
@@ -177,8 +183,12 @@ public struct HashBenchmark {
                 }
                 let file = try FileDescriptor.open(path)
                 file.adviseSequential()
-                let digest = try ContentHash.ofFileWithChunks(
-                    file, buffer: buffer, expectedSize: fileSize, chunker: &alone, previous: hint)
+                let digest =
+                    helper
+                    ? try ContentHash.ofFileWithChunks(
+                        file, buffer: buffer, expectedSize: fileSize, chunker: &helped, previous: hint)
+                    : try ContentHash.ofFileWithChunks(
+                        file, buffer: buffer, expectedSize: fileSize, chunker: &alone, previous: hint)
                 guard digest.chunks == list else { throw BenchError("the hinted chunk list differs from the searched one") }
             }
         }
@@ -188,7 +198,8 @@ public struct HashBenchmark {
             ("hash + chunks 1 GiB file in-process, one thread", { try chunked(false, nil) }),
             ("hash + chunks 1 GiB file in-process, one thread, interleaved Gear", { try chunked(false, .interleaved) }),
             ("hash + chunks 1 GiB file in-process, one thread, byte-loop Gear", { try chunked(false, .portable) }),
-            ("hash + chunks 1 GiB file in-process, previous list known (2 chunks differ)", hinted),
+            ("hash + chunks 1 GiB file in-process, previous list known (2 chunks differ)", { try hinted(true) }),
+            ("hash + chunks 1 GiB file in-process, previous list known, one thread", { try hinted(false) }),
         ]
         var callingThreadCPU = Array(repeating: [Double](), count: jobs.count)
         let timed = jobs.enumerated().map { index, job in
@@ -251,7 +262,10 @@ struct ChunkingFigures {
 
     /// The figures in a few lines, for the run's log.
     func summary(load: Double) -> String {
-        let names = ["", "helper thread", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear", "previous list known"]
+        let names = [
+            "", "helper thread", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear",
+            "previous list known", "previous list known, one thread",
+        ]
         var lines = ["speed of hashing with chunking vs hashing alone (1 GiB, load average \(String(format: "%.1f", load))):"]
         for job in 1..<min(names.count, samples.count) {
             lines.append(

@@ -5,7 +5,7 @@
 /// mutates it only while the helper is idle (drained), the helper only between taking a
 /// piece and handing it back, and those hand-offs are semaphore operations, which order
 /// every access; hence `@unchecked Sendable`.
-final class ChunkCutter: @unchecked Sendable {
+final class ChunkCutter: PieceConsumer, @unchecked Sendable {
     private let search: GearCutSearch
     private let chunkHasher = ContentHasher()
     /// The bytes consumed so far.

@@ -170,13 +170,63 @@ package struct ChunkingHasher: ~Copyable {
                 helper.abandon()
                 break
             }
-            helper.submit(count: count)
+            // Hashed before it is handed over: the two threads reading the same lines at
+            // once, fresh from the reader's read, slowed the reader by a fifth.
             fileHasher.update(UnsafeRawBufferPointer(rebasing: slot[..<count]))
+            helper.submit(count: count)
             offset += Int64(count)
             total += Int64(count)
             if count < wanted { break }
         }
         return total
+    }
+
+    /// Reads all of `file` into the helper's slots and hashes it, while the helper checks
+    /// the chunks `previous` expects (`HintedPieces`): what `ContentHash.ofFileWithChunks(…,
+    /// previous:)` does on one thread, on two. Nil, having read nothing, when the helper
+    /// does not take part (a small file, one core). After an error, `reset` before reuse.
+    mutating func consumeHinted(
+        _ file: borrowing FileDescriptor, expectedSize: Int64?, previous: ChunkList
+    ) throws(FileSystemError) -> (digest: ChunkedDigest, searched: Int64, reread: Int64)? {
+        reset(expectedSize: expectedSize)
+        guard chunking, let expectedSize else { return nil }
+        startHelping(atLeast: expectedSize)
+        guard helped, let helper else { return nil }
+        let job = try HintedPieces(parameters: parameters, previous: previous, reading: file)
+        helper.use(job)
+        defer {
+            helper.drain()
+            helper.use(nil)
+        }
+        var total: Int64 = 0
+        while total < expectedSize {
+            let wanted = Int(min(Int64(ChunkingHelper.slotSize), expectedSize - total))
+            let slot = helper.nextSlot()
+            let count: Int
+            do {
+                count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: slot[..<wanted]))
+            } catch {
+                helper.abandon()
+                throw error
+            }
+            guard count > 0 else {
+                helper.abandon()
+                break
+            }
+            // Hashed before it is handed over: the two threads reading the same lines at
+            // once, fresh from the reader's read, slowed the reader by a fifth.
+            fileHasher.update(UnsafeRawBufferPointer(rebasing: slot[..<count]))
+            helper.submit(count: count)
+            total += Int64(count)
+            if count < wanted { break }
+        }
+        helper.drain()
+        let chunks = try job.finish(total: total)
+        let hash = fileHasher.digest()
+        let list = total >= parameters.fileThreshold && !chunks.isEmpty ? ChunkList(chunks) : nil
+        let digest = ChunkedDigest(hash: hash, size: total, chunks: list)
+        reset()
+        return (digest, job.searchedBytes, job.reread)
     }
 
     /// Hands the current file to the helper from now on when it is at least `helpFrom`

@@ -2,6 +2,14 @@ import Dispatch
 import Glibc
 import Synchronization
 
+/// What the helper thread does with each piece, in order: a `ChunkCutter`'s search and
+/// chunk hashes, or a hinted chunker's (`HintedPieces`).
+protocol PieceConsumer: AnyObject {
+    /// Takes the next piece of the file; `ahead` holds the cut candidates the owner computed
+    /// for some of its sections, when the piece lies in a slot.
+    func consume(_ piece: UnsafeRawBufferPointer, ahead: SectionMatches?)
+}
+
 /// A second thread for `ChunkingHasher`: it runs the cut search and the chunk hashes (a
 /// `ChunkCutter`) over the pieces the owning thread hands it, in order, while the owner
 /// reads the next piece and feeds the file hash. One large file then costs about
@@ -59,11 +67,17 @@ final class ChunkingHelper {
         hand(bytes, inSlot: false)
     }
 
-    /// Waits until the helper has consumed every piece handed over: the cutter is then
-    /// the owner's again, and lent bytes are free.
+    /// Waits until the helper has consumed every piece handed over: the cutter (and any
+    /// other consumer) is then the owner's again, and lent bytes are free.
     func drain() {
         for _ in 0..<slotCount { waitForFreeSlot() }
         for _ in 0..<slotCount { channel.free.signal() }
+    }
+
+    /// What the helper does with the pieces from now on: the cutter (the default), or the
+    /// hinted chunker of a file whose previous chunk list is known. Call it drained.
+    func use(_ consumer: (any PieceConsumer)?) {
+        channel.consumer = consumer ?? channel.cutter
     }
 
     private func hand(_ piece: UnsafeRawBufferPointer, inSlot: Bool) {
@@ -88,6 +102,7 @@ final class ChunkingHelper {
     /// Computes one section of matches in a piece handed over and not yet reached by the
     /// helper, the newest first (the helper gets there last). False when none is left.
     private func computeAhead() -> Bool {
+        guard channel.consumer === channel.cutter else { return false }
         let reached = channel.started.load(ordering: .relaxed) - 1
         var piece = submitted - 1
         while piece >= max(reached, submitted - slotCount, 0) {
@@ -109,6 +124,8 @@ final class ChunkingHelper {
     /// `@unchecked Sendable`.
     private final class Channel: @unchecked Sendable {
         let cutter: ChunkCutter
+        /// What the helper feeds each piece to; the owner changes it only while drained.
+        var consumer: any PieceConsumer
         let slots: [UnsafeMutableRawBufferPointer]
         /// The piece handed over in each slot's turn. Fixed memory, not arrays: the owner
         /// writes one entry while the helper reads another, and an array property would be
@@ -128,6 +145,7 @@ final class ChunkingHelper {
 
         init(cutter: ChunkCutter, slots count: Int) {
             self.cutter = cutter
+            consumer = cutter
             slots = (0..<count).map { _ in .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096) }
             pieces = .allocate(capacity: count)
             pieces.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: count)
@@ -175,7 +193,7 @@ final class ChunkingHelper {
                 let index = taken % slots.count
                 taken += 1
                 started.store(taken, ordering: .relaxed)
-                cutter.consume(pieces[index], ahead: inSlot[index] ? ahead[index] : nil)
+                consumer.consume(pieces[index], ahead: inSlot[index] ? ahead[index] : nil)
                 free.signal()
             }
         }

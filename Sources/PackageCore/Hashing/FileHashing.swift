@@ -90,6 +90,16 @@ extension ContentHash {
         guard let previous, previous.count > 1, expectedSize.map({ $0 >= parameters.fileThreshold }) ?? true else {
             return try ofFileWithChunks(file, buffer: buffer, expectedSize: expectedSize, chunker: &chunker)
         }
+        // A large file on two cores: the helper checks the chunks while this thread reads.
+        do {
+            if let helped = try chunker.consumeHinted(file, expectedSize: expectedSize, previous: previous) {
+                statistics?.pointee = HintStatistics(searchedBytes: helped.searched, rereadBytes: helped.reread)
+                return helped.digest
+            }
+        } catch {
+            chunker.reset()
+            throw error
+        }
         let fileHasher = ContentHasher()
         var reread: Int64 = 0
         var chunks = HintedChunker(parameters: parameters, previous: previous)
@@ -111,7 +121,7 @@ extension ContentHash {
 
     /// Reads [from, to) again with `pread` and feeds it to `chunks`, moving back again
     /// whenever it asks to (each time to a later chunk start). Returns the bytes read.
-    private static func feedAgain(
+    static func feedAgain(
         _ file: borrowing FileDescriptor, from: Int64, to end: Int64, into chunks: inout HintedChunker,
         buffer spare: inout ChunkBuffer?
     ) throws(FileSystemError) -> Int64 {

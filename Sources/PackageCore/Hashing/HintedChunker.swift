@@ -1,3 +1,5 @@
+import Glibc
+
 /// Chunks a new version of a file whose previous chunk list is known, skipping the Gear
 /// search wherever the old chunks recur (the idea of RapidCDC, Ni and Jiang, SoCC 2019).
 ///
@@ -101,5 +103,63 @@ struct HintedChunker: ~Copyable {
         chunkStart = position
         chunkHasher.reset()
         return hash
+    }
+}
+
+/// A `HintedChunker` as the helper thread's work (`ChunkingHelper.use`): the helper checks
+/// the expected chunks' hashes, and searches and reads again (`pread`, from its own
+/// descriptor) where an expectation fails, while the owner reads on and hashes the file.
+///
+/// The owner creates it, hands it to the helper while the helper is drained, and reads its
+/// results (`finish`, `failure`) only after draining again: those hand-offs order every
+/// access (hence `@unchecked Sendable`). A read that fails on the helper is kept and the
+/// pieces after it are ignored; the owner throws it.
+final class HintedPieces: PieceConsumer, @unchecked Sendable {
+    private var chunks: HintedChunker
+    private let file: FileDescriptor
+    private var spare: ChunkBuffer?
+    /// The fault injector of the task that started the file (debug builds' sweeps): the
+    /// helper's reads consult it as the owner's would.
+    private let injector: (any IOFaultInjector)?
+    private(set) var reread: Int64 = 0
+    private(set) var failure: FileSystemError?
+
+    /// Duplicates `source`'s descriptor: the helper reads with its own, whatever the owner
+    /// does with the original.
+    init(parameters: ChunkingParameters, previous: ChunkList, reading source: borrowing FileDescriptor)
+        throws(FileSystemError)
+    {
+        let duplicate = Glibc.dup(source.rawValue)
+        guard duplicate >= 0 else {
+            throw FileSystemError(.open, path: source.path, errno: Errno(rawValue: errno), reason: "dup")
+        }
+        file = FileDescriptor(adopting: duplicate, path: source.path)
+        chunks = HintedChunker(parameters: parameters, previous: previous)
+        injector = IOFaultInjection.injector
+    }
+
+    var searchedBytes: Int64 { chunks.searchedBytes }
+
+    func consume(_ piece: UnsafeRawBufferPointer, ahead: SectionMatches?) {
+        guard failure == nil else { return }
+        IOFaultInjection.withInjector(injector) {
+            let end = chunks.position + Int64(piece.count)
+            guard let from = chunks.consume(piece) else { return }
+            do throws(FileSystemError) {
+                reread += try ContentHash.feedAgain(file, from: from, to: end, into: &chunks, buffer: &spare)
+            } catch {
+                failure = error
+            }
+        }
+    }
+
+    /// After the last piece (the helper drained): closes the last chunk, reading its bytes
+    /// again when the file ended inside an expected chunk, and returns the list.
+    func finish(total: Int64) throws(FileSystemError) -> [FileChunk] {
+        if let failure { throw failure }
+        while let from = chunks.finish() {
+            reread += try ContentHash.feedAgain(file, from: from, to: total, into: &chunks, buffer: &spare)
+        }
+        return chunks.chunks
     }
 }

@@ -5,15 +5,18 @@ import Testing
 @Suite("Chunking a new version with the previous chunk list as a hint")
 struct ChunkHintTests {
     /// The digest of the file at `path`, plain or with `previous` as the hint, read in
-    /// pieces of `pieceSize` bytes.
+    /// pieces of `pieceSize` bytes; `helped`: with its size known and the helper thread
+    /// taking part whatever the size (the hint is then checked on the helper).
     func digest(
         _ path: String, parameters: ChunkingParameters, previous: ChunkList? = nil, pieceSize: Int = 1 << 20,
-        statistics: UnsafeMutablePointer<ContentHash.HintStatistics>? = nil
+        helped: Bool = false, statistics: UnsafeMutablePointer<ContentHash.HintStatistics>? = nil
     ) throws -> ChunkedDigest {
         let file = try FileDescriptor.open(path)
-        var chunker = ChunkingHasher(parameters: parameters)
+        var chunker = helped ? ChunkingHasher(parameters: parameters, helpFrom: 0) : ChunkingHasher(parameters: parameters)
+        let size = helped ? try file.status().size : nil
         return try ContentHash.ofFileWithChunks(
-            file, buffer: ChunkBuffer(size: pieceSize), chunker: &chunker, previous: previous, statistics: statistics)
+            file, buffer: ChunkBuffer(size: pieceSize), expectedSize: size, chunker: &chunker, previous: previous,
+            statistics: statistics)
     }
 
     /// Edits of `base` (each a whole new file), named.
@@ -55,6 +58,8 @@ struct ChunkHintTests {
                     let hinted = try digest(path, parameters: smallChunking, previous: old, pieceSize: pieceSize)
                     #expect(hinted == plain, "\(label), \(edit), pieces of \(pieceSize)")
                 }
+                let helped = try digest(path, parameters: smallChunking, previous: old, helped: true)
+                #expect(helped == plain, "\(label), \(edit), on the helper thread")
             }
         }
     }
@@ -85,6 +90,7 @@ struct ChunkHintTests {
             ("wrong hashes", wrongHashes), ("shifted", shifted), ("huge", huge), ("tiny", tiny), ("same hash", same),
         ] {
             #expect(try digest(path, parameters: smallChunking, previous: previous, pieceSize: 4096) == plain, "\(label)")
+            #expect(try digest(path, parameters: smallChunking, previous: previous, helped: true) == plain, "\(label), helped")
         }
     }
 
@@ -101,6 +107,9 @@ struct ChunkHintTests {
         let plain = try digest(path, parameters: .standard)
         var statistics = ContentHash.HintStatistics()
         #expect(try digest(path, parameters: .standard, previous: old, statistics: &statistics) == plain)
+        var helpedStatistics = ContentHash.HintStatistics()
+        #expect(try digest(path, parameters: .standard, previous: old, helped: true, statistics: &helpedStatistics) == plain)
+        #expect(helpedStatistics.searchedBytes == statistics.searchedBytes, "\(helpedStatistics) \(statistics)")
         #expect(plain.hash == ContentHash.of(bytes))
         // Only the chunks around the edit and the last one were searched; a few MiB read twice.
         #expect(statistics.searchedBytes <= 12 << 20 && statistics.rereadBytes <= 8 << 20, "\(statistics)")

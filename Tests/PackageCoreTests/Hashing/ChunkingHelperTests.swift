@@ -144,6 +144,45 @@ struct ChunkingHelperTests {
             #expect(digest == alone(data), "read \(failing) failed")
         }
     }
+
+    @Test("a hinted file: a read failing on either thread (the reader's, the helper's reading again) throws, and the chunker goes on right")
+    func failedHintedRead() throws {
+        let directory = try TemporaryDirectory("chunk-helper-hint-fail")
+        var generator = SeededBytes(seed: 67)
+        var data = generator.bytes(9 * Self.mebibyte)
+        let path = directory.url("data")
+        try Files.write(path, data)
+        var chunker = ChunkingHasher()
+        let old = try #require(try ContentHash.ofFileWithChunks(
+            FileDescriptor.open(path), buffer: ChunkBuffer(), expectedSize: Int64(data.count), chunker: &chunker).chunks)
+        // Two edits: the helper reads the chunks around them again, with its own descriptor.
+        data.withUnsafeMutableBytes { generator.fill(UnsafeMutableRawBufferPointer(rebasing: $0[2_000_000..<2_100_000])) }
+        data.withUnsafeMutableBytes { generator.fill(UnsafeMutableRawBufferPointer(rebasing: $0[7_000_000..<7_100_000])) }
+        try Files.write(path, data)
+        let expected = alone(data)
+        let counter = StepCounter()
+        try IOFaultInjection.withInjector(counter) {
+            let digest = try ContentHash.ofFileWithChunks(
+                FileDescriptor.open(path), buffer: ChunkBuffer(), expectedSize: Int64(data.count), chunker: &chunker,
+                previous: old)
+            #expect(digest == expected)
+        }
+        let reads = counter.count(.read)
+        #expect(reads > 10, "the reader's nine reads and the helper's reading again")
+        for failing in 1...reads {
+            #expect(throws: FileSystemError.self, "read \(failing) of \(reads)") {
+                try IOFaultInjection.withInjector(FailNth(.read, index: failing, error: .ioError)) {
+                    _ = try ContentHash.ofFileWithChunks(
+                        FileDescriptor.open(path), buffer: ChunkBuffer(), expectedSize: Int64(data.count),
+                        chunker: &chunker, previous: old)
+                }
+            }
+            let digest = try ContentHash.ofFileWithChunks(
+                FileDescriptor.open(path), buffer: ChunkBuffer(), expectedSize: Int64(data.count), chunker: &chunker,
+                previous: old)
+            #expect(digest == expected, "read \(failing) failed")
+        }
+    }
 }
 
 /// Cut candidates computed ahead by the reading thread (`SectionMatches`) change where the
