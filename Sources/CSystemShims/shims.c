@@ -114,6 +114,8 @@ int pkg_start_writeback(int fd) {
 
 int pkg_flock(int fd, int operation) { return flock(fd, operation); }
 
+int pkg_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
 const int PKG_SEEK_DATA = SEEK_DATA;
 const int PKG_SEEK_HOLE = SEEK_HOLE;
 

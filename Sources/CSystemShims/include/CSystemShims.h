@@ -46,6 +46,10 @@ int pkg_ficlone(int dest_fd, int src_fd);
 /// flock(2) (Swift sees only `struct flock` under that name).
 int pkg_flock(int fd, int operation);
 
+/// A duplicate of `fd` closed on exec (fcntl F_DUPFD_CLOEXEC), as every descriptor pkgtool
+/// opens is: a child process another thread starts meanwhile must not inherit it.
+int pkg_dup_cloexec(int fd);
+
 /// lseek whence values glibc defines only under _GNU_SOURCE.
 extern const int PKG_SEEK_DATA;
 extern const int PKG_SEEK_HOLE;

@@ -1,3 +1,4 @@
+import CSystemShims
 import Glibc
 
 /// Chunks a new version of a file whose previous chunk list is known, skipping the Gear
@@ -129,9 +130,9 @@ final class HintedPieces: PieceConsumer, @unchecked Sendable {
     init(parameters: ChunkingParameters, previous: ChunkList, reading source: borrowing FileDescriptor)
         throws(FileSystemError)
     {
-        let duplicate = Glibc.dup(source.rawValue)
+        let duplicate = pkg_dup_cloexec(source.rawValue)
         guard duplicate >= 0 else {
-            throw FileSystemError(.open, path: source.path, errno: Errno(rawValue: errno), reason: "dup")
+            throw FileSystemError(.open, path: source.path, errno: Errno(rawValue: errno), reason: "duplicating its descriptor")
         }
         file = FileDescriptor(adopting: duplicate, path: source.path)
         chunks = HintedChunker(parameters: parameters, previous: previous)
