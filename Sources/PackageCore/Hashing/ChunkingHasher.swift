@@ -33,6 +33,9 @@ package struct ChunkingHasher: ~Copyable {
     private var helper: ChunkingHelper?
     /// Whether the helper takes the current file's pieces.
     private var helped = false
+    /// Whether the next file may use the helper thread (true unless the caller says its
+    /// other threads keep every core busy; a scan decides it file by file).
+    package var mayUseHelper = true
     /// Whether creating the helper failed: not tried again.
     private var helperUnavailable = false
     private var offset: Int64 = 0
@@ -232,7 +235,7 @@ package struct ChunkingHasher: ~Copyable {
     /// Hands the current file to the helper from now on when it is at least `helpFrom`
     /// long (as far as known: `size` bytes), creating the helper on first use.
     private mutating func startHelping(atLeast size: Int64) {
-        guard !helped, !helperUnavailable, max(size, expectedSize ?? 0) >= helpFrom else { return }
+        guard !helped, !helperUnavailable, mayUseHelper, max(size, expectedSize ?? 0) >= helpFrom else { return }
         if helper == nil {
             helper = ChunkingHelper(cutter: cutter, slots: helperSlots)
             helperUnavailable = helper == nil

@@ -75,7 +75,7 @@ public struct TreeScanner: Sendable {
             process: { job, worker, queue in
                 switch job {
                 case .directory(let node): try context.list(node, queue: queue)
-                case .files(let node, let indices): try context.hash(node, indices, worker: worker)
+                case .files(let node, let indices): try context.hash(node, indices, worker: worker, queue: queue)
                 }
             })
         withExtendedLifetime(rootDescriptor) {}
@@ -210,8 +210,10 @@ final class ScanContext: Sendable {
         if !batch.isEmpty { queue.push(.files(node, batch)) }
     }
 
-    /// Hashes the files at `indices` of `node`.
-    func hash(_ node: ScanNode, _ indices: [Int], worker: ScanWorker) throws {
+    /// Hashes the files at `indices` of `node`. A large file gets the chunking helper thread
+    /// only while another worker is idle: `workers` bounds the scan's threads (`--jobs 1`
+    /// is one thread), and a helper beside busy workers would only take turns with them.
+    func hash(_ node: ScanNode, _ indices: [Int], worker: ScanWorker, queue: WorkQueue<ScanJob>) throws {
         for index in indices {
             if scanner.isCancelled?() == true { throw CancellationError() }
             let relative = node.childPath(node.names[index])
@@ -220,6 +222,7 @@ final class ScanContext: Sendable {
             let expectedSize = node.statuses[index].size
             let size: Int64
             if expectedSize >= scanner.chunking.fileThreshold {
+                worker.chunker.mayUseHelper = queue.hasIdleWorker
                 let digest = try ContentHash.ofFileWithChunks(
                     file, buffer: worker.buffer, expectedSize: expectedSize, chunker: &worker.chunker,
                     previous: scanner.previousChunks?(relative))

@@ -26,6 +26,12 @@ package struct WorkQueue<Job: Sendable>: Sendable {
 
     private init(shared: Shared) { self.shared = shared }
 
+    /// Whether a worker waits with nothing queued for it: a job may then use another thread
+    /// of its own (the chunking helper) without taking a core from the queue's work.
+    package var hasIdleWorker: Bool {
+        shared.state.withLock { $0.active < shared.workerCount && $0.jobs.isEmpty }
+    }
+
     /// Adds a job; may be called from inside a job.
     package func push(_ job: Job) {
         shared.state.withLock { $0.jobs.append(job) }
