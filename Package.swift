@@ -63,12 +63,13 @@ let package = Package(
         .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
-        .target(name: "PackageBench", dependencies: ["PackageCore"], path: "Benchmarks/PackageBench"),
+        .target(name: "PackageBench", dependencies: ["PackageCore", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
         .executableTarget(name: "pkgbench", dependencies: ["PackageBench"], path: "Benchmarks/pkgbench"),
         // A tiny C launcher that measures one command from outside (peak RSS, bytes written).
         .executableTarget(name: "pkgbench-measure", path: "Benchmarks/pkgbench-measure"),
 
-        // Helpers shared by the test targets: temporary directories, seeded data, fault injectors.
+        // Helpers shared by the test targets (temporary directories, seeded data, fault
+        // injectors) and, for its generators and the local SeaweedFS, the benchmark.
         .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
         .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
         .testTarget(

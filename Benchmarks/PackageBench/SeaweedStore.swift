@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PackageCore
+import PackageTestSupport
 
 /// A local SeaweedFS (`weed server -s3`) for the sync suite: every request signed (an
 /// identity configuration), Prometheus metrics on, so that each tool's requests are
@@ -21,26 +22,22 @@ final class SeaweedStore {
     init(directory: String, log: (String) -> Void) throws {
         self.directory = directory
         try FileSystem.makeDirectories(directory + "/data")
-        let ports = try Self.freePorts(5)
+        let ports = try SeaweedLaunch.freePorts(5)
         s3Port = ports[3]
         metricsPort = ports[4]
-        let identities = """
-            {"identities":[{"name":"pkgbench","credentials":[{"accessKey":"\(Self.accessKey)",\
-            "secretKey":"\(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}
-            """
-        try identities.write(toFile: directory + "/s3.json", atomically: true, encoding: .utf8)
-        let (script, weed) = try Self.locate(log: log)
+        try SeaweedLaunch.writeIdentities(
+            name: "pkgbench", accessKey: Self.accessKey, secretKey: Self.secretKey, in: directory)
+        let script = FileManager.default.currentDirectoryPath + "/Scripts/seaweedfs"
+        guard access(script, X_OK) == 0 else {
+            throw BenchError("the sync suite runs from the repository's root (it needs Scripts/seaweedfs)")
+        }
+        let weed = try SeaweedLaunch.weedExecutable(script: script)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [
-            script, "serve", String(getpid()), directory + "/weed.pid", "--",
-            "server", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])",
-            "-master.port.grpc=\(ports[0] + 10000)", "-volume.port.grpc=\(ports[1] + 10000)",
-            "-filer.port.grpc=\(ports[2] + 10000)", "-s3", "-s3.port=\(s3Port)", "-s3.port.grpc=\(s3Port + 10000)",
-            "-s3.config=\(directory)/s3.json", "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false",
-            "-volume.max=0", "-master.volumeSizeLimitMB=1024", "-metricsPort=\(metricsPort)",
-        ]
+        process.arguments =
+            [script, "serve", String(getpid()), directory + "/weed.pid", "--"]
+            + SeaweedLaunch.serverArguments(
+                directory: directory, ports: ports, volumeSizeLimitMB: 1024, metricsPort: metricsPort)
         var environment = ProcessInfo.processInfo.environment
         environment["PKGTOOL_WEED"] = weed
         process.environment = environment
@@ -166,56 +163,5 @@ final class SeaweedStore {
         guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
-    }
-
-    /// `Scripts/seaweedfs` (from the working directory, the repository's root when run by
-    /// Scripts/bench) and the weed it installs.
-    static func locate(log: (String) -> Void) throws -> (script: String, weed: String) {
-        let script = FileManager.default.currentDirectoryPath + "/Scripts/seaweedfs"
-        guard access(script, X_OK) == 0 else {
-            throw BenchError("the sync suite runs from the repository's root (it needs Scripts/seaweedfs)")
-        }
-        if let given = ProcessInfo.processInfo.environment["PKGTOOL_WEED"], access(given, X_OK) == 0 { return (script, given) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, "install"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let weed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0, access(weed, X_OK) == 0 else {
-            throw BenchError("Scripts/seaweedfs install failed (status \(process.terminationStatus))")
-        }
-        return (script, weed)
-    }
-
-    /// `count` ports p such that p and p + 10000 (weed's gRPC ports) are both free.
-    static func freePorts(_ count: Int) throws -> [Int] {
-        var ports: [Int] = []
-        var tries = 0
-        while ports.count < count {
-            tries += 1
-            if tries > 2000 { throw BenchError("no free ports found for SeaweedFS") }
-            let candidate = Int.random(in: 20000...30000)
-            if !ports.contains(candidate), isFree(candidate), isFree(candidate + 10000) { ports.append(candidate) }
-        }
-        return ports
-    }
-
-    private static func isFree(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
     }
 }

@@ -37,13 +37,10 @@ final class SeaweedServer: @unchecked Sendable {
         var template = Array("\(NSTemporaryDirectory())/pkgtool-seaweedfs-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw Errno(rawValue: errno) }
         directory = String(cString: created)
-        ports = try Self.freePorts(4)
+        ports = try SeaweedLaunch.freePorts(4)
         s3Port = ports[3]
-        let identities = """
-            {"identities":[{"name":"pkgtool-test","credentials":[{"accessKey":"\(Self.accessKey)",\
-            "secretKey":"\(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}
-            """
-        try identities.write(toFile: directory + "/s3.json", atomically: true, encoding: .utf8)
+        try SeaweedLaunch.writeIdentities(
+            name: "pkgtool-test", accessKey: Self.accessKey, secretKey: Self.secretKey, in: directory)
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         try start()
     }
@@ -84,20 +81,14 @@ final class SeaweedServer: @unchecked Sendable {
 
     /// Starts weed and waits until its S3 gateway answers a signed request.
     func start() throws {
-        let weed = try Self.weedPath()
+        let weed = try SeaweedLaunch.weedExecutable(script: Self.repositoryRoot + "/Scripts/seaweedfs")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         let pidFile = directory + "/weed.pid"
         unlink(pidFile)
-        process.arguments = [
-            Self.repositoryRoot + "/Scripts/seaweedfs", "serve", String(getpid()), pidFile, "--",
-            "server", "-dir=\(directory)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])",
-            "-master.port.grpc=\(ports[0] + 10000)", "-volume.port.grpc=\(ports[1] + 10000)",
-            "-filer.port.grpc=\(ports[2] + 10000)", "-s3", "-s3.port=\(s3Port)", "-s3.port.grpc=\(s3Port + 10000)",
-            "-s3.config=\(directory)/s3.json", "-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false",
-            "-volume.max=0", "-master.volumeSizeLimitMB=64",
-        ]
+        process.arguments =
+            [Self.repositoryRoot + "/Scripts/seaweedfs", "serve", String(getpid()), pidFile, "--"]
+            + SeaweedLaunch.serverArguments(directory: directory, ports: ports, volumeSizeLimitMB: 64)
         var environment = ProcessInfo.processInfo.environment
         environment["PKGTOOL_WEED"] = weed
         environment["PKGTOOL_SEAWEEDFS_REMOVE"] = directory
@@ -157,52 +148,11 @@ final class SeaweedServer: @unchecked Sendable {
         }
     }
 
-    /// The weed executable: `PKGTOOL_WEED`, or `.build/seaweedfs` (installed when missing).
-    static func weedPath() throws -> String {
-        if let given = ProcessInfo.processInfo.environment["PKGTOOL_WEED"], access(given, X_OK) == 0 { return given }
-        let script = repositoryRoot + "/Scripts/seaweedfs"
-        let result = try runProgram("/bin/bash", [script, "install"])
-        let path = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard result.status == 0, access(path, X_OK) == 0 else {
-            throw SeaweedError("Scripts/seaweedfs install failed (status \(result.status)): \(result.error)")
-        }
-        return path
-    }
-
     static let repositoryRoot: String = {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<4 { url.deleteLastPathComponent() }
         return url.path
     }()
-
-    /// `count` ports p such that p and p + 10000 (weed's gRPC ports) are both free.
-    static func freePorts(_ count: Int) throws -> [Int] {
-        var ports: [Int] = []
-        var tries = 0
-        while ports.count < count {
-            tries += 1
-            if tries > 2000 { throw SeaweedError("no free ports found") }
-            let candidate = Int.random(in: 20000...30000)
-            if ports.contains(candidate) { continue }
-            if portIsFree(candidate) && portIsFree(candidate + 10000) { ports.append(candidate) }
-        }
-        return ports
-    }
-
-    private static func portIsFree(_ port: Int) -> Bool {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }
 
 struct SeaweedError: Error, CustomStringConvertible {
