@@ -54,6 +54,21 @@ import Testing
         #expect(pulled.blobsDownloaded == second.blobsUploaded)
         #expect(pulled.blobsFromDestination >= 2)
         #expect(try RemoteFixture.rootHash(fixture.path("copy")) == second.version.rootHash)
+        // The media file is patched in place with the changed chunks (the fresh pull recorded
+        // its chunk list), not written whole: a few MiB, not 8.
+        let save = try #require(pulled.save)
+        #expect(save.filesPatched + save.filesCloned == 1, "\(save)")
+        #expect(save.bytesPatched > 0 && save.bytesPatched < 5 << 20, "\(save)")
+        #expect(save.bytesWritten < 5 << 20, "\(save)")
+        // DEST's manifest records the new chunk list, each chunk the XXH3 of its bytes.
+        let copy = fixture.path("copy")
+        let manifest = try #require(try PackageManifest.load(packagePath: copy))
+        let chunks = try #require(manifest.snapshot.entries.first { $0.path == "media/movie.mp4" }?.chunks)
+        let movie = try Files.read(copy + "/media/movie.mp4")
+        #expect(chunks.totalLength == Int64(movie.count) && chunks.count > 2)
+        for chunk in chunks {
+            #expect(chunk.hash == ContentHash.of(movie[Int(chunk.offset)..<Int(chunk.end)]), "chunk at \(chunk.offset)")
+        }
         #expect(try FileSystem.statusIfExists(fixture.path("copy/pages/b/page3.json")) == nil)
 
         let versions = try PackageRemote.log(fixture.location, options: options)

@@ -140,6 +140,10 @@ enum PullOperation {
         var streamed: [FileKey: [StagedContentStream.Part]] = [:]
         var keepBlobs = Set<String>()
         var assembled: [FileKey] = []
+        // Each large content's piece hashes (XXH3), known now for DEST's pieces and once
+        // fetched or assembled for the rest: its chunk list, which lets the engine write only
+        // the pieces that changed, and DEST's manifest record them for the next save.
+        var pieceHashes: [FileKey: [ContentHash?]] = [:]
         for key in neededOrder {
             let blobs = needed[key]!.blobs
             if let path = localByContent[key], let old = currentByPath[path] {
@@ -158,6 +162,9 @@ enum PullOperation {
                     }
                     keepBlobs.insert(blob.digest.description)
                     return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
+                }
+                pieceHashes[key] = blobs.map { blob in
+                    localPieces[blob.digest].flatMap { $0.length == Int(blob.length) ? $0.hash : nil }
                 }
             } else {
                 assembled.append(key)
@@ -180,7 +187,8 @@ enum PullOperation {
             progress?.complete(count: 1)
         }
         for key in assembled {
-            if staging.isReady(key, buffer: buffer) {
+            if let hashes = staging.readyPieceHashes(key, pieces: needed[key]!.blobs.map { Int($0.length) }, buffer: buffer) {
+                pieceHashes[key] = hashes
                 progress?.complete(count: BlobUploader.units(key.size))
                 continue
             }
@@ -230,8 +238,27 @@ enum PullOperation {
 
         // Every content checked whole against its XXH3, then handed to the save engine.
         for key in pending {
-            try staging.finish(key, buffer: buffer)
+            pieceHashes[key] = try staging.finish(key, pieces: needed[key]!.blobs.map { Int($0.length) }, buffer: buffer)
             progress?.complete(count: 1)
+        }
+        for (key, parts) in streamed {
+            for (index, part) in parts.enumerated() where pieceHashes[key]?[index] == nil {
+                if case .blob(let path, let digest, let length) = part {
+                    pieceHashes[key]?[index] = try PullStaging.hashBlob(path, digest: digest, length: length, buffer: buffer)
+                }
+            }
+        }
+        var chunkLists: [FileKey: ChunkList] = [:]
+        for (key, hashes) in pieceHashes where key.size >= ChunkingParameters.standard.fileThreshold {
+            let lengths = needed[key]!.blobs.map { Int64($0.length) }
+            guard hashes.count == lengths.count, hashes.allSatisfy({ $0 != nil }) else { continue }
+            var offset: Int64 = 0
+            var chunks: [FileChunk] = []
+            for (length, hash) in zip(lengths, hashes) {
+                chunks.append(FileChunk(offset: offset, length: length, hash: hash!))
+                offset += length
+            }
+            if offset == key.size { chunkLists[key] = ChunkList(chunks) }
         }
         result.contentsAssembled = pending.count + streamed.count
         for key in assembled {
@@ -240,7 +267,8 @@ enum PullOperation {
         }
         for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
         let source = RemoteVersionSource(
-            manifest, origins: origins, destination: destination, current: current, rootPermissions: rootPermissions)
+            manifest, origins: origins, chunkLists: chunkLists, destination: destination, current: current,
+            rootPermissions: rootPermissions)
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself.
         let outcome: SaveOutcome
@@ -303,12 +331,14 @@ enum PullOperation {
         var path: String
         var offset: Int64
         var length: Int
+        /// XXH3 of the bytes: the chunk hash the new version's list records for them.
+        var hash: ContentHash
     }
 
     /// Cuts DEST's `files` into pieces as a push would (with the chunk lists its scan found)
     /// and names each by its SHA-256: the pieces a changed large file can take from its old
     /// copy.
-    /// - Complexity: one read of each file, SHA-256 of every byte.
+    /// - Complexity: one read of each file, SHA-256 and XXH3 of every byte.
     static func indexLocalPieces(
         _ files: [SnapshotEntry], destination: String, options: RemoteOptions, buffer: ChunkBuffer
     ) throws -> [SHA256Digest: LocalPiece] {
@@ -324,7 +354,8 @@ enum PullOperation {
                 guard try source.readFully(into: bytes, at: piece.lowerBound) == length else { break }
                 hasher.reset()
                 hasher.update(UnsafeRawBufferPointer(bytes))
-                pieces[hasher.finish()] = LocalPiece(path: full, offset: piece.lowerBound, length: length)
+                pieces[hasher.finish()] = LocalPiece(
+                    path: full, offset: piece.lowerBound, length: length, hash: ContentHash.of(UnsafeRawBufferPointer(bytes)))
             }
         }
         return pieces

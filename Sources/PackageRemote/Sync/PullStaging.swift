@@ -78,14 +78,19 @@ final class PullStaging: @unchecked Sendable {
 
     // MARK: Contents
 
-    /// Whether `key` is ready (complete and checked). A ready file that no longer hashes
-    /// to its name (a crash lost its pages) is removed.
-    func isReady(_ key: FileKey, buffer: ChunkBuffer) -> Bool {
+    /// The XXH3 of each piece of `key` when it is ready (complete and checked), nil when it
+    /// is not. A ready file that no longer hashes to its name (a crash lost its pages) is
+    /// removed.
+    func readyPieceHashes(_ key: FileKey, pieces: [Int], buffer: ChunkBuffer) -> [ContentHash]? {
         let name = Self.name(key)
-        guard let file = try? FileDescriptor.open(name, relativeTo: ready.rawValue) else { return false }
-        if (try? Self.hash(file, size: key.size, buffer: buffer)) == key.hash { return true }
+        guard let file = try? FileDescriptor.open(name, relativeTo: ready.rawValue) else { return nil }
+        if let (hash, pieceHashes) = try? Self.hash(file, size: key.size, pieces: pieces, buffer: buffer),
+            hash == key.hash
+        {
+            return pieceHashes
+        }
         try? FileSystem.remove(name, relativeTo: ready.rawValue)
-        return false
+        return nil
     }
 
     /// Opens (creating, sized) the partial file of `key`. A partial file that is new drops
@@ -112,11 +117,12 @@ final class PullStaging: @unchecked Sendable {
     }
 
     /// Checks a partial file against its XXH3 and moves it to `ready`; a mismatch removes it
-    /// (and its journal records, by the file's absence) and throws.
-    func finish(_ key: FileKey, buffer: ChunkBuffer) throws {
+    /// (and its journal records, by the file's absence) and throws. Returns the XXH3 of each
+    /// piece (the blobs' lengths, `pieces`), computed in the same pass.
+    func finish(_ key: FileKey, pieces: [Int], buffer: ChunkBuffer) throws -> [ContentHash] {
         let name = Self.name(key)
         let file = try FileDescriptor.open(name, relativeTo: partial.rawValue, displayPath: path + "/partial/" + name)
-        let hash = try Self.hash(file, size: key.size, buffer: buffer)
+        let (hash, pieceHashes) = try Self.hash(file, size: key.size, pieces: pieces, buffer: buffer)
         guard hash == key.hash else {
             try? FileSystem.remove(name, relativeTo: partial.rawValue)
             throw RemoteError(
@@ -124,6 +130,7 @@ final class PullStaging: @unchecked Sendable {
                 "assembled content \(key.hash) does not match its content hash (a blob held other bytes than the version says); DEST was not changed")
         }
         try FileSystem.rename(name, to: name, fromDirectory: partial.rawValue, toDirectory: ready.rawValue)
+        return pieceHashes
     }
 
     /// The path of a ready content, for the save engine to read.
@@ -214,17 +221,47 @@ final class PullStaging: @unchecked Sendable {
         return result
     }
 
-    /// XXH3 of a whole file.
-    static func hash(_ file: borrowing FileDescriptor, size: Int64, buffer: ChunkBuffer) throws -> ContentHash {
+    /// XXH3 of the staged blob at `path`, checked first against its SHA-256 (a damaged one
+    /// is removed, and the pull must be run again).
+    static func hashBlob(_ path: String, digest: SHA256Digest, length: Int, buffer: ChunkBuffer) throws -> ContentHash {
+        let file = try FileDescriptor.open(path)
+        guard length <= buffer.count else { throw RemoteError(.verificationFailed, "the staged blob '\(path)' is too large") }
+        let bytes = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<length])
+        guard try file.readFully(into: bytes, at: 0) == length, SHA256Digest.of(UnsafeRawBufferPointer(bytes)) == digest else {
+            try? FileSystem.remove(path)
+            throw RemoteError(.verificationFailed, "the staged blob '\(path)' is damaged (it was removed): pull again")
+        }
+        return ContentHash.of(UnsafeRawBufferPointer(bytes))
+    }
+
+    /// XXH3 of a whole file and, in the same pass, of each of its `pieces` (lengths, in
+    /// order; empty: none); a piece that does not fit `buffer`, or pieces that do not add up
+    /// to `size`, give no piece hashes.
+    static func hash(
+        _ file: borrowing FileDescriptor, size: Int64, pieces: [Int] = [], buffer: ChunkBuffer
+    ) throws -> (ContentHash, [ContentHash]) {
         let hasher = ContentHasher()
+        let pieceHasher = ContentHasher()
+        var pieceHashes: [ContentHash] = []
+        let byPiece =
+            !pieces.isEmpty && pieces.allSatisfy { $0 > 0 && $0 <= buffer.count }
+            && pieces.reduce(Int64(0), { $0 + Int64($1) }) == size
         var offset: Int64 = 0
+        var index = 0
         while offset < size {
-            let wanted = Int(min(Int64(buffer.count), size - offset))
+            let wanted = byPiece ? pieces[index] : Int(min(Int64(buffer.count), size - offset))
             let count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted]), at: offset)
             guard count == wanted else { break }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count]))
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer.bytes[..<count])
+            hasher.update(bytes)
+            if byPiece {
+                pieceHasher.reset()
+                pieceHasher.update(bytes)
+                pieceHashes.append(pieceHasher.digest())
+                index += 1
+            }
             offset += Int64(count)
         }
-        return hasher.digest()
+        return (hasher.digest(), offset == size && byPiece ? pieceHashes : [])
     }
 }

@@ -19,13 +19,21 @@ struct RemoteVersionSource: SaveSource {
 
     /// - Parameters:
     ///   - origins: where each content DEST lacks at its path comes from, by content (hash and size).
+    ///   - chunkLists: the chunk lists of large contents (their pieces on the remote, with the
+    ///     XXH3 of each): the engine then writes only the chunks a file changed in, and DEST's
+    ///     manifest records them.
     ///   - destination: DEST, whose files serve the contents it already holds at their paths.
     ///   - current: DEST's tree as the pull scanned it (nil when DEST does not exist).
     init(
-        _ manifest: VersionManifest, origins: [FileKey: ContentOrigin], destination: String, current: TreeSnapshot?,
-        rootPermissions: UInt32
+        _ manifest: VersionManifest, origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList] = [:],
+        destination: String, current: TreeSnapshot?, rootPermissions: UInt32
     ) {
-        snapshot = manifest.snapshot()
+        var snapshot = manifest.snapshot()
+        for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
+            let entry = snapshot.entries[index]
+            if let list = chunkLists[FileKey(entry.hash, entry.size)] { snapshot.entries[index].chunks = list }
+        }
+        self.snapshot = snapshot
         var currentByPath: [String: SnapshotEntry] = [:]
         for entry in current?.entries ?? [] where entry.kind == .regular { currentByPath[entry.path] = entry }
         func heldAtPath(_ entry: SnapshotEntry) -> SnapshotEntry? {
