@@ -154,6 +154,14 @@ package struct ChunkingHasher: ~Copyable {
         guard helped, let helper else {
             return try file.forEachChunk(using: buffer, expectedSize: expectedSize) { update($0) }
         }
+        return try readIntoSlots(file, helper: helper, expectedSize: expectedSize)
+    }
+
+    /// Reads `file` (to `expectedSize`, or its end) into the helper's slots, hashing each
+    /// piece, then handing it over. Returns the bytes read.
+    private mutating func readIntoSlots(
+        _ file: borrowing FileDescriptor, helper: ChunkingHelper, expectedSize: Int64?
+    ) throws(FileSystemError) -> Int64 {
         var total: Int64 = 0
         while true {
             var wanted = ChunkingHelper.slotSize
@@ -201,28 +209,7 @@ package struct ChunkingHasher: ~Copyable {
             helper.drain()
             helper.use(nil)
         }
-        var total: Int64 = 0
-        while total < expectedSize {
-            let wanted = Int(min(Int64(ChunkingHelper.slotSize), expectedSize - total))
-            let slot = helper.nextSlot()
-            let count: Int
-            do {
-                count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: slot[..<wanted]))
-            } catch {
-                helper.abandon()
-                throw error
-            }
-            guard count > 0 else {
-                helper.abandon()
-                break
-            }
-            // Hashed before it is handed over: the two threads reading the same lines at
-            // once, fresh from the reader's read, slowed the reader by a fifth.
-            fileHasher.update(UnsafeRawBufferPointer(rebasing: slot[..<count]))
-            helper.submit(count: count)
-            total += Int64(count)
-            if count < wanted { break }
-        }
+        let total = try readIntoSlots(file, helper: helper, expectedSize: expectedSize)
         helper.drain()
         let chunks = try job.finish(total: total)
         let hash = fileHasher.digest()

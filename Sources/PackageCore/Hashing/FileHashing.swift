@@ -100,22 +100,17 @@ extension ContentHash {
             chunker.reset()
             throw error
         }
+        // One thread: the same work, piece by piece on this one.
         let fileHasher = ContentHasher()
-        var reread: Int64 = 0
-        var chunks = HintedChunker(parameters: parameters, previous: previous)
-        var spare: ChunkBuffer?
+        let job = try HintedPieces(parameters: parameters, previous: previous, reading: file)
         let total = try file.forEachChunk(using: buffer, expectedSize: expectedSize) { piece throws(FileSystemError) in
             fileHasher.update(piece)
-            let end = chunks.position + Int64(piece.count)
-            if let from = chunks.consume(piece) {
-                reread += try feedAgain(file, from: from, to: end, into: &chunks, buffer: &spare)
-            }
+            job.consume(piece, ahead: nil)
+            if let failure = job.failure { throw failure }
         }
-        while let from = chunks.finish() {
-            reread += try feedAgain(file, from: from, to: total, into: &chunks, buffer: &spare)
-        }
-        statistics?.pointee = HintStatistics(searchedBytes: chunks.searchedBytes, rereadBytes: reread)
-        let list = total >= parameters.fileThreshold && !chunks.chunks.isEmpty ? ChunkList(chunks.chunks) : nil
+        let chunks = try job.finish(total: total)
+        statistics?.pointee = HintStatistics(searchedBytes: job.searchedBytes, rereadBytes: job.reread)
+        let list = total >= parameters.fileThreshold && !chunks.isEmpty ? ChunkList(chunks) : nil
         return ChunkedDigest(hash: fileHasher.digest(), size: total, chunks: list)
     }
 
