@@ -78,14 +78,19 @@ package enum SeaweedLaunch {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
+        return withLoopbackAddress(port: port) { bind(descriptor, $0, $1) == 0 }
+    }
+
+    /// Calls `body` with 127.0.0.1:`port` as a `sockaddr` and its length (for bind, connect).
+    package static func withLoopbackAddress<Result>(
+        port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
     }
 }
