@@ -6,8 +6,10 @@ import PackageCore
 public final class TemporaryDirectory {
     public let path: String
 
-    public init(_ label: String = "test") throws {
-        var base = NSTemporaryDirectory()
+    /// A fresh directory named after `label`, in the system's temporary directory or in
+    /// `parent` (a loop-mounted image, say).
+    public init(_ label: String = "test", in parent: String? = nil) throws {
+        var base = parent ?? NSTemporaryDirectory()
         while base.hasSuffix("/") { base.removeLast() }
         var template = Array("\(base)/pkgtool-\(label)-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw Errno(rawValue: errno) }

@@ -29,18 +29,29 @@ struct CrashConsistencyTests {
         let olderSource: String
         let oldHash: ContentHash
         let newHash: ContentHash
+        /// Where the packages under test are made (nil: the system's temporary directory).
+        let packagesParent: String?
 
-        init() throws {
+        /// The sources: a small document whose media file has `mediaSize` bytes, changed by
+        /// `changeDocument`. With `editsMedia`, 64 KiB inside the media file change too (and
+        /// differ again in the older version): a file above the chunking threshold is then
+        /// saved as its changed chunks (patched in place, or cloned where there are reflinks).
+        init(mediaSize: Int = (2 << 20) + 100, editsMedia: Bool = false, packagesIn packagesParent: String? = nil) throws {
             directory = try TemporaryDirectory("crash")
+            self.packagesParent = packagesParent
             oldSource = directory.url("old-src")
             newSource = directory.url("new-src")
-            try makeDocument(oldSource, pages: 6, mediaSize: (2 << 20) + 100)
-            try makeDocument(newSource, pages: 6, mediaSize: (2 << 20) + 100)
+            try makeDocument(oldSource, pages: 6, mediaSize: mediaSize)
+            try makeDocument(newSource, pages: 6, mediaSize: mediaSize)
             try changeDocument(newSource)
             olderSource = directory.url("older-src")
-            try makeDocument(olderSource, pages: 7, mediaSize: (2 << 20) + 100)
+            try makeDocument(olderSource, pages: 7, mediaSize: mediaSize)
             try Files.write(olderSource + "/pages/3.txt", "page three, first draft")
             try Files.write(olderSource + "/notes", "notes were a file")
+            if editsMedia {
+                try ChunkSaveTests.overwrite(newSource + "/media/clip.bin", at: mediaSize / 2 + 12_345, length: 64 << 10, seed: 77)
+                try ChunkSaveTests.overwrite(olderSource + "/media/clip.bin", at: mediaSize / 3, length: 64 << 10, seed: 78)
+            }
             oldHash = try Trees.contentHash(oldSource)
             newHash = try Trees.contentHash(newSource)
         }
@@ -48,7 +59,7 @@ struct CrashConsistencyTests {
         /// A package holding the old snapshot, saved without faults, in a fresh directory;
         /// when the mode keeps the previous version, that is the older snapshot.
         func freshPackage(_ label: String, mode: SaveMode) throws -> (TemporaryDirectory, String) {
-            let home = try TemporaryDirectory(label)
+            let home = try TemporaryDirectory(label, in: packagesParent)
             let package = home.url("doc.pkg")
             if mode.keepsPrevious {
                 _ = try PackageSaver.save(DirectorySource(olderSource), to: package, options: options(mode)).statistics
@@ -79,6 +90,10 @@ struct CrashConsistencyTests {
             if manifest.snapshot.rootHash != hash || !TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty {
                 return "manifest does not describe the package"
             }
+            // A recorded chunk list is the file's own: the next save patches from it.
+            for entry in rescan.snapshot.entries where entry.chunks != nil && manifest.chunks(for: entry.path) != entry.chunks {
+                return "the manifest's chunk list of \(entry.path) is not the file's"
+            }
         }
         var beside = try Trees.names(home.path)
         let previous = home.url(SiblingNames(forName: "doc.pkg").previous)
@@ -103,35 +118,48 @@ struct CrashConsistencyTests {
         try PackageRecovery.recover(packagePath: package)
     }
 
-    @Test("a crash at every I/O step of a save, for each strategy", arguments: SaveMode.all)
-    func crashAtEveryStep(_ mode: SaveMode) throws {
+    /// What a sweep did: the statistics of the uninterrupted save it swept, the faults it
+    /// injected, and the oracle's complaints.
+    struct Sweep {
+        var statistics: SaveStatistics
+        /// Crash points in the save, or faults injected.
+        var points = 0
+        /// Second crashes during recovery.
+        var recoveryCrashes = 0
+        var violations: [String] = []
+    }
+
+    /// Crashes a save of `fixture` in `mode` at each of its I/O steps that change the disk
+    /// (and, for some of those points, crashes the recovery at each of its own steps), and
+    /// checks the oracle after every one: old or new, a manifest that describes it, nothing
+    /// beside it; a save that returned, only new; the next save completes the job.
+    static func sweepCrashes(_ fixture: Fixture, mode: SaveMode) throws -> Sweep {
         let strategy = mode.strategy
-        let fixture = try Fixture()
         // Count the steps of one uninterrupted save.
         let (countingHome, countingPackage) = try fixture.freshPackage("count", mode: mode)
         let counter = CrashAfter(.max)
-        try IOFaultInjection.withInjector(counter) {
-            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
+        var sweep = Sweep(
+            statistics: try IOFaultInjection.withInjector(counter) {
+                try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
+            })
+        if let problem = try Self.violation(fixture, home: countingHome, package: countingPackage, mustBeNew: true) {
+            sweep.violations.append("the uninterrupted save: \(problem)")
         }
-        #expect(try Self.violation(fixture, home: countingHome, package: countingPackage, mustBeNew: true) == nil)
         let steps = counter.mutations
-        #expect(steps > 20)
-
-        var violations: [String] = []
-        var recoveryCrashes = 0
+        sweep.points = steps
         for limit in 0..<steps {
             let (home, package) = try fixture.freshPackage("crash-\(limit)", mode: mode)
             let crash = CrashAfter(limit)
             let saved = (try? IOFaultInjection.withInjector(crash) {
                 try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
             }) != nil
-            if !crash.crashed { violations.append("step \(limit): the crash point was never reached") }
+            if !crash.crashed { sweep.violations.append("step \(limit): the crash point was never reached") }
             if saved {
                 // Past the commit point, a save reports success even if cleaning up failed:
                 // the package must then be the new snapshot.
                 try Self.recover(package)
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
-                    violations.append("step \(limit), after a reported success: \(problem)")
+                    sweep.violations.append("step \(limit), after a reported success: \(problem)")
                 }
                 continue
             }
@@ -140,62 +168,60 @@ struct CrashConsistencyTests {
                 // before recovery.
                 let hash = try Trees.contentHash(package)
                 if hash != fixture.oldHash && hash != fixture.newHash {
-                    violations.append("step \(limit): a reader sees a mix before recovery")
+                    sweep.violations.append("step \(limit): a reader sees a mix before recovery")
                 }
             }
             // A second crash during recovery, at every step of it, must still end well
             // (for every third crash point of the journaled save, every seventh otherwise).
-            let recoveryCounter = CrashAfter(.max)
-            var recoverySteps = 0
             if limit % (strategy == .journaled ? 3 : 7) == 0 {
-                // Measure recovery's steps on a copy of this state by replaying the crash.
+                // Measure recovery's steps on a twin of this state, made by replaying the
+                // crash (a copy would not be the directory its journal was written for).
                 let (twinHome, twinPackage) = try fixture.freshPackage("twin-\(limit)", mode: mode)
                 _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
                     try PackageSaver.save(DirectorySource(fixture.newSource), to: twinPackage, options: fixture.options(mode)).statistics
                 }
+                let recoveryCounter = CrashAfter(.max)
                 try IOFaultInjection.withInjector(recoveryCounter) { try Self.recover(twinPackage) }
-                recoverySteps = recoveryCounter.mutations
-                _ = twinHome
-                for recoveryLimit in 0..<recoverySteps {
+                withExtendedLifetime(twinHome) {}
+                for recoveryLimit in 0..<recoveryCounter.mutations {
                     let (againHome, againPackage) = try fixture.freshPackage("again-\(limit)-\(recoveryLimit)", mode: mode)
                     _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
                         try PackageSaver.save(DirectorySource(fixture.newSource), to: againPackage, options: fixture.options(mode)).statistics
                     }
                     _ = try? IOFaultInjection.withInjector(CrashAfter(recoveryLimit)) { try Self.recover(againPackage) }
                     try Self.recover(againPackage)
-                    recoveryCrashes += 1
+                    sweep.recoveryCrashes += 1
                     if let problem = try Self.violation(fixture, home: againHome, package: againPackage, mustBeNew: false) {
-                        violations.append("step \(limit), recovery step \(recoveryLimit): \(problem)")
+                        sweep.violations.append("step \(limit), recovery step \(recoveryLimit): \(problem)")
                     }
                 }
             }
             try Self.recover(package)
             if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: false) {
-                violations.append("step \(limit): \(problem)")
+                sweep.violations.append("step \(limit): \(problem)")
             }
             // The next save completes the job.
             _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
             if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
-                violations.append("step \(limit), next save: \(problem)")
+                sweep.violations.append("step \(limit), next save: \(problem)")
             }
         }
-        print("crash consistency (\(mode)): \(steps) crash points in the save, \(recoveryCrashes) during recovery, \(violations.count) violations")
-        #expect(violations.isEmpty, "\(violations.prefix(3))")
+        return sweep
     }
 
-    @Test("an error at each step (EIO, ENOSPC; once or from then on) leaves old or new, and the next save cleans up",
-          arguments: SaveMode.all)
-    func errorAtEveryStep(_ mode: SaveMode) throws {
+    /// Fails each I/O step of a save of `fixture` in `mode` that changes the disk, with EIO
+    /// once and with ENOSPC from then on, and checks that the save reports the error it met
+    /// (success only for cleanup after the commit, with the package then new), that the
+    /// package is left old (or, journaled, recoverable), and that the next save ends sound.
+    static func sweepErrors(_ fixture: Fixture, mode: SaveMode) throws -> Sweep {
         let strategy = mode.strategy
-        let fixture = try Fixture()
         let (countingHome, countingPackage) = try fixture.freshPackage("err-count", mode: mode)
         defer { withExtendedLifetime(countingHome) {} }
         let counter = CrashAfter(.max)
-        try IOFaultInjection.withInjector(counter) {
-            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
-        }
-        var violations: [String] = []
-        var tried = 0
+        var sweep = Sweep(
+            statistics: try IOFaultInjection.withInjector(counter) {
+                try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
+            })
         for index in 1...counter.mutations {
             for (error, persistent) in [(Errno.ioError, false), (Errno.noSpace, true)] {
                 let (home, package) = try fixture.freshPackage("err-\(index)", mode: mode)
@@ -208,7 +234,7 @@ struct CrashConsistencyTests {
                 } catch {
                     thrown = error
                 }
-                tried += 1
+                sweep.points += 1
                 // Only work after the commit may fail without failing the save — removing the
                 // previous tree, and recording a relink window in a small extra delta file —
                 // and then the package must already be the new one.
@@ -220,17 +246,17 @@ struct CrashConsistencyTests {
                     || (fault.firedStep == .rename && (fault.firedPath ?? "").contains(".pkgtool-staging-"))  // keeping the previous
                 if fault.didFire && thrown == nil {
                     if !bestEffort {
-                        violations.append(
+                        sweep.violations.append(
                             "step \(index) \(error.name): a failed \(String(describing: fault.firedStep)) of \(fault.firedPath ?? "?") reported success")
                     } else if try Trees.contentHash(package) != fixture.newHash {
-                        violations.append("step \(index): success reported but the package is not the new one")
+                        sweep.violations.append("step \(index): success reported but the package is not the new one")
                     }
                 }
                 if let thrown, !(thrown is FileSystemError) && !(thrown is SaveRefusal) {
-                    violations.append("step \(index): unexpected error type \(thrown)")
+                    sweep.violations.append("step \(index): unexpected error type \(thrown)")
                 }
                 if let thrown = thrown as? FileSystemError, thrown.errno != error {
-                    violations.append("step \(index): the error names \(String(describing: thrown.errno)), not \(error.name)")
+                    sweep.violations.append("step \(index): the error names \(String(describing: thrown.errno)), not \(error.name)")
                 }
                 // What the person sees right away: old, or (journaled, after commit) new once recovered.
                 // A single failed step always leaves the previous package; when every later
@@ -240,16 +266,32 @@ struct CrashConsistencyTests {
                 if strategy != .journaled && thrown != nil && hash != fixture.oldHash
                     && (!persistent || hash != fixture.newHash)
                 {
-                    violations.append("step \(index) \(error.name): the previous package was not left intact")
+                    sweep.violations.append("step \(index) \(error.name): the previous package was not left intact")
                 }
                 _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
-                    violations.append("step \(index) \(error.name), next save: \(problem)")
+                    sweep.violations.append("step \(index) \(error.name), next save: \(problem)")
                 }
             }
         }
-        print("error injection (\(mode)): \(tried) faults, \(violations.count) violations")
-        #expect(violations.isEmpty, "\(violations.prefix(3))")
+        return sweep
+    }
+
+    @Test("a crash at every I/O step of a save, for each strategy", arguments: SaveMode.all)
+    func crashAtEveryStep(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepCrashes(try Fixture(), mode: mode)
+        #expect(sweep.points > 20)
+        print(
+            "crash consistency (\(mode)): \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("an error at each step (EIO, ENOSPC; once or from then on) leaves old or new, and the next save cleans up",
+          arguments: SaveMode.all)
+    func errorAtEveryStep(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepErrors(try Fixture(), mode: mode)
+        print("error injection (\(mode)): \(sweep.points) faults, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
     }
 
     @Test("permission denied creating a file mid-save: one clear error, the old package intact")

@@ -1,0 +1,71 @@
+import PackageTestSupport
+import Testing
+@testable import PackageCore
+
+/// The crash and error sweeps of Specs/save.md run over the two paths that save a large
+/// file as its changed chunks: `journaled`'s patch in place, and the staged strategies'
+/// clone of the old version on a file system with reflinks (a loop-mounted XFS image, the
+/// sources on the temporary directory's file system). The oracle is the same: old or new,
+/// by root hash, and a manifest (chunk lists included) that describes the package.
+///
+/// Not serialized: each test has its own packages (and image), and most of their time is
+/// spent waiting for fsync.
+@Suite("Chunk-level saves under crashes and errors")
+struct ChunkSaveFaultTests {
+    /// The swept fixture's media file: above the chunking threshold, so that its 64 KiB edit
+    /// is saved as one or two changed chunks, and small enough to save a few hundred times.
+    static let sweptMediaSize = (8 << 20) + 100
+
+    @Test("a crash at every step of a patching save, and during its recovery: old or new, never a mix")
+    func crashSweep() throws {
+        let fixture = try CrashConsistencyTests.Fixture(mediaSize: Self.sweptMediaSize, editsMedia: true)
+        let sweep = try CrashConsistencyTests.sweepCrashes(fixture, mode: SaveMode(strategy: .journaled))
+        #expect(sweep.statistics.filesPatched == 1, "the swept save patches the media file")
+        print(
+            "chunk patch crash sweep: \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("an error at each step of a patching save (EIO once, ENOSPC from then on): old or new, and the next save ends sound")
+    func errorSweep() throws {
+        let fixture = try CrashConsistencyTests.Fixture(mediaSize: Self.sweptMediaSize, editsMedia: true)
+        let sweep = try CrashConsistencyTests.sweepErrors(fixture, mode: SaveMode(strategy: .journaled))
+        #expect(sweep.statistics.filesPatched == 1, "the swept save patches the media file")
+        print("chunk patch error injection: \(sweep.points) faults, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    /// The strategies that clone a changed large file where the file system has reflinks.
+    static let cloningModes = [
+        SaveMode(strategy: .atomic), SaveMode(strategy: .atomic, keepsPrevious: true), SaveMode(strategy: .full),
+    ]
+
+    @Test("on XFS, a crash at every step of a cloning save, and during its recovery: old or new, never a mix",
+          arguments: cloningModes)
+    func reflinkCrashSweep(_ mode: SaveMode) throws {
+        guard let xfs = LoopMount.xfs() else {
+            print("skipped: cannot mount an XFS image here")
+            return
+        }
+        let fixture = try CrashConsistencyTests.Fixture(mediaSize: Self.sweptMediaSize, editsMedia: true, packagesIn: xfs.path)
+        let sweep = try CrashConsistencyTests.sweepCrashes(fixture, mode: mode)
+        #expect(sweep.statistics.filesCloned == 1, "the swept save clones the media file")
+        print(
+            "reflink crash sweep (\(mode)) on XFS: \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("on XFS, an error at each step of a cloning save (EIO once, ENOSPC from then on): the old package intact",
+          arguments: cloningModes)
+    func reflinkErrorSweep(_ mode: SaveMode) throws {
+        guard let xfs = LoopMount.xfs() else {
+            print("skipped: cannot mount an XFS image here")
+            return
+        }
+        let fixture = try CrashConsistencyTests.Fixture(mediaSize: Self.sweptMediaSize, editsMedia: true, packagesIn: xfs.path)
+        let sweep = try CrashConsistencyTests.sweepErrors(fixture, mode: mode)
+        #expect(sweep.statistics.filesCloned == 1, "the swept save clones the media file")
+        print("reflink error injection (\(mode)) on XFS: \(sweep.points) faults, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+}
