@@ -51,9 +51,12 @@ import Testing
 /// is under way.
 @Suite("Sync cancelled with its task") struct TaskCancellationTests {
     /// Cancels `task` from a new thread as soon as `started` says so (polled every millisecond).
+    /// The deadline only guards against a hang: under a full run the task may wait minutes for
+    /// a thread of Swift's pool (long synchronous tests hold them), and a cancel that came
+    /// before the transfer began would test nothing.
     static func cancel<Value: Sendable>(_ task: Task<Value, any Error>, when started: @escaping @Sendable () -> Bool) {
         Thread.detachNewThread {
-            let deadline = Date().addingTimeInterval(120)
+            let deadline = Date().addingTimeInterval(900)
             while !started() && Date() < deadline { usleep(1000) }
             task.cancel()
         }

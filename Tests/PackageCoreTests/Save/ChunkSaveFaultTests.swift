@@ -8,9 +8,10 @@ import Testing
 /// sources on the temporary directory's file system). The oracle is the same: old or new,
 /// by root hash, and a manifest (chunk lists included) that describes the package.
 ///
-/// Not serialized: each test has its own packages (and image), and most of their time is
-/// spent waiting for fsync.
-@Suite("Chunk-level saves under crashes and errors")
+/// Serialized: each sweep keeps a thread of Swift's cooperative pool for a minute or more,
+/// and on two cores several at once would leave none for the suites whose work is async
+/// (the sync tests' transfers then stall until their deadlines).
+@Suite("Chunk-level saves under crashes and errors", .serialized)
 struct ChunkSaveFaultTests {
     /// The swept fixture's media file: above the chunking threshold, so that its 64 KiB edit
     /// is saved as one or two changed chunks, and small enough to save a few hundred times.
