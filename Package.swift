@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "PackageDocument", targets: ["PackageDocument"]),
         .library(name: "PackageRemote", targets: ["PackageRemote"]),
         .executable(name: "pkgtool", targets: ["pkgtool"]),
+        // push, pull, log and diff with a remote side: pkgtool runs it for them (libcurl, libcrypto).
+        .executable(name: "pkgtool-remote", targets: ["pkgtool-remote"]),
         .executable(name: "pkgbench", targets: ["pkgbench"]),
         .executable(name: "pkgbench-measure", targets: ["pkgbench-measure"]),
     ],
@@ -53,7 +55,10 @@ let package = Package(
         // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
         // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
         .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CZlib"]),
-        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip", "PackageRemote"]),
+        // The command line, without the sync commands' transfers: pkgtool links no libcurl.
+        .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
+        // push, pull, log and diff with an s3:// side, for pkgtool-remote, which pkgtool execs for them.
+        .target(name: "PkgToolRemoteCLI", dependencies: ["PkgToolCLI", "PackageRemote", "PackageCore"]),
         // The document API of the guide (Specs/document.md): protocols, snapshots, a UI-free host.
         .target(name: "PackageDocument", dependencies: ["PackageCore", "PackageZip"]),
         // The guide's samples, corrected as Specs/document.md says, compiled and tested.
@@ -61,6 +66,7 @@ let package = Package(
             name: "PackageDocumentExamples", dependencies: ["PackageDocument"], path: "Examples/DocumentSamples"),
         .executableTarget(name: "pkgdoc-demo", dependencies: ["PackageDocumentExamples"], path: "Examples/pkgdoc-demo"),
         .executableTarget(name: "pkgtool", dependencies: ["PkgToolCLI"]),
+        .executableTarget(name: "pkgtool-remote", dependencies: ["PkgToolRemoteCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
         .target(name: "PackageBench", dependencies: ["PackageCore", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
@@ -81,8 +87,8 @@ let package = Package(
         .testTarget(
             name: "PackageRemoteTests",
             dependencies: [
-                "PackageRemote", "PkgToolCLI", "PackageCore", "PackageDocument", "PackageDocumentExamples",
-                "PackageTestSupport",
+                "PackageRemote", "PkgToolCLI", "PkgToolRemoteCLI", "PackageCore", "PackageDocument",
+                "PackageDocumentExamples", "PackageTestSupport",
             ]),
         .testTarget(
             name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],

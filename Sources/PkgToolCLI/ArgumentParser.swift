@@ -152,6 +152,13 @@ public struct ParsedArguments: Sendable, Equatable {
     /// Values by long name; a flag holds one empty string per occurrence.
     public var values: [String: [String]] = [:]
     public var helpRequested = false
+    /// The arguments as given, after the command's name: what a command whose work runs in
+    /// another executable hands on (`RemoteHelper`). Not part of equality.
+    public var commandLine: [String] = []
+
+    public static func == (left: ParsedArguments, right: ParsedArguments) -> Bool {
+        left.positionals == right.positionals && left.values == right.values && left.helpRequested == right.helpRequested
+    }
 
     public func flag(_ name: String) -> Bool { values[name] != nil }
     public func value(_ name: String) -> String? { values[name]?.last }
@@ -195,6 +202,7 @@ public struct ParsedArguments: Sendable, Equatable {
 /// (except "-" alone, the conventional name of standard input) is an unknown option.
 public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParsedArguments {
     var result = ParsedArguments()
+    result.commandLine = arguments
     var index = 0
     var optionsEnded = false
     let byLong = Dictionary(spec.options.map { ($0.long, $0) }, uniquingKeysWith: { first, _ in first })

@@ -20,7 +20,9 @@ public protocol Command: Sendable {
 public enum PkgTool {
     public static let version = "0.1.0"
 
-    /// Every command, in the order help lists them.
+    /// Every command, in the order help lists them. `push`, `pull`, `log` and `diff` with an
+    /// `s3://` side run their transfers in `pkgtool-remote` (`RemoteHelper`), which runs this
+    /// frame with `RemoteCommands.all`, the same table with those commands' work linked in.
     public static let commands: [any Command.Type] = [
         HashCommand.self,
         ListCommand.self,
@@ -52,8 +54,8 @@ public enum PkgTool {
             "usage error, or trouble: a missing or unreadable path, an I/O error, an input that cannot be compared"),
     ]
 
-    static func command(named name: String) -> (any Command.Type)? {
-        commands.first { $0.spec.name == name }
+    static func command(named name: String, in table: [any Command.Type]) -> (any Command.Type)? {
+        table.first { $0.spec.name == name }
     }
 
     public static var usageText: String {
@@ -81,7 +83,10 @@ public enum PkgTool {
     }
 
     /// Runs a command line (without the program name) and returns its exit status.
-    public static func run(_ arguments: [String], console: Console) -> ExitStatus {
+    ///
+    /// - Parameter table: the commands (`commands`, or a table that replaces some of them
+    ///   with implementations linked into another executable; names and specs the same).
+    public static func run(_ arguments: [String], console: Console, commands table: [any Command.Type] = commands) -> ExitStatus {
         defer { console.flush() }
         guard let first = arguments.first else {
             console.errorText(usageText)
@@ -104,7 +109,7 @@ public enum PkgTool {
                 console.write(usageText)
                 return .success
             }
-            guard let command = command(named: arguments[1]) else {
+            guard let command = command(named: arguments[1], in: table) else {
                 console.error("unknown command '\(arguments[1])'; 'pkgtool --help' lists them")
                 return .trouble
             }
@@ -113,7 +118,7 @@ public enum PkgTool {
         default:
             break
         }
-        guard let command = command(named: first) else {
+        guard let command = command(named: first, in: table) else {
             if first.hasPrefix("-") {
                 console.error("unknown option '\(first)'")
             } else {
@@ -165,9 +170,9 @@ public enum PkgTool {
     }
 
     /// Runs the process's command line and exits with its status.
-    public static func main() -> Never {
+    public static func main(commands table: [any Command.Type] = commands) -> Never {
         let console = Console()
-        let status = run(Array(CommandLine.arguments.dropFirst()), console: console)
+        let status = run(Array(CommandLine.arguments.dropFirst()), console: console, commands: table)
         console.flush()
         ProcessEnvironment.exit(status.rawValue)
     }

@@ -3,13 +3,13 @@ import PackageZip
 
 /// Turns a command-line path into a snapshot: a package directory (using its manifest's
 /// stat cache when it has a sound one) or a ZIP archive.
-enum SnapshotLoading {
-    struct Loaded {
-        var snapshot: TreeSnapshot
-        var description: String
+package enum SnapshotLoading {
+    package struct Loaded {
+        package var snapshot: TreeSnapshot
+        package var description: String
     }
 
-    static func load(_ path: String, workers: Int, console: Console) throws -> Loaded {
+    package static func load(_ path: String, workers: Int, console: Console) throws -> Loaded {
         let status = try HashCommand.resolve(path)
         switch status.kind {
         case .directory:

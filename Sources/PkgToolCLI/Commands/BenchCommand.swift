@@ -34,29 +34,13 @@ enum BenchCommand: Command, RawArgumentsCommand {
     }
 
     static func run(rawArguments: [String], console: Console) throws -> ExitStatus {
-        guard let pkgbench = locate() else {
+        guard let pkgbench = CompanionProgram.locate("pkgbench") else {
             console.error(
                 "cannot run the benchmark: no pkgbench beside pkgtool nor on PATH; "
                     + "build it with 'swift build -c release --product pkgbench --product pkgbench-measure'")
             return .trouble
         }
-        console.flush()
-        let failure = ProcessEnvironment.replaceProcess(with: pkgbench, arguments: [pkgbench] + rawArguments)
-        console.error("cannot run '\(pkgbench)': \(failure) (execv)")
-        return .trouble
-    }
-
-    /// `pkgbench` in pkgtool's own directory, else on PATH.
-    static func locate() -> String? {
-        if let own = ProcessEnvironment.executablePath, let slash = own.lastIndex(of: "/") {
-            let beside = String(own[..<slash]) + "/pkgbench"
-            if ProcessEnvironment.isExecutable(beside) { return beside }
-        }
-        let path = ProcessEnvironment.value("PATH") ?? "/usr/bin:/bin"
-        for directory in path.split(separator: ":") where ProcessEnvironment.isExecutable("\(directory)/pkgbench") {
-            return "\(directory)/pkgbench"
-        }
-        return nil
+        return CompanionProgram.replaceProcess(with: pkgbench, arguments: [pkgbench] + rawArguments, console: console)
     }
 }
 

@@ -1,8 +1,12 @@
 import PackageCore
 
 /// `pkgtool diff OLD NEW` and `pkgtool diff PKG`: what changed, git name-status style.
-enum DiffCommand: Command {
-    static let spec = CommandSpec(
+package enum DiffCommand: Command {
+    /// Reads the two sides when at least one is a remote: the work of `pkgtool-remote`.
+    package typealias RemoteSnapshots = (_ arguments: ParsedArguments, _ usageLine: String, _ workers: Int, _ console: Console)
+        throws -> (old: TreeSnapshot, new: TreeSnapshot)
+
+    package static let spec = CommandSpec(
         name: "diff",
         summary: "list what changed between two snapshots, or in a package since its manifest",
         arguments: "[--json | --stat | -z] [--no-renames] [--jobs N] (OLD NEW | PKG)",
@@ -41,7 +45,15 @@ enum DiffCommand: Command {
         ],
         refusedInputStatus: .trouble)
 
-    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+    package static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        try run(arguments, console: console, remoteSnapshots: nil)
+    }
+
+    /// `remoteSnapshots`: how to read a remote side; without it (pkgtool itself), a diff
+    /// with one runs in `pkgtool-remote` (`RemoteHelper`).
+    package static func run(_ arguments: ParsedArguments, console: Console, remoteSnapshots: RemoteSnapshots?) throws
+        -> ExitStatus
+    {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         let formats = ["json", "stat", "null"].filter { arguments.flag($0) }
         if formats.count > 1 {
@@ -64,7 +76,8 @@ enum DiffCommand: Command {
             old = manifest.snapshot
             new = scan.snapshot
         } else if arguments.positionals.contains(where: RemoteCommandSupport.isRemote) {
-            (old, new) = try RemoteDiff.snapshots(arguments, usageLine: spec.usageLine, workers: workers, console: console)
+            guard let remoteSnapshots else { return RemoteHelper.forward(spec.name, arguments, console: console) }
+            (old, new) = try remoteSnapshots(arguments, spec.usageLine, workers, console)
         } else {
             old = try SnapshotLoading.load(arguments.positionals[0], workers: workers, console: console).snapshot
             new = try SnapshotLoading.load(arguments.positionals[1], workers: workers, console: console).snapshot

@@ -1,5 +1,6 @@
 import PackageCore
 import PackageRemote
+import PkgToolCLI
 
 /// `pkgtool diff PKG s3://…` (either order, or two remotes): a remote side is its latest
 /// version's tree, read from its manifest without downloading any file.

@@ -1,0 +1,76 @@
+import PackageCore
+import PackageRemote
+import PkgToolCLI
+
+/// What `push`, `pull`, `log` and `diff … s3://…` share once they run: the remote's URL, the
+/// options that reach it, the progress line, and how a `RemoteError` becomes an exit status.
+extension RemoteCommandSupport {
+    /// Parses an `s3://BUCKET/PREFIX` argument; a malformed one is a usage error.
+    package static func location(_ text: String, usageLine: String) throws -> RemoteLocation {
+        do {
+            return try RemoteLocation(parsing: text)
+        } catch {
+            throw UsageError(error.message, usageLine: usageLine)
+        }
+    }
+
+    /// Options from the environment and the command line.
+    package static func options(_ arguments: ParsedArguments, usageLine: String) throws -> RemoteOptions {
+        var options = try RemoteOptions.fromEnvironment(endpoint: arguments.value("endpoint"))
+        if arguments.values["transfers"] != nil {
+            options.configuration.transport.concurrency = try arguments.integer(
+                "transfers", in: 1...64, default: 4, usageLine: usageLine)
+        }
+        if arguments.values["retries"] != nil {
+            options.configuration.transport.attempts = 1 + (try arguments.integer("retries", in: 0...20, default: 5, usageLine: usageLine))
+        }
+        if arguments.values["jobs"] != nil { options.workers = try arguments.workers(usageLine: usageLine) }
+        if let text = arguments.value("limit-rate") {
+            let lowered = text.lowercased()
+            let multiplier: Int64 = lowered.hasSuffix("k") ? 1 << 10 : lowered.hasSuffix("m") ? 1 << 20 : 1
+            let digits = multiplier == 1 ? lowered : String(lowered.dropLast())
+            guard let value = Int64(digits), value >= 1024 / multiplier, value <= (1 << 40) / multiplier else {
+                throw UsageError("--limit-rate expects bytes per second (at least 1024; suffixes k, m), not '\(text)'", usageLine: usageLine)
+            }
+            options.configuration.transport.maximumBytesPerSecond = value * multiplier
+        }
+        return options
+    }
+
+    /// Runs `body`, turning a `RemoteError` into its line and exit status (1 refused, 2 trouble).
+    package static func run(console: Console, _ body: () throws -> ExitStatus) throws -> ExitStatus {
+        do {
+            return try body()
+        } catch let error as RemoteError {
+            console.clearProgress()
+            console.error(error.message)
+            return error.isRefusal ? .failure : .trouble
+        } catch {
+            console.clearProgress()
+            throw error
+        }
+    }
+
+    /// "1.5 MiB", "820 B".
+    package static func bytes(_ count: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        let tenths = Int((value * 10).rounded())
+        return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
+    }
+
+    package static func summary(_ version: VersionSummary) -> JSON {
+        .object([
+            ("id", .string(version.id.description)), ("sequence", .int(version.sequence)),
+            ("time", .string(version.isoTime)), ("time_ns", .int(version.time)),
+            ("parent", version.parent.map { .string($0.description) } ?? .null),
+            ("root_hash", .string(version.rootHash.description)), ("size", .int(version.size)),
+            ("entries", .int(version.entryCount)),
+        ])
+    }
+}

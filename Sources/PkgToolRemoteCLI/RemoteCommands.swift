@@ -1,0 +1,153 @@
+import PackageCore
+import PackageRemote
+import PkgToolCLI
+
+/// The command table of `pkgtool-remote`: pkgtool's, with the commands that reach a remote
+/// (`push`, `pull`, `log`, and `diff` with an `s3://` side) doing their work here instead of
+/// handing it on (`RemoteHelper`).
+public enum RemoteCommands {
+    public static let all: [any Command.Type] = PkgTool.commands.map { (command: any Command.Type) -> any Command.Type in
+        switch command.spec.name {
+        case PushCommand.spec.name: RemotePushCommand.self
+        case PullCommand.spec.name: RemotePullCommand.self
+        case LogCommand.spec.name: RemoteLogCommand.self
+        case DiffCommand.spec.name: RemoteAwareDiffCommand.self
+        default: command
+        }
+    }
+}
+
+/// `diff` with its remote sides read here (`RemoteDiff`).
+enum RemoteAwareDiffCommand: Command {
+    static var spec: CommandSpec { DiffCommand.spec }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        try DiffCommand.run(arguments, console: console, remoteSnapshots: RemoteDiff.snapshots)
+    }
+}
+
+/// `push`'s work, in `pkgtool-remote`: the spec is `PushCommand`'s.
+enum RemotePushCommand: Command {
+    static var spec: CommandSpec { PushCommand.spec }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let package = arguments.positionals[0]
+        let location = try RemoteCommandSupport.location(arguments.positionals[1], usageLine: spec.usageLine)
+        return try RemoteCommandSupport.run(console: console) {
+            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            let result = try RemoteProgressLine.showing("pushing", console: console) { progress in
+                try PackageRemote.push(
+                    package, to: location, options: options, force: arguments.flag("force"), progress: progress)
+            }
+            for note in result.notes { console.warning(note) }
+            if arguments.flag("json") {
+                console.line(json(result, location: location, package: package).serialized(pretty: true))
+            } else if result.createdVersion {
+                console.line(
+                    "pushed \(package) to \(location) as version \(result.version.sequence) (\(result.version.shortID)): "
+                        + "\(result.filesRead) files read, \(result.blobsUploaded) blobs in \(result.packsUploaded) packs "
+                        + "(\(RemoteCommandSupport.bytes(result.bytesUploaded))) uploaded, \(result.requests) requests")
+            } else {
+                console.line(
+                    "\(location) is up to date: version \(result.version.sequence) (\(result.version.shortID)) holds \(package)")
+            }
+            return .success
+        }
+    }
+
+    static func json(_ result: PushResult, location: RemoteLocation, package: String) -> JSON {
+        .object([
+            ("package", .string(package)), ("remote", .string(location.description)),
+            ("created_version", .bool(result.createdVersion)),
+            ("version", RemoteCommandSupport.summary(result.version)), ("files_read", .int(result.filesRead)),
+            ("bytes_read", .int(result.bytesRead)), ("blobs_uploaded", .int(result.blobsUploaded)),
+            ("packs_uploaded", .int(result.packsUploaded)), ("bytes_uploaded", .int(result.bytesUploaded)),
+            ("manifest_bytes", .int(result.manifestBytes)), ("packs_resumed", .int(result.packsResumed)),
+            ("requests", .int(result.requests)), ("retries", .int(result.retries)), ("seconds", .double(result.seconds)),
+        ])
+    }
+}
+
+/// `pull`'s work, in `pkgtool-remote`: the spec is `PullCommand`'s.
+enum RemotePullCommand: Command {
+    static var spec: CommandSpec { PullCommand.spec }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let location = try RemoteCommandSupport.location(arguments.positionals[0], usageLine: spec.usageLine)
+        let destination = arguments.positionals[1]
+        let durabilityName = try arguments.choice(
+            "fsync", among: Durability.allCases.map(\.rawValue), default: Durability.full.rawValue,
+            usageLine: spec.usageLine)
+        return try RemoteCommandSupport.run(console: console) {
+            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            let result = try RemoteProgressLine.showing("pulling", console: console) { progress in
+                try PackageRemote.pull(
+                    location, to: destination, version: arguments.value("version"), options: options,
+                    force: arguments.flag("force"), durability: Durability(rawValue: durabilityName!)!,
+                    progress: progress)
+            }
+            for note in result.notes { console.warning(note) }
+            if arguments.flag("json") {
+                console.line(json(result, location: location, destination: destination).serialized(pretty: true))
+            } else if result.unchanged {
+                console.line("\(destination) holds version \(result.version.sequence) (\(result.version.shortID)) of \(location) already")
+            } else {
+                console.line(
+                    "pulled version \(result.version.sequence) (\(result.version.shortID)) of \(location) into \(destination): "
+                        + "\(result.blobsDownloaded) blobs downloaded (\(RemoteCommandSupport.bytes(result.bytesDownloaded))), "
+                        + "\(result.blobsFromDestination) taken from \(destination), "
+                        + "\(result.save?.filesWritten ?? 0) files written, \(result.requests) requests")
+            }
+            return .success
+        }
+    }
+
+    static func json(_ result: PullResult, location: RemoteLocation, destination: String) -> JSON {
+        .object([
+            ("remote", .string(location.description)), ("destination", .string(destination)),
+            ("version", RemoteCommandSupport.summary(result.version)), ("unchanged", .bool(result.unchanged)),
+            ("contents_assembled", .int(result.contentsAssembled)), ("blobs_downloaded", .int(result.blobsDownloaded)),
+            ("bytes_downloaded", .int(result.bytesDownloaded)),
+            ("blobs_from_destination", .int(result.blobsFromDestination)),
+            ("contents_copied_from_destination", .int(result.contentsCopiedFromDestination)),
+            ("blobs_resumed", .int(result.blobsResumed)), ("files_written", .int(result.save?.filesWritten ?? 0)),
+            ("bytes_written", .int(result.save?.bytesWritten ?? 0)), ("entries_removed", .int(result.save?.entriesRemoved ?? 0)),
+            ("requests", .int(result.requests)), ("retries", .int(result.retries)), ("seconds", .double(result.seconds)),
+        ])
+    }
+}
+
+/// `log`'s work, in `pkgtool-remote`: the spec is `LogCommand`'s.
+enum RemoteLogCommand: Command {
+    static var spec: CommandSpec { LogCommand.spec }
+
+    static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let location = try RemoteCommandSupport.location(arguments.positionals[0], usageLine: spec.usageLine)
+        let limit = try arguments.integer("limit", in: 1...Int.max, default: Int.max, usageLine: spec.usageLine)
+        return try RemoteCommandSupport.run(console: console) {
+            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            let versions = try PackageRemote.log(location, options: options, limit: limit)
+            if arguments.flag("json") {
+                console.line(JSON.array(versions.map(RemoteCommandSupport.summary)).serialized(pretty: true))
+                return .success
+            }
+            let sizes = versions.map { RemoteCommandSupport.bytes($0.size) }
+            let sizeWidth = max(4, sizes.map(\.count).max() ?? 0)
+            let numberWidth = max(7, versions.map { String($0.sequence).count }.max() ?? 0)
+            func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
+                let padding = String(repeating: " ", count: max(0, width - text.count))
+                return left ? padding + text : text + padding
+            }
+            console.line(
+                "\(pad("version", numberWidth))  \(pad("id", 12))  \(pad("time", 24))  \(pad("parent", 12))  "
+                    + "\(pad("root hash", 32))  \(pad("size", sizeWidth, left: true))  entries")
+            for (version, size) in zip(versions, sizes) {
+                let parent = version.parent.map { String($0.description.prefix(12)) } ?? "-"
+                console.line(
+                    "\(pad(String(version.sequence), numberWidth))  \(version.shortID)  \(version.isoTime)  \(pad(parent, 12))  "
+                        + "\(version.rootHash)  \(pad(size, sizeWidth, left: true))  \(version.entryCount)")
+            }
+            return .success
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import PackageTestSupport
+
+@testable import PkgToolCLI
+
+/// pkgtool links no libcurl: the sync commands run in `pkgtool-remote`, which pkgtool execs
+/// for them with the same arguments (Specs/cli.md). Always through real processes: an exec
+/// in-process would replace the test runner.
+@Suite("The sync commands' helper, pkgtool-remote")
+struct RemoteHelperTests {
+    /// Runs `executable` with `arguments` and only `environment`.
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws
+        -> (status: Int32, output: String, errors: String)
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let text = String(decoding: readToEndOfFile(output.fileHandleForReading), as: UTF8.self)
+        let message = String(decoding: readToEndOfFile(errors.fileHandleForReading), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text, message)
+    }
+
+    static var helperBuilt: Bool {
+        FileManager.default.isExecutableFile(
+            atPath: (pkgtoolExecutable() as NSString).deletingLastPathComponent + "/" + RemoteHelper.programName)
+    }
+
+    @Test("pkgtool needs no libcurl nor libcrypto; pkgtool-remote has them", .enabled(if: helperBuilt))
+    func linkedLibraries() throws {
+        guard let ldd = which("ldd") else { return }
+        let pkgtool = try runProgram(ldd, [pkgtoolExecutable()])
+        #expect(pkgtool.status == 0)
+        #expect(!pkgtool.output.contains("libcurl") && !pkgtool.output.contains("libcrypto"), "\(pkgtool.output)")
+        let helper = try runProgram(ldd, [(pkgtoolExecutable() as NSString).deletingLastPathComponent + "/pkgtool-remote"])
+        #expect(helper.output.contains("libcurl") && helper.output.contains("libcrypto"))
+    }
+
+    @Test("without pkgtool-remote: help and usage errors still answer, a transfer is one clear line and exit 2")
+    func helperMissing() throws {
+        let home = try TemporaryDirectory("lonely-pkgtool")
+        let lonely = home.url("pkgtool")
+        try FileManager.default.copyItem(atPath: pkgtoolExecutable(), toPath: lonely)
+        try Files.makeDirectory(home.url("pkg"))
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
+
+        let help = try Self.run(lonely, ["push", "--help"], environment: environment)
+        #expect(help.status == 0 && help.output.hasPrefix("usage: pkgtool push "))
+        let usage = try Self.run(lonely, ["pull", "s3://bucket/prefix"], environment: environment)
+        #expect(usage.status == 2 && usage.errors.hasPrefix("pkgtool: 'pull' needs 2 arguments, got 1\n"))
+
+        for (command, arguments) in [("log", ["log", "s3://bucket/prefix"]), ("diff", ["diff", home.url("pkg"), "s3://bucket/prefix"])] {
+            let result = try Self.run(lonely, arguments, environment: environment)
+            #expect(result.status == 2, "\(command)")
+            #expect(result.output.isEmpty)
+            #expect(
+                result.errors == "pkgtool: cannot \(command): remotes are reached through pkgtool-remote, which is neither beside "
+                    + "pkgtool nor on PATH; build it with 'swift build -c release --product pkgtool-remote' and keep it beside pkgtool\n")
+        }
+        // A local diff never needs the helper.
+        let local = try Self.run(lonely, ["diff", home.url("pkg"), home.url("pkg")], environment: environment)
+        #expect(local.status == 0 && local.errors.isEmpty)
+    }
+
+    @Test("with pkgtool-remote beside it, pkgtool runs the command there with every argument", .enabled(if: helperBuilt))
+    func forwardsEveryArgument() throws {
+        let home = try TemporaryDirectory("forwarded")
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": home.path, "AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_REGION": "us-east-1", "PKGTOOL_CACHE_DIR": home.url("cache"),
+        ]
+        // Nothing listens on port 1: the error names the endpoint given as an option, so the
+        // helper saw it, and came back after one attempt (--retries 0).
+        let result = try Self.run(
+            pkgtoolExecutable(), ["log", "--retries", "0", "--endpoint", "http://127.0.0.1:1", "s3://bucket/prefix"],
+            environment: environment)
+        #expect(result.status == 2)
+        #expect(result.errors.hasPrefix("pkgtool: cannot reach the S3 endpoint http://127.0.0.1:1"), "\(result.errors)")
+        #expect(result.errors.split(separator: "\n").count == 1)
+    }
+}
