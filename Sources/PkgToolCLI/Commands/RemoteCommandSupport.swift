@@ -18,6 +18,8 @@ package enum RemoteCommandSupport {
         AWS_SESSION_TOKEN, AWS_REGION (or AWS_DEFAULT_REGION), AWS_ENDPOINT_URL (--endpoint
         overrides it; path-style addressing for such endpoints), AWS_CA_BUNDLE. What this
         machine remembers about remotes lives in PKGTOOL_CACHE_DIR (default ~/.cache/pkgtool).
+        The transfers run in pkgtool-remote, which pkgtool runs for them: keep it beside
+        pkgtool (or on PATH).
         """
 
     /// Whether a command-line argument names a remote (`s3://…`) rather than a local path.
