@@ -84,7 +84,7 @@ public enum PkgTool {
 
     /// Runs a command line (without the program name) and returns its exit status.
     ///
-    /// - Parameter table: the commands (`commands`, or a table that replaces some of them
+    /// - Parameter commands: the table (`PkgTool.commands`, or one that replaces some of them
     ///   with implementations linked into another executable; names and specs the same).
     public static func run(_ arguments: [String], console: Console, commands table: [any Command.Type] = commands) -> ExitStatus {
         defer { console.flush() }
