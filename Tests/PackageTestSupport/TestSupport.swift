@@ -98,10 +98,12 @@ public enum Files {
     }
 }
 
-/// Runs a program and returns its exit status and standard output.
+/// Runs a program and returns its exit status, standard output and standard error;
+/// `environment`, when given, is all it gets (otherwise this process's).
 @discardableResult
 public func runProgram(
-    _ executable: String, _ arguments: [String], input: [UInt8]? = nil, workingDirectory: String? = nil
+    _ executable: String, _ arguments: [String], input: [UInt8]? = nil, workingDirectory: String? = nil,
+    environment: [String: String]? = nil
 ) throws -> (
     status: Int32, output: String, error: String
 ) {
@@ -109,6 +111,7 @@ public func runProgram(
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let workingDirectory { process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory) }
+    if let environment { process.environment = environment }
     let output = Pipe()
     let error = Pipe()
     process.standardOutput = output

@@ -9,25 +9,6 @@ import PackageTestSupport
 /// in-process would replace the test runner.
 @Suite("The sync commands' helper, pkgtool-remote")
 struct RemoteHelperTests {
-    /// Runs `executable` with `arguments` and only `environment`.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]) throws
-        -> (status: Int32, output: String, errors: String)
-    {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: readToEndOfFile(output.fileHandleForReading), as: UTF8.self)
-        let message = String(decoding: readToEndOfFile(errors.fileHandleForReading), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text, message)
-    }
-
     static var helperBuilt: Bool {
         FileManager.default.isExecutableFile(
             atPath: (pkgtoolExecutable() as NSString).deletingLastPathComponent + "/" + RemoteHelper.programName)
@@ -51,22 +32,22 @@ struct RemoteHelperTests {
         try Files.makeDirectory(home.url("pkg"))
         let environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
 
-        let help = try Self.run(lonely, ["push", "--help"], environment: environment)
+        let help = try runProgram(lonely, ["push", "--help"], environment: environment)
         #expect(help.status == 0 && help.output.hasPrefix("usage: pkgtool push "))
-        let usage = try Self.run(lonely, ["pull", "s3://bucket/prefix"], environment: environment)
-        #expect(usage.status == 2 && usage.errors.hasPrefix("pkgtool: 'pull' needs 2 arguments, got 1\n"))
+        let usage = try runProgram(lonely, ["pull", "s3://bucket/prefix"], environment: environment)
+        #expect(usage.status == 2 && usage.error.hasPrefix("pkgtool: 'pull' needs 2 arguments, got 1\n"))
 
         for (command, arguments) in [("log", ["log", "s3://bucket/prefix"]), ("diff", ["diff", home.url("pkg"), "s3://bucket/prefix"])] {
-            let result = try Self.run(lonely, arguments, environment: environment)
+            let result = try runProgram(lonely, arguments, environment: environment)
             #expect(result.status == 2, "\(command)")
             #expect(result.output.isEmpty)
             #expect(
-                result.errors == "pkgtool: cannot \(command): remotes are reached through pkgtool-remote, which is neither beside "
+                result.error == "pkgtool: cannot \(command): remotes are reached through pkgtool-remote, which is neither beside "
                     + "pkgtool nor on PATH; build it with 'swift build -c release --product pkgtool-remote' and keep it beside pkgtool\n")
         }
         // A local diff never needs the helper.
-        let local = try Self.run(lonely, ["diff", home.url("pkg"), home.url("pkg")], environment: environment)
-        #expect(local.status == 0 && local.errors.isEmpty)
+        let local = try runProgram(lonely, ["diff", home.url("pkg"), home.url("pkg")], environment: environment)
+        #expect(local.status == 0 && local.error.isEmpty)
     }
 
     @Test("with pkgtool-remote beside it, pkgtool runs the command there with every argument", .enabled(if: helperBuilt))
@@ -78,11 +59,11 @@ struct RemoteHelperTests {
         ]
         // Nothing listens on port 1: the error names the endpoint given as an option, so the
         // helper saw it, and came back after one attempt (--retries 0).
-        let result = try Self.run(
+        let result = try runProgram(
             pkgtoolExecutable(), ["log", "--retries", "0", "--endpoint", "http://127.0.0.1:1", "s3://bucket/prefix"],
             environment: environment)
         #expect(result.status == 2)
-        #expect(result.errors.hasPrefix("pkgtool: cannot reach the S3 endpoint http://127.0.0.1:1"), "\(result.errors)")
-        #expect(result.errors.split(separator: "\n").count == 1)
+        #expect(result.error.hasPrefix("pkgtool: cannot reach the S3 endpoint http://127.0.0.1:1"), "\(result.error)")
+        #expect(result.error.split(separator: "\n").count == 1)
     }
 }
