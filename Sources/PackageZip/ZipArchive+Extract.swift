@@ -18,9 +18,12 @@ extension ZipArchive {
     /// Extracts every entry into `destination`, which must not exist or be an empty directory.
     ///
     /// The tree is built in a hidden staging directory beside `destination`
-    /// (`.NAME.pkgtool-tmp-…`) and renamed into place only when every entry has been written
-    /// and checked (sizes, CRC-32, content hash); on any failure the staging directory is
-    /// removed and `destination` is left as it was. Files are created with
+    /// (`StagedReplacement`: `.NAME.<hash>.pkgtool-staging-…`, held under a `flock` while it
+    /// lives) and renamed into place only when every entry has been written and checked
+    /// (sizes, CRC-32, content hash); on any failure the staging directory is removed and
+    /// `destination` is left as it was. The staging trees of earlier extractions into the
+    /// same destination that were killed are removed first. A `destination` that is a
+    /// symbolic link stands for the directory it names. Files are created with
     /// `openat2(RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH)` and `O_EXCL`, symbolic links last,
     /// so nothing outside the staging directory is ever written, whatever the archive holds.
     /// Modes as stored (0000 included, without set-id bits), modification times, links and
@@ -48,10 +51,14 @@ extension ZipArchive {
     ) throws -> ExtractReport {
         var target = destination
         while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
+        target = try FileSystem.followingFinalSymbolicLinks(target)
         let existing = try FileSystem.statusIfExists(target)
         if let existing {
             guard existing.kind == .directory else {
-                throw FileSystemError(.create, path: target, errno: .fileExists, reason: "the destination exists and is not a directory")
+                throw FileSystemError(
+                    .create, path: target, errno: .fileExists,
+                    reason: "the destination exists and is a \(existing.kind), not a directory")
             }
             let handle = try FileDescriptor.openDirectory(target)
             guard try DirectoryListing.names(in: handle).isEmpty else {
@@ -59,36 +66,32 @@ extension ZipArchive {
                     .create, path: target, errno: .directoryNotEmpty, reason: "the destination exists and is not empty")
             }
         }
-        let (parent, name) = Self.split(target)
-        let staging = "." + name + AtomicFile.temporaryMarker + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let parentHandle = try FileDescriptor.openDirectory(parent)
-        try FileSystem.makeDirectory(staging, relativeTo: parentHandle.rawValue, permissions: 0o700)
+        // Staging trees of earlier unpacks into DEST that were killed (Ctrl-C, a crash):
+        // removed now, unless a live unpack still holds one.
+        _ = try? StagedReplacement.sweepLeftovers(beside: target, durability: durability)
+        let staged: StagedReplacement
         do {
-            let root = try FileDescriptor.openDirectory(staging, relativeTo: parentHandle.rawValue, displayPath: target)
-            let ownOwner = try root.status()
-            if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }
-            let report = try populate(root, displayRoot: target, workers: workers, durability: durability, progress: progress)
-            // The new root takes the place of DEST: its owner, group and mode, or 0755 for
-            // a new one. Given away only now, so that no other user controls the staging
-            // directory while it is built.
-            if let existing, ownOwner.userID != existing.userID || ownOwner.groupID != existing.groupID {
-                try root.setOwner(userID: existing.userID, groupID: existing.groupID)
-            }
-            try root.setPermissions(existing?.permissions ?? 0o755)
-            if durability == .full { try root.sync() }
-            if existing != nil {
-                try FileSystem.rename(
-                    staging, to: name, fromDirectory: parentHandle.rawValue, toDirectory: parentHandle.rawValue)
-            } else {
-                try FileSystem.renameNoReplace(
-                    staging, to: name, fromDirectory: parentHandle.rawValue, toDirectory: parentHandle.rawValue)
-            }
-            if durability == .full { try parentHandle.sync() }
-            return report
+            staged = try StagedReplacement(replacing: target, kind: .directory(permissions: 0o700))
         } catch {
-            try? FileSystem.removeTree(staging, relativeTo: parentHandle.rawValue)
-            throw error
+            // The staging name is internal: say which destination could not be prepared.
+            throw FileSystemError(error.operation, path: target, errno: error.errno, reason: error.reason)
         }
+        let root = try staged.openStagedDirectory()
+        let ownOwner = try root.status()
+        if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }
+        let report = try populate(root, displayRoot: target, workers: workers, durability: durability, progress: progress)
+        // The new root takes the place of DEST: its owner, group and mode, or 0755 for
+        // a new one. Given away only now, so that no other user controls the staging
+        // directory while it is built.
+        if let existing, ownOwner.userID != existing.userID || ownOwner.groupID != existing.groupID {
+            try root.setOwner(userID: existing.userID, groupID: existing.groupID)
+        }
+        try root.setPermissions(existing?.permissions ?? 0o755)
+        if durability == .full { try root.sync() }
+        // Renamed over an empty DEST (rename(2) refuses one that has filled up since the
+        // check: ENOTEMPTY), or into place without replacing anything.
+        try staged.commit(durability: durability, exchange: false)
+        return report
     }
 
     /// Checks, before anything is written, that the staging root can be given the owner and
@@ -231,11 +234,5 @@ extension ZipArchive {
             .ambiguous, archive: path, entry: stored(node),
             "on '\(displayRoot)' it names the same file as \(other): the destination's file system folds case or Unicode normalisation (refused rather than writing one over the other)"
         )
-    }
-
-    static func split(_ path: String) -> (directory: String, name: String) {
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let directory = path[..<slash]
-        return (directory.isEmpty ? "/" : String(directory), String(path[path.index(after: slash)...]))
     }
 }

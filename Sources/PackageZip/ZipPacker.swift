@@ -112,7 +112,9 @@ public enum ZipPacker {
     static let chunkSize = ChunkBuffer.defaultSize
     static let dictionarySize = 32 * 1024
 
-    /// Packs the directory `source` into `output`.
+    /// Packs the directory `source` into `output`. An `output` that is a symbolic link gets
+    /// the archive written to the file it names; one that is a directory, device or FIFO is
+    /// refused before anything is read.
     ///
     /// - Throws: `FileSystemError` for I/O trouble, `ZipPackError` for bad options,
     ///   `ZipError` when an explicit `base` is refused.
@@ -124,6 +126,8 @@ public enum ZipPacker {
         -> ZipPackReport
     {
         guard (0...9).contains(options.level) else { throw ZipPackError("level must be 0 to 9, not \(options.level)") }
+        // Checked first, so that a pack into a directory or a device fails before any work.
+        let output = try AtomicFile.replaceableTarget(output)
         let rootStatus = try FileSystem.status(source, followSymlinks: true)
         guard rootStatus.kind == .directory else {
             throw FileSystemError(.open, path: source, errno: .notDirectory, reason: "pack expects a directory")

@@ -14,11 +14,25 @@ public final class Console {
     public private(set) var capturedErrors: [String] = []
     /// Whether standard error is a terminal: progress lines are drawn only then.
     public let errorIsTerminal: Bool
+    /// Why standard output refused bytes, once it has (a closed descriptor, a full disk, a
+    /// reader gone while SIGPIPE is ignored): output was lost, so the command cannot
+    /// report success. Later output is dropped.
+    public private(set) var outputFailure: Errno?
+    /// Standard output was closed when the process started (it now points at /dev/null).
+    private let outputWasClosed: Bool
 
     /// A console on the process's standard output and error.
-    public init() {
+    public convenience init() {
+        self.init(outputWasClosed: false)
+    }
+
+    /// A console on the process's standard output and error, which `PkgTool.main` makes
+    /// after reopening closed standard descriptors: output to a stream that was closed
+    /// fails as writing to the closed descriptor would have.
+    init(outputWasClosed: Bool) {
         captureOnly = false
         errorIsTerminal = StandardStream.error.isTerminal
+        self.outputWasClosed = outputWasClosed
         outputBuffer.reserveCapacity(1 << 16)
     }
 
@@ -26,6 +40,7 @@ public final class Console {
     public init(capturing: Void) {
         captureOnly = true
         errorIsTerminal = false
+        outputWasClosed = false
     }
 
     public var capturedText: String { String(decoding: capturedOutput, as: UTF8.self) }
@@ -83,12 +98,17 @@ public final class Console {
 
     public func flush() {
         guard !captureOnly, !outputBuffer.isEmpty else { return }
-        writeAll(.output, outputBuffer)
-        outputBuffer.removeAll(keepingCapacity: true)
+        defer { outputBuffer.removeAll(keepingCapacity: true) }
+        guard outputFailure == nil else { return }
+        if outputWasClosed {
+            outputFailure = .badFileDescriptor
+            return
+        }
+        outputFailure = outputBuffer.withUnsafeBytes { StandardStream.output.writeAll($0) }
     }
 
     private func writeAll(_ stream: StandardStream, _ bytes: [UInt8]) {
-        // A closed pipe or a full disk on a standard stream: nothing better to do than stop.
+        // Standard error refusing a message leaves nowhere to say so; the exit status stands.
         bytes.withUnsafeBytes { _ = stream.writeAll($0) }
     }
 }

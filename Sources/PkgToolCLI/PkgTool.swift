@@ -105,7 +105,7 @@ public enum PkgTool {
                 console.errorText("usage: pkgtool help [COMMAND]\n")
                 return .trouble
             }
-            guard arguments.count == 2 else {
+            guard arguments.count == 2, !["--help", "-h", "help"].contains(arguments[1]) else {
                 console.write(usageText)
                 return .success
             }
@@ -170,10 +170,27 @@ public enum PkgTool {
     }
 
     /// Runs the process's command line and exits with its status.
+    ///
+    /// Closed standard descriptors are reopened on /dev/null first (a file opened later must
+    /// never become standard output); output that could not be written (a closed standard
+    /// output, a full disk, a reader gone while SIGPIPE is ignored) makes the status 2 with
+    /// one line on standard error, as coreutils do: a script must not take lost output for
+    /// success.
     public static func main(commands table: [any Command.Type] = commands) -> Never {
-        let console = Console()
-        let status = run(Array(CommandLine.arguments.dropFirst()), console: console, commands: table)
+        let closed = StandardStream.guardStandardDescriptors()
+        let console = Console(outputWasClosed: closed.outputClosed)
+        if let invalid = ProcessEnvironment.firstNonUTF8Argument() {
+            console.error(
+                "argument '\(NameQuoting.escapingInvalidUTF8(invalid))' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)"
+            )
+            ProcessEnvironment.exit(ExitStatus.trouble.rawValue)
+        }
+        var status = run(Array(CommandLine.arguments.dropFirst()), console: console, commands: table)
         console.flush()
+        if let failure = console.outputFailure {
+            console.error("cannot write standard output: \(failure)")
+            status = .trouble
+        }
         ProcessEnvironment.exit(status.rawValue)
     }
 }

@@ -58,6 +58,26 @@ package enum AtomicFile {
         }
     }
 
+    /// The file that replacing `path` must replace, checked before any work is done: final
+    /// symbolic links are followed (the link stays and its target gets the new contents, as
+    /// with `cp` or Info-ZIP's `zip`), and a path that names something other than a regular
+    /// file — a directory, a device, a FIFO — is refused, since renaming over it would
+    /// replace the node itself (as root, `/dev/null`).
+    package static func replaceableTarget(_ path: String) throws(FileSystemError) -> String {
+        let operation = FileOperation(verb: "replace", systemCall: "renameat2")
+        if path.isEmpty || path.hasSuffix("/") {
+            throw FileSystemError(operation, path: path, reason: "it names a directory, not a file")
+        }
+        let target = try FileSystem.followingFinalSymbolicLinks(path)
+        guard let status = try FileSystem.statusIfExists(target) else { return target }
+        guard status.kind == .regular else {
+            let shown = target == path ? "it" : "'\(target)'"
+            throw FileSystemError(
+                operation, path: path, reason: "\(shown) is a \(status.kind), not a regular file that can be replaced")
+        }
+        return target
+    }
+
     /// An unnamed file in `directory`, or a new file called `name` where the file system
     /// has no O_TMPFILE (`named` is then set).
     static func openTemporary(

@@ -12,9 +12,14 @@ package struct DirectoryEntry: Sendable, Hashable {
 package enum DirectoryListing {
     /// The entries of an open directory, "." and ".." left out, in the kernel's order.
     ///
-    /// Names must be valid UTF-8 (see Specs/hashing.md); others fail with a clear error.
+    /// Names must be valid UTF-8 (see Specs/hashing.md); others fail with a clear error, or
+    /// with `skippingNonUTF8Names` are left out: for folders pkgtool only looks into for
+    /// names of its own (a package's parent, swept for leftovers), where a neighbour's
+    /// Latin-1 name is none of its business.
     /// - Complexity: one `getdents64` per 32 KiB of entries.
-    package static func entries(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [DirectoryEntry] {
+    package static func entries(
+        in directory: borrowing FileDescriptor, skippingNonUTF8Names: Bool = false
+    ) throws(FileSystemError) -> [DirectoryEntry] {
         var result: [DirectoryEntry] = []
         let size = 32 * 1024
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
@@ -40,6 +45,7 @@ package enum DirectoryListing {
                 let nameBytes = UnsafeBufferPointer(start: namePointer, count: nameLength)
                 if nameLength <= 2 && nameBytes.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }
                 guard let name = String(validating: nameBytes, as: UTF8.self) else {
+                    if skippingNonUTF8Names { continue }
                     let shown = String(decoding: nameBytes, as: UTF8.self)
                     throw FileSystemError(
                         .readDirectory, path: directory.path + "/" + shown,
@@ -52,8 +58,10 @@ package enum DirectoryListing {
     }
 
     /// The names in an open directory, "." and ".." left out.
-    package static func names(in directory: borrowing FileDescriptor) throws(FileSystemError) -> [String] {
-        try entries(in: directory).map(\.name)
+    package static func names(
+        in directory: borrowing FileDescriptor, skippingNonUTF8Names: Bool = false
+    ) throws(FileSystemError) -> [String] {
+        try entries(in: directory, skippingNonUTF8Names: skippingNonUTF8Names).map(\.name)
     }
 
     private static func kindFromDirectoryType(_ type: UInt8) -> FileKind {

@@ -69,6 +69,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let noDevice = Errno(rawValue: ENXIO)
     /// ECANCELED.
     public static let canceled = Errno(rawValue: ECANCELED)
+    /// EBADF: for example writing to a standard output that was closed.
+    public static let badFileDescriptor = Errno(rawValue: EBADF)
 }
 
 extension Errno {

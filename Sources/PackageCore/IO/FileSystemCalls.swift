@@ -119,6 +119,30 @@ package enum FileSystem {
         String(decoding: try readSymbolicLinkBytes(path, relativeTo: directory), as: UTF8.self)
     }
 
+    /// `path` with its final symbolic links followed (a chain, relative targets taken from
+    /// the link's folder), up to the first name that is not a link or does not exist: what
+    /// a command-line tool writes to when it is given a link as its output, as `cp` and
+    /// `unzip -d` do. Intermediate components are left to the kernel.
+    ///
+    /// - Throws: ELOOP after 40 links; an error when a link's target is not valid UTF-8.
+    package static func followingFinalSymbolicLinks(_ path: String) throws(FileSystemError) -> String {
+        var current = path
+        for _ in 0..<40 {
+            guard let status = try statusIfExists(current), status.kind == .symbolicLink else { return current }
+            let bytes = try readSymbolicLinkBytes(current)
+            guard let target = String(validating: bytes, as: UTF8.self), !target.isEmpty else {
+                throw FileSystemError(.readLink, path: current, reason: "its target is not a valid UTF-8 path")
+            }
+            if target.hasPrefix("/") {
+                current = target
+            } else {
+                let folder = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(current)).directory
+                current = RelativePath.join(folder, target)
+            }
+        }
+        throw FileSystemError(.stat, path: path, errno: .tooManySymbolicLinks)
+    }
+
     /// Status of `path` relative to `directory`, never following a final symbolic link.
     package static func status(
         _ path: String, relativeTo directory: Int32 = AT_FDCWD, followSymlinks: Bool = false

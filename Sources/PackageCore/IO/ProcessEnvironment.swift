@@ -3,6 +3,19 @@ import Glibc
 /// What a command-line front end asks of its process: environment variables, its own
 /// executable, running another program in its place, and its exit status.
 package enum ProcessEnvironment {
+    /// The bytes of the first command-line argument (after the program's name) that is not
+    /// valid UTF-8, or nil. `CommandLine.arguments` repairs such bytes into U+FFFD, which
+    /// can name another file: a front end refuses the argument instead.
+    package static func firstNonUTF8Argument() -> [UInt8]? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            if String(validatingCString: pointer) != nil { continue }
+            let raw = UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self)
+            return Array(UnsafeBufferPointer(start: raw, count: strlen(pointer)))
+        }
+        return nil
+    }
+
     /// The value of an environment variable, nil when unset (getenv(3)).
     package static func value(_ name: String) -> String? { Syscall.getenv(name) }
 

@@ -1,9 +1,10 @@
 import Glibc
 
-/// "Build beside, then swap in": the one way pkgtool replaces a whole directory or file —
-/// a package saved by `full` or `atomic`, a file replaced atomically (`AtomicFile`), the
-/// document host's staged destination, an export, an archive written by `pack`, a tree
-/// extracted by `unpack`.
+/// "Build beside, then swap in": the one way pkgtool replaces a whole directory or a named
+/// file — a package saved by `full` or `atomic`, the document host's staged destination,
+/// an export, a tree extracted by `unpack`. (A single file replaced whole, such as the
+/// manifest or `pack`'s archive, goes through `AtomicFile`'s unnamed `O_TMPFILE` instead,
+/// which a crash cannot leave behind.)
 ///
 /// The new version is built under a hidden sibling name (`SiblingNames`: short and fixed
 /// in length whatever the target's name), on the same file system so that the swap is one
@@ -187,7 +188,9 @@ package final class StagedReplacement {
         let siblings = SiblingNames(forName: name)
         var staging: [String] = []
         var asides: [String] = []
-        for entry in try DirectoryListing.names(in: parent) {
+        // Only pkgtool's own (ASCII-suffixed) names matter here: a neighbour's non-UTF-8
+        // name is skipped, not a reason to give up the sweep.
+        for entry in try DirectoryListing.names(in: parent, skippingNonUTF8Names: true) {
             switch siblings.role(of: entry) {
             case .staging?: staging.append(entry)
             case .aside?: asides.append(entry)

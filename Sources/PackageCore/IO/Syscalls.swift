@@ -269,6 +269,17 @@ extension Syscall {
         Glibc.isatty(descriptor) == 1
     }
 
+    /// Whether `descriptor` is open (fcntl F_GETFD succeeds).
+    static func isOpen(_ descriptor: Int32) -> Bool {
+        Glibc.fcntl(descriptor, F_GETFD) != -1 || errno != EBADF
+    }
+
+    /// Opens /dev/null on the lowest free descriptor, inherited across exec (it stands in
+    /// for a closed standard stream). -1 when it cannot be opened.
+    static func openDevNull(forWriting: Bool) -> Int32 {
+        Glibc.open("/dev/null", forWriting ? O_WRONLY : O_RDONLY)
+    }
+
     /// write(2) on a standard stream, retried on EINTR.
     static func writeStream(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) throws(Errno) -> Int {
         guard buffer.count > 0 else { return 0 }

@@ -55,10 +55,12 @@ package enum PackageRecovery {
         if let status = try FileSystem.statusIfExists(temporary) {
             guard status.kind == .directory else { return true }
             let directory = try FileDescriptor.openDirectory(temporary)
-            if try !DirectoryListing.names(in: directory).isEmpty { return true }
+            if try !DirectoryListing.names(in: directory, skippingNonUTF8Names: true).isEmpty { return true }
         }
         let parent = try FileDescriptor.openDirectory(package.parentPath)
-        return try DirectoryListing.names(in: parent).contains { package.siblings.role(of: $0) != nil }
+        return try DirectoryListing.names(in: parent, skippingNonUTF8Names: true).contains {
+            package.siblings.role(of: $0) != nil
+        }
     }
 
     /// Recovers the package at `packagePath`. The caller holds the exclusive `PackageLock`.

@@ -18,8 +18,12 @@ package enum LogCommand: Command {
             parent's id, the package's root hash (as 'pkgtool hash PKG' prints it), its size
             and entry count. --json prints every field in full. The latest 101 versions come
             in one request; each older one costs a small ranged GET.
-            Exit status: 0, 1 when the prefix is not a pkgtool remote, 2 trouble.
-            """ + "\n" + RemoteCommandSupport.environmentHelp)
+            """ + "\n" + RemoteCommandSupport.environmentHelp,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "the versions were listed"),
+            ExitStatusMeaning(.failure, "the prefix is not a pkgtool remote"),
+            ExitStatusMeaning(.trouble, "usage error, or trouble: credentials, the network, the store's answers"),
+        ])
 
     /// Runs in `pkgtool-remote` (`RemoteHelper`); its work is `RemoteLogCommand`.
     package static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {

@@ -63,6 +63,9 @@ enum PackCommand: Command {
         if arguments.flag("stats") && arguments.flag("json") {
             throw UsageError("--stats and --json cannot be combined", usageLine: usage)
         }
+        if options.base != nil && arguments.flag("fresh") {
+            throw UsageError("--base and --fresh cannot be combined (--fresh reuses nothing)", usageLine: usage)
+        }
         if let text = arguments.value("mtime") ?? environmentValue("SOURCE_DATE_EPOCH") {
             guard let seconds = Int64(text), seconds >= 0 else {
                 throw UsageError("--mtime (or SOURCE_DATE_EPOCH) expects Unix seconds, not '\(text)'", usageLine: usage)

@@ -25,8 +25,14 @@ package enum PullCommand: Command {
             leaves DEST untouched (exit 1). An interrupted pull resumes from
             .DEST.pkgtool-pull beside DEST. A pull that would discard changes made to DEST
             since it was last pushed or pulled is refused (exit 1) unless --force.
-            Exit status: 0 pulled or up to date, 1 refused, 2 trouble.
-            """ + "\n" + RemoteCommandSupport.environmentHelp)
+            """ + "\n" + RemoteCommandSupport.environmentHelp,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "pulled, or DEST holds that version already"),
+            ExitStatusMeaning(
+                .failure,
+                "refused: DEST has changes not pushed, an object or file failed verification (DEST untouched), not a pkgtool remote, unknown version"),
+            ExitStatusMeaning(.trouble, "usage error, or trouble: credentials, the network, the store's answers, DEST's disk"),
+        ])
 
     /// Runs in `pkgtool-remote` (`RemoteHelper`); its work is `RemotePullCommand`.
     package static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {

@@ -22,8 +22,12 @@ package enum PushCommand: Command {
             keep these changes), then push again. --force makes PKG the next version anyway
             (the versions it replaces stay in the history). An interrupted push leaves the
             remote's versions intact; the next one does not resend the packs that arrived.
-            Exit status: 0 pushed or up to date, 1 refused, 2 trouble.
-            """ + "\n" + RemoteCommandSupport.environmentHelp)
+            """ + "\n" + RemoteCommandSupport.environmentHelp,
+        exitStatuses: [
+            ExitStatusMeaning(.success, "pushed, or the remote holds PKG's version already"),
+            ExitStatusMeaning(.failure, "refused: the remote moved on (before the push or during it), or the prefix is not a pkgtool remote"),
+            ExitStatusMeaning(.trouble, "usage error, or trouble: PKG missing, credentials, the network, the store's answers"),
+        ])
 
     /// Runs in `pkgtool-remote` (`RemoteHelper`); its work is `RemotePushCommand`.
     package static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {

@@ -6,7 +6,7 @@ enum SaveCommand: Command {
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
         arguments:
-            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--progress] [--check-package] [--jobs N] SRC PKG",
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--progress] [--check-package] [--force] [--jobs N] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
@@ -14,7 +14,7 @@ enum SaveCommand: Command {
                 completion: .choices(SaveStrategy.allCases.map(\.rawValue))),
             OptionSpec(
                 "keep-previous",
-                help: "atomic only: keep the replaced version as .PKG.pkgtool-previous and update it next time"),
+                help: "atomic only: keep the replaced version beside PKG (.PKG.<hash>.pkgtool-previous) and update it next time"),
             OptionSpec(
                 "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
                 completion: .choices(Durability.allCases.map(\.rawValue))),
@@ -24,11 +24,17 @@ enum SaveCommand: Command {
             OptionSpec(
                 "check-package",
                 help: "stat every entry of PKG against its manifest first, to see edits made behind pkgtool's back"),
+            OptionSpec(
+                "force",
+                help: "replace the contents of an existing directory that is not a package (no .pkgtool inside)"),
             .jobs,
         ],
         positionals: 2...2,
         details: """
-            PKG is created when absent. Unchanged means equal content hash and size at the same
+            PKG is created when absent. An existing PKG that holds files but is not a
+            package pkgtool saved (no .pkgtool inside: a working folder, the arguments
+            swapped) is refused unless --force is given, since the save would delete
+            whatever SRC does not have. Unchanged means equal content hash and size at the same
             path; files of the package are never modified in place. Source files whose stat
             data match the last save from them are not reread. The save holds PKG's lock
             (a flock on the package directory), first recovers any interrupted save, and records the
@@ -46,7 +52,7 @@ enum SaveCommand: Command {
             ExitStatusMeaning(.success, "saved"),
             ExitStatusMeaning(
                 .failure,
-                "input refused: SRC or PKG not a directory, one inside the other, a source file changed while being saved, --keep-previous without atomic"),
+                "input refused: SRC or PKG not a directory, one inside the other, PKG a folder that is not a package (without --force), a source file changed while being saved, --keep-previous without atomic"),
             ExitStatusMeaning(
                 .trouble,
                 "usage error, or trouble: a missing path, permission denied, disk full (the previous package is intact)"),
@@ -69,6 +75,10 @@ enum SaveCommand: Command {
             progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]
+        if arguments.flag("stats") && arguments.flag("json") {
+            throw UsageError("--stats and --json cannot be combined", usageLine: spec.usageLine)
+        }
+        if !arguments.flag("force"), let refusal = ForeignDestination.check(package) { throw refusal }
         let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
         if showProgress { console.clearProgress() }
         for note in statistics.notes { console.warning(note) }
@@ -158,5 +168,33 @@ struct Stopwatch {
     var seconds: Double {
         let elapsed = ContinuousClock.now - start
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+/// A save's PKG that exists, holds entries and has no `.pkgtool`: not a package pkgtool
+/// saved, most likely a working folder (or SRC and PKG swapped). Saving would delete
+/// whatever SRC lacks, so the CLI asks for `--force`, as `git clone` refuses a non-empty
+/// destination and `rsync` deletes only with `--delete`.
+struct ForeignDestination: InputRejectedError {
+    let path: String
+
+    var description: String {
+        "'\(path)' holds files but is not a package (no \(PackageLayout.metadataDirectoryName) inside): saving would replace its contents with SRC's and delete the rest; check the order of SRC and PKG, or pass --force"
+    }
+
+    /// The refusal for `package`, or nil when it is missing, empty, not a directory (the
+    /// save itself says so) or a package.
+    static func check(_ package: String) -> ForeignDestination? {
+        guard let status = try? FileSystem.status(package, followSymlinks: true), status.kind == .directory else {
+            return nil
+        }
+        guard let directory = try? FileDescriptor.openDirectory(package) else { return nil }
+        if let names = try? DirectoryListing.names(in: directory) {
+            guard !names.isEmpty, !names.contains(PackageLayout.metadataDirectoryName) else { return nil }
+            return ForeignDestination(path: package)
+        }
+        // A name that is not UTF-8 (no package holds one): foreign, unless pkgtool's folder is there too.
+        guard let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true) else { return nil }
+        return names.contains(PackageLayout.metadataDirectoryName) ? nil : ForeignDestination(path: package)
     }
 }

@@ -1,0 +1,132 @@
+import Foundation
+import Glibc
+import PackageCore
+import PackageTestSupport
+import Testing
+@testable import PkgToolCLI
+
+/// What a person can get wrong on the command line, or what the shell hands over, and
+/// what pkgtool must then do: the output paths it writes (links, devices, folders), a
+/// standard output that refuses bytes, arguments that are not UTF-8, a save into a folder
+/// that is not a package.
+@Suite("command-line outputs and arguments")
+struct OutputsAndArgumentsTests {
+    /// Runs the built pkgtool through `sh -c`, so that the test can redirect or close
+    /// descriptors and pass raw bytes: `script` refers to pkgtool as "$0".
+    private func shell(_ script: String, in directory: String) throws -> (status: Int32, output: String, error: String) {
+        try runProgram("/bin/sh", ["-c", script, pkgtoolExecutable()], workingDirectory: directory)
+    }
+
+    @Test("output that cannot be written is exit 2 with one line, never a success")
+    func unwritableStandardOutput() throws {
+        let directory = try TemporaryDirectory("stdout")
+        try Files.write(directory.url("file"), "content")
+        for redirect in [">&-", ">/dev/full"] {
+            for command in ["--version", "hash file", "ls ."] {
+                let run = try shell("\"$0\" \(command) \(redirect)", in: directory.path)
+                #expect(run.status == 2, "\(command) \(redirect)")
+                let lines = run.error.split(separator: "\n")
+                #expect(lines.count == 1 && lines[0].hasPrefix("pkgtool: cannot write standard output: "), "\(run.error)")
+            }
+        }
+        // Written normally: exit 0, nothing on stderr.
+        let fine = try shell("\"$0\" hash file >/dev/null", in: directory.path)
+        #expect(fine.status == 0 && fine.error.isEmpty)
+    }
+
+    @Test("an argument that is not UTF-8 is refused, never repaired into another file's name")
+    func nonUTF8Argument() throws {
+        let directory = try TemporaryDirectory("utf8")
+        // The name the repaired argument would have become holds other bytes.
+        try Files.write(directory.url("f\u{FFFD}"), "another file")
+        let run = try shell("printf AAA > \"$(printf 'f\\377')\"; \"$0\" hash \"$(printf 'f\\377')\"", in: directory.path)
+        #expect(run.status == 2)
+        #expect(run.output.isEmpty)
+        #expect(run.error == "pkgtool: argument 'f\\377' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)\n")
+        #expect(NameQuoting.escapingInvalidUTF8([0x63, 0x61, 0x66, 0xE9, 0xC3, 0xA9]) == "caf\\351é")
+    }
+
+    @Test("pack writes through a link at OUT.zip and refuses a device, a FIFO or a folder before any work")
+    func packOutputs() throws {
+        let directory = try TemporaryDirectory("pack-out")
+        let source = directory.url("src")
+        try Files.makeDirectory(source)
+        try Files.write(source + "/a.txt", "hello")
+        try Files.write(directory.url("real.zip"), "old")
+        try Files.symlink(directory.url("link.zip"), to: "real.zip")
+        #expect(pkgtool("pack", source, directory.url("link.zip")).status == .success)
+        #expect(try FileSystem.status(directory.url("link.zip")).kind == .symbolicLink)
+        #expect(pkgtool("verify", directory.url("real.zip")).status == .success)
+
+        #expect(mkfifo(directory.url("fifo"), 0o644) == 0)
+        let fifo = pkgtool("pack", source, directory.url("fifo"))
+        #expect(fifo.status == .trouble)
+        #expect(fifo.errors == ["cannot replace '\(directory.url("fifo"))': it is a FIFO, not a regular file that can be replaced"])
+        #expect(try FileSystem.status(directory.url("fifo")).kind == .fifo)
+
+        let folder = pkgtool("pack", source, source)
+        #expect(folder.status == .trouble)
+        #expect(folder.errors.first?.contains("it is a directory, not a regular file") == true)
+        #expect(pkgtool("pack", source, directory.url("dir/")).status == .trouble)
+        // Conflicting reuse options are a usage error.
+        #expect(pkgtool("pack", "--base", directory.url("real.zip"), "--fresh", source, directory.url("x.zip")).status == .trouble)
+        #expect(try FileSystem.statusIfExists(directory.url("x.zip")) == nil)
+    }
+
+    @Test("unpack follows a link at DEST and removes what a killed unpack into DEST left")
+    func unpackDestination() throws {
+        let directory = try TemporaryDirectory("unpack-dest")
+        let source = directory.url("src")
+        try Files.makeDirectory(source)
+        try Files.write(source + "/a.txt", "hello")
+        let archive = directory.url("a.zip")
+        #expect(pkgtool("pack", source, archive).status == .success)
+        try Files.makeDirectory(directory.url("empty"))
+        try Files.symlink(directory.url("link"), to: "empty")
+        #expect(pkgtool("unpack", archive, directory.url("link")).status == .success)
+        #expect(try FileSystem.status(directory.url("link")).kind == .symbolicLink)
+        #expect(String(decoding: try Files.read(directory.url("empty/a.txt")), as: UTF8.self) == "hello")
+
+        // A staging tree whose unpack was killed: no process holds its lock.
+        let leftover = SiblingNames(forName: "out").newStaging()
+        try Files.makeDirectory(directory.url(leftover))
+        try Files.write(directory.url(leftover + "/half.bin"), "partial")
+        #expect(pkgtool("unpack", archive, directory.url("out")).status == .success)
+        #expect(try FileSystem.statusIfExists(directory.url(leftover)) == nil)
+        let names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
+        #expect(!names.contains { $0.contains(".pkgtool-") })
+    }
+
+    @Test("save refuses to empty a folder that is not a package unless --force")
+    func saveIntoForeignFolder() throws {
+        let directory = try TemporaryDirectory("foreign")
+        let draft = directory.url("draft")
+        let package = directory.url("notes.pkg")
+        try Files.makeDirectory(draft)
+        try Files.write(draft + "/chapter1.txt", "one")
+        #expect(pkgtool("save", "--fsync", "none", draft, package).status == .success)
+        try Files.write(draft + "/chapter2.txt", "two")
+
+        // The arguments swapped: the draft would lose chapter2.txt.
+        let swapped = pkgtool("save", "--fsync", "none", package, draft)
+        #expect(swapped.status == .failure)
+        #expect(swapped.errors.count == 1 && swapped.errors[0].contains("is not a package (no .pkgtool inside)"))
+        #expect(String(decoding: try Files.read(draft + "/chapter2.txt"), as: UTF8.self) == "two")
+
+        // An empty folder, or a package, is saved into as usual; --force replaces a folder.
+        try Files.makeDirectory(directory.url("empty"))
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("empty")).status == .success)
+        #expect(pkgtool("save", "--fsync", "none", draft, package).status == .success)
+        #expect(pkgtool("save", "--fsync", "none", "--force", package, draft).status == .success)
+        #expect(try FileSystem.statusIfExists(draft + "/chapter2.txt") != nil)
+        #expect(pkgtool("save", "--stats", "--json", draft, package).status == .trouble)
+    }
+
+    @Test("help answers for itself")
+    func helpOfHelp() {
+        for arguments in [["help", "--help"], ["help", "-h"], ["help", "help"]] {
+            let run = pkgtool(arguments)
+            #expect(run.status == .success && run.output.contains("usage: pkgtool"))
+        }
+    }
+}
