@@ -115,7 +115,9 @@ struct ArchiveParser {
             centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil)
     }
 
-    /// Finds the end record: the one whose comment reaches exactly the end of the file.
+    /// Finds the end record: the one whose comment reaches exactly the end of the file, or
+    /// is followed only by zero bytes, fewer than `ZipFormat.maximumZeroPadding` (the block
+    /// padding bsdtar adds when it writes to a pipe; zeros can hide no record).
     /// When several do (an archive hidden in the comment of another), the earliest is the
     /// real one: the others lie inside its comment.
     func findEnd(_ file: borrowing FileDescriptor) throws -> EndRecord {
@@ -127,13 +129,20 @@ struct ArchiveParser {
         let tail = try read(file, at: tailStart, count: tailLength, what: "end of the archive")
         var found: Int?
         var sawSignature = false
+        var recordEnd = tailLength
         tail.withUnsafeBytes { bytes in
+            // Where the zero bytes at the very end begin: bsdtar writing to a pipe pads its
+            // archive with NULs to its 10 KiB block, which other readers take as it is.
+            var zerosFrom = tailLength
+            while zerosFrom > 0 && bytes[zerosFrom - 1] == 0 { zerosFrom -= 1 }
             var position = tailLength - ZipFormat.endRecordSize
             while position >= 0 {
                 if bytes[position] == 0x50, bytes.le32(position) == ZipFormat.endSignature {
                     sawSignature = true
-                    if position + ZipFormat.endRecordSize + Int(bytes.le16(position + 20)) == tailLength {
+                    let end = position + ZipFormat.endRecordSize + Int(bytes.le16(position + 20))
+                    if end == tailLength || (end >= zerosFrom && end < tailLength && tailLength - end < ZipFormat.maximumZeroPadding) {
                         found = position
+                        recordEnd = end
                     }
                 }
                 position -= 1
@@ -147,14 +156,14 @@ struct ArchiveParser {
             }
             throw fail(.notAnArchive, nil, "not a ZIP archive (no end-of-central-directory record)")
         }
-        try refuseHiddenRecords(in: tail, commentStart: position + ZipFormat.endRecordSize)
+        try refuseHiddenRecords(in: Array(tail[..<recordEnd]), commentStart: position + ZipFormat.endRecordSize)
         var record = tail.withUnsafeBytes { bytes in
             EndRecord(
                 position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
                 centralDisk: UInt32(bytes.le16(position + 6)), entriesOnDisk: UInt64(bytes.le16(position + 8)),
                 totalEntries: UInt64(bytes.le16(position + 10)), centralSize: UInt64(bytes.le32(position + 12)),
                 centralOffset: UInt64(bytes.le32(position + 16)),
-                comment: Array(bytes[(position + ZipFormat.endRecordSize)...]), zip64RecordOffset: nil)
+                comment: Array(bytes[(position + ZipFormat.endRecordSize)..<recordEnd]), zip64RecordOffset: nil)
         }
         // A ZIP64 locator sits right before the end record when the archive needed one.
         let locatorPosition = position - ZipFormat.zip64LocatorSize
@@ -312,7 +321,10 @@ struct ArchiveParser {
         let comment = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength + extraLength)...])
 
         // The name first, so that every later message can say which entry.
+        let host = versionMadeBy >> 8
         var rawName = ZipNames.decode(nameBytes, utf8Flag: flags & ZipFormat.flagUTF8 != 0)
+        let storedName = rawName
+        var storedNameBytes: [UInt8]?
         let shownName = rawName ?? String(decoding: nameBytes, as: UTF8.self)
         guard let records = ExtraField.records(extra) else {
             throw fail(.malformed, shownName, "the central extra field is malformed (a record runs past its end)")
@@ -354,6 +366,7 @@ struct ArchiveParser {
                     let unicode = String(validating: data[5...], as: UTF8.self)
                 else { throw fail(.inconsistent, shownName, "the Unicode path field (0x7075) does not match the name") }
                 rawName = unicode
+                storedNameBytes = Array(nameBytes)
             case ZipFormat.unicodeCommentID:
                 guard data.count >= 5, data[0] == 1, data.le32(1) == CRC32.update(0, comment) else {
                     throw fail(.inconsistent, shownName, "the Unicode comment field (0x6375) does not match the comment")
@@ -368,7 +381,7 @@ struct ArchiveParser {
         }
         // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
         // as without the prefix; the root entry itself is checked like any other, then dropped.
-        name = ZipNames.droppingDotSlashes(name)
+        name = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(name, host: host))
         let isRoot = name.isEmpty && !shownName.isEmpty
         if isRoot { name = "./" }
         if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
@@ -378,6 +391,22 @@ struct ArchiveParser {
             throw fail(
                 .reservedName, name,
                 "'\(PackageLayout.metadataDirectoryName)' at the top holds pkgtool's own state, which is never taken from an archive (remove it: zip -d ARCHIVE '\(PackageLayout.metadataDirectoryName)/*')")
+        }
+        // A Unicode path field gives the entry its name here, but readers that ignore the
+        // field (python's zipfile, streaming readers) use the stored one: it must be as safe.
+        if storedNameBytes != nil {
+            let stored = ZipNames.droppingDotSlashes(
+                ZipNames.separatorsFixed(storedName ?? String(decoding: nameBytes, as: UTF8.self), host: host))
+            let problem =
+                stored.isEmpty
+                ? nil
+                : ZipNames.problem(with: stored, maximumLength: limits.maximumNameLength)
+                    ?? (ZipNames.isReservedTopLevel(stored) ? "is pkgtool's reserved '\(PackageLayout.metadataDirectoryName)'" : nil)
+            if let problem {
+                throw fail(
+                    .unsafeName, name,
+                    "the name stored beside its Unicode path field (0x7075), '\(ZipError.printable(stored))', is refused (\(problem)): readers that ignore the field would use it")
+            }
         }
         guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
         if flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || methodValue == 99 {
@@ -405,7 +434,6 @@ struct ArchiveParser {
         // and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
         // no mode, and files get 0644, directories 0755. A stored mode is restored as it
         // is, 0000 included, without set-id and sticky bits.
-        let host = versionMadeBy >> 8
         let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
         let hasUnixMode = unixMode != 0
         var kind: FileKind = .regular
@@ -442,7 +470,8 @@ struct ArchiveParser {
             contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
             dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
             dosTime: dosTime, dosDate: dosDate, flags: flags, extendedModificationTime: modificationSeconds,
-            pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs))
+            pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs), storedNameBytes: storedNameBytes,
+            usesBackslashSeparators: ZipNames.separatorsFixed(shownName, host: host) != shownName)
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
@@ -565,6 +594,7 @@ struct ArchiveParser {
             // Compare raw bytes with the central name when it was UTF-8; a CP437 or
             // Unicode-path name is compared after decoding the same way.
             guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
+            if entry.usesBackslashSeparators { decoded = ZipNames.separatorsFixed(decoded, host: 0) }
             decoded = ZipNames.droppingDotSlashes(decoded)
             return decoded == (entry.path.isEmpty ? "" : name)
         }()
@@ -617,6 +647,13 @@ struct ArchiveParser {
         }
         guard centralNameMatches || unicodeName.map(ZipNames.droppingDotSlashes) == name else {
             throw fail(.inconsistent, name, "the local header names a different file")
+        }
+        // Both headers may carry the same Unicode path over different stored names, which
+        // readers ignoring the field would take for two different files.
+        if let stored = entry.storedNameBytes, !localName.elementsEqual(stored) {
+            throw fail(
+                .inconsistent, name,
+                "the local and central headers store different names under the same Unicode path field (0x7075)")
         }
         // unzip and bsdtar take the local time, python and we the central one: only
         // agreement is safe (both fields present is already checked above).

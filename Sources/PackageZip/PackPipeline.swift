@@ -154,6 +154,11 @@ final class PackPipeline: Sendable {
         guard got == wanted else {
             throw FileSystemError(.read, path: shown, reason: "the file shrank while it was being packed")
         }
+        // A file that grew since the scan would be cut at the size the entry declares
+        // (Info-ZIP's zip warns "file size changed"): refused like one that shrank.
+        if job.isLast, try file.status().size != entry.size {
+            throw FileSystemError(.read, path: shown, reason: "the file grew while it was being packed")
+        }
         slot.dataStart = ZipPacker.dictionarySize
         slot.dataCount = job.length
         let data = slot.data

@@ -51,6 +51,13 @@ extension ZipArchive {
     ) throws -> ExtractReport {
         var target = destination
         while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        let last = RelativePath.lastComponent(of: target)
+        guard !target.isEmpty, last != ".", last != "..", target != "/" else {
+            throw FileSystemError(
+                .create, path: destination,
+                reason:
+                    "name the destination directory itself (unpack puts a new tree in its place, and '\(last.isEmpty ? destination : last)' cannot be replaced)")
+        }
         // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
         target = try FileSystem.followingFinalSymbolicLinks(target)
         let existing = try FileSystem.statusIfExists(target)
@@ -69,13 +76,7 @@ extension ZipArchive {
         // Staging trees of earlier unpacks into DEST that were killed (Ctrl-C, a crash):
         // removed now, unless a live unpack still holds one.
         _ = try? StagedReplacement.sweepLeftovers(beside: target, durability: durability)
-        let staged: StagedReplacement
-        do {
-            staged = try StagedReplacement(replacing: target, kind: .directory(permissions: 0o700))
-        } catch {
-            // The staging name is internal: say which destination could not be prepared.
-            throw FileSystemError(error.operation, path: target, errno: error.errno, reason: error.reason)
-        }
+        let staged = try StagedReplacement(replacing: target, kind: .directory(permissions: 0o700))
         let root = try staged.openStagedDirectory()
         let ownOwner = try root.status()
         if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }

@@ -46,6 +46,12 @@ public struct ZipEntry: Sendable, Equatable {
     var extendedModificationTime: Int64?
     /// Which of the fields that must be in both headers the central header has.
     var pairedExtras: Set<UInt16> = []
+    /// The name's bytes as the central header stores them, kept when a Unicode path field
+    /// (0x7075) gave the entry another name: the local header must store the same bytes.
+    var storedNameBytes: [UInt8]? = nil
+    /// Whether the archive was made on MS-DOS or Windows and its names use `\` between
+    /// components, which are read as "/" (as unzip and bsdtar do).
+    var usesBackslashSeparators = false
 
     /// The name as stored in the archive: the path, with "/" after a directory's.
     public var name: String { kind == .directory ? path + "/" : path }

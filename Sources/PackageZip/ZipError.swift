@@ -65,24 +65,43 @@ public struct ZipError: InputRejectedError, Sendable, Equatable {
     }
 
     /// One line: `refused 'ARCHIVE': entry 'NAME': REASON`, control characters of the name
-    /// written as `\xNN` so that no name can forge a line of output.
+    /// written as C escapes so that no name can forge a line of output.
     public var description: String {
         var text = "refused '\(archive)'"
         if let entry { text += ": entry '\(Self.printable(entry))'" }
         return text + ": " + reason
     }
 
-    /// A name with control characters escaped, so that a message stays one honest line.
+    /// A name with its control characters (C0, DEL, C1) escaped as the CLI writes names
+    /// (Specs/cli.md, "Names"): `\n`, `\t`… and three octal digits per UTF-8 byte for the
+    /// others (ESC is `\033`, U+009B is `\302\233`), so that a message stays one honest line.
     static func printable(_ name: String) -> String {
+        guard name.unicodeScalars.contains(where: isControl) else { return name }
         var result = ""
         for scalar in name.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
-                result += "\\x" + String(scalar.value, radix: 16, uppercase: false).leftPadded(to: 2)
-            } else {
+            guard isControl(scalar) else {
                 result.unicodeScalars.append(scalar)
+                continue
+            }
+            switch scalar {
+            case "\u{07}": result += "\\a"
+            case "\u{08}": result += "\\b"
+            case "\t": result += "\\t"
+            case "\n": result += "\\n"
+            case "\u{0B}": result += "\\v"
+            case "\u{0C}": result += "\\f"
+            case "\r": result += "\\r"
+            default:
+                for byte in String(scalar).utf8 {
+                    result += "\\" + String(byte, radix: 8).leftPadded(to: 3)
+                }
             }
         }
         return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
 

@@ -21,6 +21,17 @@ enum ZipNames {
         return result
     }
 
+    /// Hosts of "version made by" whose tools write `\` between components: MS-DOS (FAT),
+    /// Windows NTFS, VFAT. Their names are read with "/" instead, as unzip and bsdtar read
+    /// them (.NET's ZipFile and PowerShell's Compress-Archive wrote such archives).
+    static let backslashHosts: Set<UInt16> = [0, 11, 14]
+
+    /// `name` with `\` read as "/" when the archive's host writes it so.
+    static func separatorsFixed(_ name: String, host: UInt16) -> String {
+        guard backslashHosts.contains(host), name.utf8.contains(UInt8(ascii: "\\")) else { return name }
+        return String(decoding: name.utf8.map { $0 == UInt8(ascii: "\\") ? UInt8(ascii: "/") : $0 }, as: UTF8.self)
+    }
+
     /// Why a name is unsafe or not a plain relative path, or nil when it is fine.
     ///
     /// `name` is as stored, a directory's with its trailing "/". Refused: empty names, NUL,
@@ -49,13 +60,30 @@ enum ZipNames {
         for end in body.startIndex...body.endIndex
         where end == body.endIndex || body[end] == UInt8(ascii: "/") || body[end] == UInt8(ascii: "\\") {
             let count = end - start
-            if count == 0 { return "the name has an empty component ('//')" }
+            if count == 0 { return "the name has an empty component (two separators in a row)" }
             if count == 1 && body[start] == UInt8(ascii: ".") { return "the name has a '.' component" }
             if count == 2 && body[start] == UInt8(ascii: ".") && body[start + 1] == UInt8(ascii: ".") {
                 return "the name has a '..' component (path traversal)"
             }
             if count > 255 { return "a component of the name is \(count) bytes long, over the limit of 255 (NAME_MAX)" }
             start = end + 1
+        }
+        return nil
+    }
+
+    /// Why the link at `path` (relative to the archive's root) to `target` leads out of
+    /// the tree, read lexically ("a/b" → "../../x" climbs out); nil when it stays inside.
+    /// The reader also follows chains through other links; this is the writer's warning.
+    static func linkLeadsOut(path: String, target: String) -> String? {
+        if target.hasPrefix("/") { return "the link points to an absolute path ('\(target)')" }
+        var depth = path.split(separator: "/", omittingEmptySubsequences: true).count - 1
+        for component in target.split(separator: "/", omittingEmptySubsequences: true) {
+            if component == ".." {
+                depth -= 1
+                if depth < 0 { return "the link's target '\(target)' leads out of the tree" }
+            } else if component != "." {
+                depth += 1
+            }
         }
         return nil
     }
@@ -76,8 +104,10 @@ enum ZipNames {
     /// The top-level name reserved for pkgtool's own state (`.pkgtool`), and any name a
     /// case-folding or normalising file system would take for it (`.PKGTOOL`, or with the
     /// Kelvin sign U+212A for the k): such an archive is refused, never extracted.
+    /// Trailing dots and spaces count too (`.pkgtool.`): vfat and Windows drop them.
     static func isReservedTopLevel(_ name: String) -> Bool {
-        let first = name.prefix { $0 != "/" }
+        var first = name.prefix { $0 != "/" }
+        while let last = first.last, last == "." || last == " ", first.count > 1 { first = first.dropLast() }
         return first.utf8.count <= 3 * PackageLayout.metadataDirectoryName.utf8.count
             && first.lowercased() == PackageLayout.metadataDirectoryName
     }

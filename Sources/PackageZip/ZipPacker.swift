@@ -90,6 +90,10 @@ public struct ZipPackReport: Sendable {
     /// Whether the archive was written over the previous file's blocks (`keepsPrevious`),
     /// rather than into a new file.
     public var reusedPrevious = false
+    /// Links written whose target is absolute or climbs out of the tree, and why: other
+    /// tools unpack them, but pkgtool's own reader refuses the archive (`ZipArchive.open`
+    /// never lets a link lead out of the destination).
+    public var linksLeadingOut: [(path: String, reason: String)] = []
 }
 
 /// A usage problem with `pack`'s input (not a refused archive): exit status 2.
@@ -128,6 +132,9 @@ public enum ZipPacker {
         guard (0...9).contains(options.level) else { throw ZipPackError("level must be 0 to 9, not \(options.level)") }
         // Checked first, so that a pack into a directory or a device fails before any work.
         let output = try AtomicFile.replaceableTarget(output)
+        // SRC given as a symbolic link means the directory it names (entries inside are
+        // never followed).
+        let source = try FileSystem.followingFinalSymbolicLinks(source)
         let rootStatus = try FileSystem.status(source, followSymlinks: true)
         guard rootStatus.kind == .directory else {
             throw FileSystemError(.open, path: source, errno: .notDirectory, reason: "pack expects a directory")
@@ -149,6 +156,11 @@ public enum ZipPacker {
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
         ).scan(source)
         report.skipped = scan.skipped.map(\.path)
+        for entry in scan.snapshot.entries where entry.kind == .symbolicLink {
+            if let target = entry.linkTarget, let reason = ZipNames.linkLeadsOut(path: entry.path, target: target) {
+                report.linksLeadingOut.append((entry.path, reason))
+            }
+        }
 
         var snapshotEntries = scan.snapshot.entries
         // `.pkgtool` itself was left out above; a name a case-folding file system would take
@@ -170,12 +182,15 @@ public enum ZipPacker {
                 entry.kind == .regular && ownFiles.contains { $0.inode == entry.inode && $0.device == entry.device }
             }
         }
-        if let first = options.first {
+        if let given = options.first {
+            // "./mimetype" names the same file as "mimetype".
+            var first = ZipNames.droppingDotSlashes(given)
+            while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
             guard let index = snapshotEntries.firstIndex(where: { $0.path == first }) else {
-                throw ZipPackError("--first names '\(first)', which is not in '\(source)'")
+                throw ZipPackError("--first names '\(given)', which is not in '\(source)'")
             }
             guard snapshotEntries[index].kind == .regular else {
-                throw ZipPackError("--first names '\(first)', which is not a regular file")
+                throw ZipPackError("--first names '\(given)', which is not a regular file")
             }
             snapshotEntries.insert(snapshotEntries.remove(at: index), at: 0)
         }

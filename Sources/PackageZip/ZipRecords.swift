@@ -16,6 +16,9 @@ enum ZipFormat {
     static let zip64LocatorSize = 20
     /// The end record is the last 22 bytes plus a comment of at most 65,535.
     static let maximumEndSearch = endRecordSize + 0xFFFF
+    /// Zero bytes accepted after the end record (and its comment): below one 10 KiB block,
+    /// what bsdtar pads a ZIP written to a pipe with.
+    static let maximumZeroPadding = 10_240
 
     /// The all-ones value that says "the real value is in the ZIP64 extra field".
     static let marker32: UInt32 = 0xFFFF_FFFF

@@ -80,6 +80,7 @@ enum RemotePullCommand: Command {
             usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
             let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            try checkDestination(destination)
             let result = try RemoteProgressLine.showing("pulling", console: console) { progress in
                 try PackageRemote.pull(
                     location, to: destination, version: arguments.value("version"), options: options,
@@ -99,6 +100,23 @@ enum RemotePullCommand: Command {
                         + "\(result.save?.filesWritten ?? 0) files written, \(result.requests) requests")
             }
             return .success
+        }
+    }
+
+    /// What can be told about DEST without the network, told first (as push checks PKG
+    /// before it connects): a DEST that is not a directory is refused, one whose folder is
+    /// missing is trouble.
+    static func checkDestination(_ destination: String) throws {
+        if let status = try? FileSystem.status(destination, followSymlinks: true) {
+            guard status.kind == .directory else {
+                throw SaveRefusal(path: destination, reason: .destinationNotADirectory(status.kind))
+            }
+            return
+        }
+        let parent = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(destination)).directory
+        let folder = parent.isEmpty ? "." : parent
+        guard try FileSystem.status(folder, followSymlinks: true).kind == .directory else {
+            throw FileSystemError(.open, path: folder, errno: .notDirectory)
         }
     }
 

@@ -290,7 +290,7 @@ struct UntrustedArchiveTests {
         }
         #expect(try listing(other).isEmpty)
         #expect(try FileSystem.status(other).userID == 12345)
-        #expect(try listing(directory.path).allSatisfy { !$0.contains("pkgtool-tmp") })
+        #expect(try listing(directory.path).allSatisfy { !$0.contains(".pkgtool-") })
     }
 
     // MARK: Ambiguity and messages

@@ -43,7 +43,7 @@ struct OutputsAndArgumentsTests {
         #expect(run.status == 2)
         #expect(run.output.isEmpty)
         #expect(run.error == "pkgtool: argument 'f\\377' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)\n")
-        #expect(NameQuoting.escapingInvalidUTF8([0x63, 0x61, 0x66, 0xE9, 0xC3, 0xA9]) == "caf\\351é")
+        #expect(UTF8Escaping.escapingInvalid([0x63, 0x61, 0x66, 0xE9, 0xC3, 0xA9]) == "caf\\351é")
     }
 
     @Test("pack writes through a link at OUT.zip and refuses a device, a FIFO or a folder before any work")
@@ -97,6 +97,29 @@ struct OutputsAndArgumentsTests {
         #expect(!names.contains { $0.contains(".pkgtool-") })
     }
 
+    @Test("paths through linked folders work; '.' as DEST is refused before any work; a linked package is the folder it names")
+    func linkedFoldersAndDot() throws {
+        let directory = try TemporaryDirectory("linked-folders")
+        let source = directory.url("src")
+        try Files.makeDirectory(source)
+        try Files.write(source + "/a.txt", "hello")
+        try Files.makeDirectory(directory.url("real"))
+        try Files.symlink(directory.url("linked"), to: "real")
+        try Files.symlink(directory.url("srclink"), to: "src")
+        // The folder holding OUT or DEST is a link (as /var/run is to /run).
+        #expect(pkgtool("pack", directory.url("srclink"), directory.url("linked/a.zip")).status == .success)
+        #expect(pkgtool("unpack", directory.url("real/a.zip"), directory.url("linked/dest")).status == .success)
+        #expect(try FileSystem.status(directory.url("real/dest/a.txt")).size == 5)
+        #expect(pkgtool("manifest", directory.url("srclink")).status == .success)
+        #expect(pkgtool("verify", directory.url("srclink")).status == .success)
+
+        for dest in [".", directory.url("real") + "/.", ""] {
+            let refused = pkgtool("unpack", directory.url("real/a.zip"), dest)
+            #expect(refused.status == .trouble)
+            #expect(refused.errors.first?.contains("name the destination directory itself") == true, "\(refused.errors)")
+        }
+    }
+
     @Test("save refuses to empty a folder that is not a package unless --force")
     func saveIntoForeignFolder() throws {
         let directory = try TemporaryDirectory("foreign")
@@ -120,6 +143,37 @@ struct OutputsAndArgumentsTests {
         #expect(pkgtool("save", "--fsync", "none", "--force", package, draft).status == .success)
         #expect(try FileSystem.statusIfExists(draft + "/chapter2.txt") != nil)
         #expect(pkgtool("save", "--stats", "--json", draft, package).status == .trouble)
+    }
+
+    @Test("hash - reads standard input, as xxhsum does")
+    func hashStandardInput() throws {
+        let bytes = Array("abc".utf8)
+        let run = try runProgram(pkgtoolExecutable(), ["hash", "-"], input: bytes)
+        #expect(run.status == 0)
+        #expect(run.output == "\(ContentHash.of(bytes))  stdin\n")
+        let xxhsum = try runProgram("/usr/bin/xxhsum", ["-H2", "-"], input: bytes)
+        #expect(run.output == xxhsum.output)
+    }
+
+    @Test("pull says what is wrong with DEST before it reaches for the network; diff needs two sides for a remote")
+    func remoteArgumentsCheckedLocally() throws {
+        let home = try TemporaryDirectory("pull-dest")
+        try Files.write(home.url("file"), "not a folder")
+        let environment = [
+            "PATH": "/usr/bin:/bin", "HOME": home.path, "AWS_ACCESS_KEY_ID": "key", "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_REGION": "us-east-1", "PKGTOOL_CACHE_DIR": home.url("cache"),
+        ]
+        let remote = ["pull", "--retries", "0", "--endpoint", "http://127.0.0.1:1", "s3://bucket/prefix"]
+        let onFile = try runProgram(pkgtoolExecutable(), remote + [home.url("file")], environment: environment)
+        #expect(onFile.status == 1)
+        #expect(!onFile.error.contains("S3 endpoint") && onFile.error.split(separator: "\n").count == 1, "\(onFile.error)")
+        let noFolder = try runProgram(pkgtoolExecutable(), remote + [home.url("missing/dest")], environment: environment)
+        #expect(noFolder.status == 2)
+        #expect(noFolder.error.contains("No such file or directory"), "\(noFolder.error)")
+
+        let single = pkgtool("diff", "s3://bucket/prefix")
+        #expect(single.status == .trouble)
+        #expect(single.errors.first?.hasPrefix("a remote is compared with a second side") == true)
     }
 
     @Test("help answers for itself")

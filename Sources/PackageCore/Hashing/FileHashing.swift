@@ -1,3 +1,4 @@
+import CSystemShims
 import Glibc
 
 extension ContentHash {
@@ -13,6 +14,19 @@ extension ContentHash {
         hasher.reset()
         let total = try file.forEachChunk(using: buffer, expectedSize: expectedSize) { hasher.update($0) }
         return (hasher.digest(), total)
+    }
+
+    /// Hashes what arrives on standard input, to its end (`pkgtool hash -`, as `xxhsum -`):
+    /// a pipe, a terminal or a redirected file, through a duplicate of descriptor 0.
+    ///
+    /// - Returns: the hash and the number of bytes read.
+    package static func ofStandardInput(buffer: ChunkBuffer) throws(FileSystemError) -> (hash: ContentHash, size: Int64) {
+        let duplicate = pkg_dup_cloexec(0)
+        guard duplicate >= 0 else {
+            throw FileSystemError(.read, path: "standard input", errno: Errno(rawValue: errno))
+        }
+        let input = FileDescriptor(adopting: duplicate, path: "standard input")
+        return try ofFile(input, buffer: buffer)
     }
 
     /// Hashes the regular file at `path`, following a symbolic link given as `path` itself

@@ -34,7 +34,7 @@ package enum AtomicFile {
         _ body: (borrowing FileDescriptor) throws -> Void
     ) throws {
         let (directoryPath, name) = split(path)
-        let directory = try FileDescriptor.openDirectory(directoryPath)
+        let directory = try FileDescriptor.openDirectory(directoryPath, followingFinalLink: true)
         let temporaryName = "." + name + temporaryMarker + randomSuffix()
         var named = false
         let file = try openTemporary(in: directory, name: temporaryName, permissions: permissions, named: &named)

@@ -99,13 +99,19 @@ package struct FileDescriptor: ~Copyable {
         }
     }
 
-    /// Opens a directory for use as the base of `*at` calls, never through a symbolic link.
+    /// Opens a directory for use as the base of `*at` calls, never through a symbolic link
+    /// (unless `followingFinalLink`).
+    ///
+    /// `followingFinalLink`: for a folder named on the command line or holding such a path
+    /// (`lnk/dest`, `/var/run/x`), which a person expects to be followed like any shell
+    /// argument; walks inside a tree never follow one.
     package static func openDirectory(
-        _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: String? = nil,
+        followingFinalLink: Bool = false
     ) throws(FileSystemError) -> FileDescriptor {
         do {
             let descriptor = try Syscall.openat(
-                directory, path, O_RDONLY | PKG_O_DIRECTORY | PKG_O_NOFOLLOW, 0, step: .open)
+                directory, path, O_RDONLY | PKG_O_DIRECTORY | (followingFinalLink ? 0 : PKG_O_NOFOLLOW), 0, step: .open)
             return FileDescriptor(adopting: descriptor, path: displayPath ?? path)
         } catch {
             throw FileSystemError(.open, path: displayPath ?? path, errno: error)

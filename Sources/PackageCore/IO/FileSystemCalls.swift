@@ -8,11 +8,12 @@ package enum FileSystem {
     package static let currentDirectory: Int32 = AT_FDCWD
 
     /// Creates a directory.
+    /// `displayPath` is the path errors name (default: `path`).
     package static func makeDirectory(
-        _ path: String, relativeTo directory: Int32 = AT_FDCWD, permissions: UInt32 = 0o755
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, permissions: UInt32 = 0o755, displayPath: String? = nil
     ) throws(FileSystemError) {
         do { try Syscall.mkdirat(directory, path, permissions) } catch {
-            throw FileSystemError(.makeDirectory, path: path, errno: error)
+            throw FileSystemError(.makeDirectory, path: displayPath ?? path, errno: error)
         }
     }
 

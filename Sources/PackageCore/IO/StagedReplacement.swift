@@ -51,18 +51,26 @@ package final class StagedReplacement {
         let (folder, name) = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(target))
         parentPath = folder.isEmpty ? "." : folder
         targetName = name
-        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath))
+        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
         stagingName = SiblingNames(forName: name).newStaging()
-        switch kind {
-        case .directory(let permissions):
-            try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions | 0o700)
-            liveness = try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
-        case .file(let permissions):
-            liveness = try FileDescriptor.open(
-                stagingName, relativeTo: parent.rawValue, access: .readWrite, options: [.create, .exclusive, .noFollow],
-                permissions: permissions, displayPath: stagingPath)
-        case .symbolicLink(let target):
-            try FileSystem.makeSymbolicLink(stagingName, target: target, relativeTo: parent.rawValue)
+        do {
+            switch kind {
+            case .directory(let permissions):
+                try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions | 0o700)
+                liveness = try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
+            case .file(let permissions):
+                liveness = try FileDescriptor.open(
+                    stagingName, relativeTo: parent.rawValue, access: .readWrite, options: [.create, .exclusive, .noFollow],
+                    permissions: permissions, displayPath: stagingPath)
+            case .symbolicLink(let target):
+                try FileSystem.makeSymbolicLink(stagingName, target: target, relativeTo: parent.rawValue)
+            }
+        } catch {
+            // The staging name is pkgtool's: the error names the path the person gave (a
+            // read-only folder refuses the new entry beside it).
+            throw FileSystemError(
+                error.operation, path: RelativePath.join(parentPath, targetName), errno: error.errno,
+                reason: error.reason ?? "preparing its replacement beside it")
         }
         liveness?.lockExclusivelyForLife()
     }
@@ -74,7 +82,7 @@ package final class StagedReplacement {
         let (folder, name) = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(target))
         parentPath = folder.isEmpty ? "." : folder
         targetName = name
-        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath))
+        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
         stagingName = SiblingNames(forName: name).newStaging()
         try FileSystem.rename(claimed, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
         liveness = try? FileDescriptor.open(
@@ -184,7 +192,7 @@ package final class StagedReplacement {
         beside target: String, durability: Durability = .full
     ) throws(FileSystemError) -> Int {
         let (folder, name) = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(target))
-        let parent = try FileDescriptor.openDirectory(folder.isEmpty ? "." : folder)
+        let parent = try FileDescriptor.openDirectory(folder.isEmpty ? "." : folder, followingFinalLink: true)
         let siblings = SiblingNames(forName: name)
         var staging: [String] = []
         var asides: [String] = []

@@ -7,11 +7,13 @@ extension SaveContext {
         let metadataName = PackageLayout.metadataDirectoryName
         let temporaryName = metadataName + "/" + SaveJournal.temporaryDirectoryName
         if try FileSystem.statusIfExists(metadataName, relativeTo: root.rawValue) == nil {
-            try FileSystem.makeDirectory(metadataName, relativeTo: root.rawValue)
+            try FileSystem.makeDirectory(
+                metadataName, relativeTo: root.rawValue, displayPath: package.inside(metadataName))
             if durable { try root.sync() }
         }
         if try FileSystem.statusIfExists(temporaryName, relativeTo: root.rawValue) == nil {
-            try FileSystem.makeDirectory(temporaryName, relativeTo: root.rawValue, permissions: 0o700)
+            try FileSystem.makeDirectory(
+                temporaryName, relativeTo: root.rawValue, permissions: 0o700, displayPath: package.inside(temporaryName))
         }
         let temporary = try FileDescriptor.openDirectory(
             temporaryName, relativeTo: root.rawValue, displayPath: package.inside(temporaryName))

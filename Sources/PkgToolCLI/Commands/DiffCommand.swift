@@ -64,6 +64,11 @@ package enum DiffCommand: Command {
         let new: TreeSnapshot
         if arguments.positionals.count == 1 {
             let path = arguments.positionals[0]
+            if RemoteCommandSupport.isRemote(path) {
+                throw UsageError(
+                    "a remote is compared with a second side: diff PKG \(path), or diff \(path) PKG",
+                    usageLine: spec.usageLine)
+            }
             try SnapshotLoading.requireDirectory(path)
             let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
             if let problem = scan.manifestProblem { throw problem }

@@ -12,7 +12,8 @@ enum HashCommand: Command {
         ],
         positionals: 1...Int.max,
         details: """
-            A regular file prints '<hash>  <path>', byte for byte what 'xxhsum -H2' prints.
+            A regular file prints '<hash>  <path>', byte for byte what 'xxhsum -H2' prints;
+            '-' hashes standard input ('<hash>  stdin', as xxhsum; ./- names a file '-').
             A directory prints its tree's root hash (Specs/hashing.md): equal exactly when
             names, kinds, executable bits and contents are equal. Symbolic links inside a
             tree are hashed by their target text and never followed; a path given on the
@@ -36,6 +37,19 @@ enum HashCommand: Command {
         let buffer = ChunkBuffer()
         for path in arguments.positionals {
             do {
+                if path == "-" {
+                    let (hash, size) = try ContentHash.ofStandardInput(buffer: buffer)
+                    if asJSON {
+                        records.append(
+                            .object([
+                                ("path", .string(path)), ("kind", .string("stdin")),
+                                ("hash", .string(hash.description)), ("size", .int(size)),
+                            ]))
+                    } else {
+                        console.line("\(hash)  stdin")
+                    }
+                    continue
+                }
                 let target = try resolve(path)
                 switch target.kind {
                 case .directory:

@@ -26,8 +26,10 @@ enum ManifestCommand: Command {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
-        let path = arguments.positionals[0]
-        try SnapshotLoading.requireDirectory(path)
+        let given = arguments.positionals[0]
+        try SnapshotLoading.requireDirectory(given)
+        // A package given as a symbolic link is the directory it names.
+        let path = try FileSystem.followingFinalSymbolicLinks(given)
         // Writing the manifest is a save of metadata: it takes the exclusive lock and
         // recovers an interrupted save first.
         let lock = try PackageLock.acquire(for: path, exclusive: true)
@@ -35,16 +37,16 @@ enum ManifestCommand: Command {
         try PackageRecovery.recover(packagePath: path)
         let scan = try PackageScan.scan(path, useManifest: !arguments.flag("rehash"), workers: workers)
         if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
-        SnapshotLoading.reportSkipped(scan.result, root: path, console: console)
+        SnapshotLoading.reportSkipped(scan.result, root: given, console: console)
         try PackageManifest.writeIndex(scan.snapshot, packagePath: path, durability: .full)
         if arguments.flag("json") {
             console.line(
                 JSON.object([
-                    ("path", .string(path)), ("root_hash", .string(scan.snapshot.rootHash.description)),
+                    ("path", .string(given)), ("root_hash", .string(scan.snapshot.rootHash.description)),
                     ("entries", .int(scan.snapshot.entries.count)), ("files_read", .int(scan.result.filesHashed)),
                 ]).serialized(pretty: true))
         } else {
-            console.line("\(scan.snapshot.rootHash)  \(NameQuoting.quoted(path))  (\(scan.snapshot.entries.count) entries)")
+            console.line("\(scan.snapshot.rootHash)  \(NameQuoting.quoted(given))  (\(scan.snapshot.entries.count) entries)")
         }
         return .success
     }

@@ -93,6 +93,10 @@ enum PackCommand: Command {
         if let reason = report.baseIgnored {
             console.warning("'\(output)' could not serve as a base and was rebuilt in full: \(reason)")
         }
+        for (path, reason) in report.linksLeadingOut {
+            console.warning(
+                "'\(HashCommand.join(source, path))': \(reason): other tools unpack such a link, but pkgtool's unpack and verify refuse the archive")
+        }
         for path in report.skipped {
             console.warning("skipped '\(HashCommand.join(source, path))': not a file, link or directory")
         }
