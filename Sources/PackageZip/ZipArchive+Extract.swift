@@ -91,7 +91,14 @@ extension ZipArchive {
         if durability == .full { try root.sync() }
         // Renamed over an empty DEST (rename(2) refuses one that has filled up since the
         // check: ENOTEMPTY), or into place without replacing anything.
-        try staged.commit(durability: durability, exchange: false)
+        do {
+            try staged.commit(durability: durability, exchange: false)
+        } catch let error as FileSystemError where error.errno == .fileExists || error.errno == .directoryNotEmpty {
+            // Another process made DEST, or put something in it, while this one unpacked.
+            throw FileSystemError(
+                .create, path: target, errno: error.errno,
+                reason: "the destination appeared or filled while the archive was unpacked")
+        }
         return report
     }
 

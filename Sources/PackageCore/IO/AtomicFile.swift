@@ -37,7 +37,8 @@ package enum AtomicFile {
         let directory = try FileDescriptor.openDirectory(directoryPath, followingFinalLink: true)
         let temporaryName = "." + name + temporaryMarker + randomSuffix()
         var named = false
-        let file = try openTemporary(in: directory, name: temporaryName, permissions: permissions, named: &named)
+        let file = try openTemporary(
+            in: directory, name: temporaryName, permissions: permissions, named: &named, displayPath: path)
         do {
             try body(file)
             try file.setPermissions(permissions)
@@ -80,12 +81,14 @@ package enum AtomicFile {
 
     /// An unnamed file in `directory`, or a new file called `name` where the file system
     /// has no O_TMPFILE (`named` is then set).
+    /// Errors while it is written name `displayPath`, the file being replaced.
     static func openTemporary(
-        in directory: borrowing FileDescriptor, name: String, permissions: UInt32, named: inout Bool
+        in directory: borrowing FileDescriptor, name: String, permissions: UInt32, named: inout Bool,
+        displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
         let failure: FileSystemError
         do {
-            return try FileDescriptor.openUnnamed(inDirectory: directory, permissions: permissions)
+            return try FileDescriptor.openUnnamed(inDirectory: directory, permissions: permissions, displayPath: displayPath)
         } catch {
             failure = error
         }
@@ -94,7 +97,7 @@ package enum AtomicFile {
         named = true
         return try FileDescriptor.open(
             name, relativeTo: directory.rawValue, access: .readWrite, options: [.create, .exclusive],
-            permissions: permissions)
+            permissions: permissions, displayPath: displayPath)
     }
 
     /// Writes `bytes` to `path` atomically.

@@ -120,15 +120,18 @@ package struct FileDescriptor: ~Copyable {
 
     /// Creates an unnamed regular file in `directory` (O_TMPFILE). It gets a name only
     /// through `linkat`, so a crash before that leaves nothing behind.
+    ///
+    /// `displayPath`: the file it will become, which errors (a full disk while writing it)
+    /// then name; the folder by default.
     package static func openUnnamed(
-        inDirectory directory: borrowing FileDescriptor, permissions: UInt32 = 0o644
+        inDirectory directory: borrowing FileDescriptor, permissions: UInt32 = 0o644, displayPath: String? = nil
     ) throws(FileSystemError) -> FileDescriptor {
         do {
             let descriptor = try Syscall.openat(
                 directory.rawValue, ".", O_RDWR | PKG_O_TMPFILE, permissions, step: .create)
-            return FileDescriptor(adopting: descriptor, path: directory.path)
+            return FileDescriptor(adopting: descriptor, path: displayPath ?? directory.path)
         } catch {
-            throw FileSystemError(.create, path: directory.path, errno: error, reason: "unnamed temporary file")
+            throw FileSystemError(.create, path: displayPath ?? directory.path, errno: error, reason: "unnamed temporary file")
         }
     }
 
