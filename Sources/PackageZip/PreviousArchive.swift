@@ -167,7 +167,7 @@ enum PreviousArchive {
 
     private static func temporaryPath(near output: String) -> String {
         let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        return sibling(of: output, named: "." + fileName(of: output) + AtomicFile.temporaryMarker + random)
+        return sibling(of: output, named: SiblingNames(forName: fileName(of: output)).stem + "tmp-" + random)
     }
 
     private static func fileName(of path: String) -> String {

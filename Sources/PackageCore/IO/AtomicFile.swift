@@ -35,7 +35,8 @@ package enum AtomicFile {
     ) throws {
         let (directoryPath, name) = split(path)
         let directory = try FileDescriptor.openDirectory(directoryPath, followingFinalLink: true)
-        let temporaryName = "." + name + temporaryMarker + randomSuffix()
+        // Bounded in length whatever `name`'s (`SiblingNames`): a 250-byte name must work.
+        let temporaryName = SiblingNames(forName: name).stem + "tmp-" + randomSuffix()
         var named = false
         let file = try openTemporary(
             in: directory, name: temporaryName, permissions: permissions, named: &named, displayPath: path)

@@ -160,10 +160,11 @@ extension SaveContext {
         // The manifest: a delta, or a new base when there is none or the deltas grew.
         var metadataOperations: [SaveJournal.Operation] = []
         let record = manifestRecord()
+        let identity = rootIdentity
         if let manifest, appendsDelta {
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: newEntryCount, relinkWindow: nil)
+                newEntryCount: newEntryCount, relinkWindow: nil, packageIdentity: identity)
             let name = nextTemporary()
             try writeMetadata(delta.bytes, named: name, in: temporary.rawValue, displayName: metadataName + "/" + delta.name)
             metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + delta.name))
@@ -171,7 +172,8 @@ extension SaveContext {
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
             deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
-            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            let bytes = PackageManifest.encodedIndex(
+                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity)
             let name = nextTemporary()
             try writeMetadata(
                 bytes, named: name, in: temporary.rawValue, displayName: metadataName + "/" + PackageLayout.indexFileName)

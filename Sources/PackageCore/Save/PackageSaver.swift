@@ -165,7 +165,17 @@ public enum PackageSaver {
             statistics.notes.append("\(problem); rebuilt it by hashing the package")
         }
         if manifest == nil { statistics.manifestRebuilt = true }
-        if options.trustManifest, let manifest { return (manifest, manifest.snapshot, nil) }
+        if options.trustManifest, let manifest {
+            // Trusted as the package's state only when it names this very folder: one copied
+            // or received with the package (another inode), or written before manifests
+            // recorded it (0), is checked against the package first, as --check-package does.
+            let identity = try FileSystem.status(package.path).inode
+            if manifest.packageIdentity == identity { return (manifest, manifest.snapshot, nil) }
+            if manifest.packageIdentity != 0 {
+                statistics.notes.append(
+                    "the manifest was written for another folder (copied or received with the package): checked the package against it")
+            }
+        }
         let scanner = TreeScanner(
             workers: options.workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])

@@ -5,7 +5,7 @@
 /// version, complete with its manifest, and shares every file that did not change with the
 /// package (hard links). Removing it costs one unlink per entry, and building the next
 /// staging tree one link per unchanged file: for a package of 20,000 files and one edit,
-/// 40,000 directory operations. Kept instead as `.NAME.pkgtool-previous`, it only needs the
+/// 40,000 directory operations. Kept instead as `.NAME.<hash>.pkgtool-previous`, it only needs the
 /// entries that differ from the new snapshot replaced — what changed in this save and in
 /// the one before — to become the next staging tree.
 ///
@@ -37,6 +37,9 @@ extension SaveContext {
             let journal = RelativePath.join(RelativePath.join(previousPath, PackageLayout.metadataDirectoryName), SaveJournal.fileName)
             if try FileSystem.statusIfExists(journal) == nil {
                 usable = try? PackageManifest.load(packagePath: previousPath)
+                // It must be the manifest of this very tree (it was the package), not one
+                // copied into place.
+                if let manifest = usable, manifest.packageIdentity != status.inode { usable = nil }
             }
         }
         guard let manifest = usable else {

@@ -120,14 +120,20 @@ final class SaveContext {
 
     // MARK: Metadata only
 
+    /// The package root's inode, which the manifest records (Specs/manifest.md, "Package
+    /// identity"); 0 when it cannot be read.
+    var rootIdentity: UInt64 { (try? FileSystem.status(packagePath).inode) ?? 0 }
+
     /// Adds one delta file to the package's manifest. Safe under every strategy: the file is
     /// new (no linked inode is touched) and both the old and the new manifest describe the
     /// same content.
     private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
         let record = manifestRecord()
         let metadataPath = package.metadataPath
+        let identity = rootIdentity
         if !appendsDelta {
-            let bytes = PackageManifest.encodedIndex(TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash))
+            let bytes = PackageManifest.encodedIndex(
+                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity)
             try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
             statistics.metadataBytesWritten += Int64(bytes.count)
             statistics.manifestCompacted = true
@@ -136,7 +142,7 @@ final class SaveContext {
         }
         let delta = manifest.encodedDelta(
             upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-            newEntryCount: newEntryCount, relinkWindow: nil)
+            newEntryCount: newEntryCount, relinkWindow: nil, packageIdentity: identity)
         // Atomically: a crash must not leave a torn delta, which would discredit the manifest.
         try AtomicFile.write(delta.bytes, to: RelativePath.join(metadataPath, delta.name), durability: options.durability)
         statistics.metadataBytesWritten += Int64(delta.bytes.count)
@@ -149,7 +155,8 @@ final class SaveContext {
         guard let chain else { return }
         let header = ManifestFormat.DeltaHeader(
             sequence: chain.sequence + 1, baseChecksum: chain.base, previousChecksum: chain.last,
-            rootHash: plan.new.rootHash, relinkWindow: window, entryCount: UInt64(newEntryCount))
+            rootHash: plan.new.rootHash, relinkWindow: window, entryCount: UInt64(newEntryCount),
+            packageIdentity: rootIdentity)
         let bytes = ManifestFormat.encodeDelta(header: header, upserts: [], removals: [])
         let path = PackageLayout.joined(
             PackageLayout.metadataDirectory(of: packagePath), PackageManifest.deltaFileName(chain.sequence + 1))

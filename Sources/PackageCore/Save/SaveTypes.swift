@@ -35,7 +35,7 @@ public struct SaveOptions: Sendable {
     /// made to the package behind pkgtool's back are seen (`pkgtool save --check-package`).
     public var trustManifest: Bool
     /// `atomic` only: keep the version a save replaces beside the package, as
-    /// `.NAME.pkgtool-previous`, instead of removing it, and build the next atomic save by
+    /// `.NAME.<hash>.pkgtool-previous` (Specs/save.md, "Names beside the package"), instead of removing it, and build the next atomic save by
     /// bringing that tree up to date — work in proportion to the change — rather than
     /// hard-linking every unchanged file anew and removing the old tree. The price: the
     /// previous version's changed and removed files stay on disk until the next save.

@@ -182,6 +182,8 @@ extension SaveContext {
         try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
         let record = manifestRecord()
+        // The staging root becomes the package: the manifest names its inode.
+        let identity = (try? staging.status().inode) ?? 0
         if buildsOnPackage, let manifest, let package, appendsDelta {
             for existing in [PackageLayout.indexFileName] + manifest.deltaFileNames
             where !manifest.staleDeltaFiles.contains(existing) {
@@ -191,14 +193,15 @@ extension SaveContext {
             }
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
-                newEntryCount: newEntryCount, relinkWindow: window)
+                newEntryCount: newEntryCount, relinkWindow: window, packageIdentity: identity)
             try writeMetadata(delta.bytes, named: delta.name, in: metadata.rawValue, displayName: metadataName + "/" + delta.name)
             statistics.metadataBytesWritten += Int64(delta.bytes.count)
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
             deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
             let bytes = PackageManifest.encodedIndex(
-                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window)
+                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window,
+                packageIdentity: identity)
             try writeMetadata(
                 bytes, named: PackageLayout.indexFileName, in: metadata.rawValue,
                 displayName: metadataName + "/" + PackageLayout.indexFileName)

@@ -38,7 +38,8 @@ enum ManifestCommand: Command {
         let scan = try PackageScan.scan(path, useManifest: !arguments.flag("rehash"), workers: workers)
         if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
         SnapshotLoading.reportSkipped(scan.result, root: given, console: console)
-        try PackageManifest.writeIndex(scan.snapshot, packagePath: path, durability: .full)
+        try PackageManifest.writeIndex(
+            scan.snapshot, packagePath: path, durability: .full, packageIdentity: try FileSystem.status(path).inode)
         if arguments.flag("json") {
             console.line(
                 JSON.object([

@@ -24,7 +24,7 @@ enum PackCommand: Command {
                 "mtime", .value(placeholder: "T"),
                 help: "one modification time for every entry, Unix seconds (default: $SOURCE_DATE_EPOCH, else each file's)"),
             OptionSpec("fresh", help: "do not reuse an existing OUT.zip: compress everything"),
-            OptionSpec("sync", help: "fsync OUT.zip (and its directory) before and after it replaces the old one"),
+            OptionSpec("sync", help: "fsync OUT.zip before it replaces the old one, and its directory after"),
             OptionSpec(
                 "keep-previous",
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
@@ -47,7 +47,7 @@ enum PackCommand: Command {
             ExitStatusMeaning(.failure, "the archive given as --base was refused"),
             ExitStatusMeaning(
                 .trouble,
-                "usage error; SRC missing or not a directory, --first names no regular file, an I/O error (OUT.zip unchanged)"),
+                "usage error; SRC missing or not a directory, --first names no regular file, OUT.zip names a directory, device, FIFO or socket, a directory where --keep-previous keeps the old archive, a file changed size while packed, an I/O error (OUT.zip unchanged)"),
         ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {

@@ -9,7 +9,7 @@ package enum RemoteCommandSupport {
         "transfers", .value(placeholder: "N"), help: "transfers in flight at once (1–64, default 4)")
 
     package static let retries = OptionSpec(
-        "retries", .value(placeholder: "N"), help: "retries of a request after a connection error or 5xx (0–20, default 5)")
+        "retries", .value(placeholder: "N"), help: "retries of a request after a connection error, a timeout, a 5xx or a 429/SlowDown (0–20, default 5)")
     package static let limitRate = OptionSpec(
         "limit-rate", .value(placeholder: "BYTES"), help: "cap each transfer at BYTES per second (suffixes k, m)")
 

@@ -8,7 +8,7 @@ enum ZipCommandSupport {
         OptionSpec("max-entries", .value(placeholder: "N"), help: "refuse archives with more entries (default 1000000)"),
         OptionSpec(
             "max-size", .value(placeholder: "BYTES"),
-            help: "refuse archives that inflate to more bytes in all (default 68719476736, 64 GiB)"),
+            help: "refuse archives that inflate to more bytes in all, or in one entry (default 68719476736, 64 GiB)"),
         OptionSpec(
             "max-ratio", .value(placeholder: "R"),
             help: "refuse archives past 64 MiB that expand more than R:1 (default 1100)"),

@@ -196,4 +196,30 @@ struct UntrustedMetadataTests {
             #expect(try FileSystem.statusIfExists("/tmp/index") == nil || label != ".pkgtool is a link")
         }
     }
+
+    @Test("a manifest copied from another package is not taken as this one's state", arguments: SaveStrategy.allCases)
+    func copiedManifestIsChecked(strategy: SaveStrategy) throws {
+        let home = try TemporaryDirectory("copied-manifest")
+        for (name, text) in [("x", "X"), ("y", "Y")] {
+            try Files.makeDirectory(home.url(name))
+            try Files.write(home.url(name + "/f"), text)
+        }
+        let options = SaveOptions(strategy: strategy, durability: .none)
+        try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("A"), options: options)
+        try PackageSaver.save(DirectorySource(home.url("y")), to: home.url("B"), options: options)
+        // B's metadata replaced by A's, which says B holds what x holds.
+        try FileSystem.removeTree(home.url("B/.pkgtool"))
+        let copied = try runProgram("/bin/cp", ["-a", home.url("A/.pkgtool"), home.url("B/.pkgtool")])
+        try #require(copied.status == 0)
+
+        let outcome = try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("B"), options: options)
+        #expect(!outcome.statistics.unchanged)
+        #expect(outcome.statistics.notes.contains { $0.contains("written for another folder") })
+        #expect(String(decoding: try Files.read(home.url("B/f")), as: UTF8.self) == "X")
+        // The manifest now names B: the next save trusts it.
+        let manifest = try #require(try PackageManifest.load(packagePath: home.url("B")))
+        #expect(manifest.packageIdentity == (try FileSystem.status(home.url("B")).inode))
+        let again = try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("B"), options: options)
+        #expect(again.statistics.unchanged && again.statistics.notes.isEmpty)
+    }
 }
