@@ -197,14 +197,16 @@ struct UntrustedMetadataTests {
         }
     }
 
-    @Test("a manifest copied from another package is not taken as this one's state", arguments: SaveStrategy.allCases)
-    func copiedManifestIsChecked(strategy: SaveStrategy) throws {
+    @Test(
+        "a manifest copied from another package is not taken as this one's state",
+        arguments: SaveStrategy.allCases.map { ($0, false) } + [(SaveStrategy.atomic, true)])
+    func copiedManifestIsChecked(strategy: SaveStrategy, keepsPrevious: Bool) throws {
         let home = try TemporaryDirectory("copied-manifest")
         for (name, text) in [("x", "X"), ("y", "Y")] {
             try Files.makeDirectory(home.url(name))
             try Files.write(home.url(name + "/f"), text)
         }
-        let options = SaveOptions(strategy: strategy, durability: .none)
+        let options = SaveOptions(strategy: strategy, durability: .none, keepsPrevious: keepsPrevious)
         try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("A"), options: options)
         try PackageSaver.save(DirectorySource(home.url("y")), to: home.url("B"), options: options)
         // B's metadata replaced by A's, which says B holds what x holds.
@@ -221,5 +223,12 @@ struct UntrustedMetadataTests {
         #expect(manifest.packageIdentity == (try FileSystem.status(home.url("B")).inode))
         let again = try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("B"), options: options)
         #expect(again.statistics.unchanged && again.statistics.notes.isEmpty)
+        // Saves that link unchanged files and append deltas keep naming the root they leave.
+        for round in 0..<3 {
+            try Files.write(home.url("x/g\(round)"), "round \(round)")
+            try PackageSaver.save(DirectorySource(home.url("x")), to: home.url("B"), options: options)
+            let recorded = try #require(try PackageManifest.load(packagePath: home.url("B")))
+            #expect(recorded.packageIdentity == (try FileSystem.status(home.url("B")).inode), "\(strategy) round \(round)")
+        }
     }
 }
