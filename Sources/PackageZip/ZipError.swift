@@ -75,34 +75,7 @@ public struct ZipError: InputRejectedError, Sendable, Equatable {
     /// A name with its control characters (C0, DEL, C1) escaped as the CLI writes names
     /// (Specs/cli.md, "Names"): `\n`, `\t`… and three octal digits per UTF-8 byte for the
     /// others (ESC is `\033`, U+009B is `\302\233`), so that a message stays one honest line.
-    static func printable(_ name: String) -> String {
-        guard name.unicodeScalars.contains(where: isControl) else { return name }
-        var result = ""
-        for scalar in name.unicodeScalars {
-            guard isControl(scalar) else {
-                result.unicodeScalars.append(scalar)
-                continue
-            }
-            switch scalar {
-            case "\u{07}": result += "\\a"
-            case "\u{08}": result += "\\b"
-            case "\t": result += "\\t"
-            case "\n": result += "\\n"
-            case "\u{0B}": result += "\\v"
-            case "\u{0C}": result += "\\f"
-            case "\r": result += "\\r"
-            default:
-                for byte in String(scalar).utf8 {
-                    result += "\\" + String(byte, radix: 8).leftPadded(to: 3)
-                }
-            }
-        }
-        return result
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-    }
+    static func printable(_ name: String) -> String { TextEscaping.escapingControlCharacters(name) }
 }
 
 extension String {

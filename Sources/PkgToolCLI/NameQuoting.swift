@@ -1,3 +1,5 @@
+import PackageCore
+
 /// How names are printed: git's quoting, so that no name can forge a line of output or
 /// reach a terminal as an escape sequence.
 ///
@@ -15,7 +17,7 @@
 public enum NameQuoting {
     /// Whether `scalar` is escaped when it occurs in a name.
     public static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\"" || scalar == "\\"
+        TextEscaping.isControl(scalar) || scalar == "\"" || scalar == "\\"
     }
 
     /// Whether `name` is printed in quotes.
@@ -37,32 +39,8 @@ public enum NameQuoting {
     /// else changed: error and warning lines, which quote names as '…' for a person, go
     /// through this so that a name cannot break the line or drive the terminal.
     public static func escapingControlCharacters(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { needsEscape($0) && $0 != "\"" && $0 != "\\" }) else {
-            return text
-        }
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            escaped += needsEscape(scalar) && scalar != "\"" && scalar != "\\" ? escape(scalar) : String(scalar)
-        }
-        return escaped
+        TextEscaping.escapingControlCharacters(text)
     }
 
-    private static func escape(_ scalar: Unicode.Scalar) -> String {
-        switch scalar {
-        case "\u{07}": return "\\a"
-        case "\u{08}": return "\\b"
-        case "\t": return "\\t"
-        case "\n": return "\\n"
-        case "\u{0B}": return "\\v"
-        case "\u{0C}": return "\\f"
-        case "\r": return "\\r"
-        case "\"": return "\\\""
-        case "\\": return "\\\\"
-        default:
-            return String(scalar).utf8.map { byte in
-                let octal = String(byte, radix: 8)
-                return "\\" + String(repeating: "0", count: 3 - octal.count) + octal
-            }.joined()
-        }
-    }
+    private static func escape(_ scalar: Unicode.Scalar) -> String { TextEscaping.cEscape(scalar) }
 }

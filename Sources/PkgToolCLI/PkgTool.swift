@@ -181,7 +181,7 @@ public enum PkgTool {
         let console = Console(outputWasClosed: closed.outputClosed)
         if let invalid = ProcessEnvironment.firstNonUTF8Argument() {
             console.error(
-                "argument '\(UTF8Escaping.escapingInvalid(invalid))' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)"
+                "argument '\(TextEscaping.escapingInvalidUTF8(invalid))' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)"
             )
             ProcessEnvironment.exit(ExitStatus.trouble.rawValue)
         }

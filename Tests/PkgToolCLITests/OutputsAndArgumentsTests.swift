@@ -43,7 +43,7 @@ struct OutputsAndArgumentsTests {
         #expect(run.status == 2)
         #expect(run.output.isEmpty)
         #expect(run.error == "pkgtool: argument 'f\\377' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)\n")
-        #expect(UTF8Escaping.escapingInvalid([0x63, 0x61, 0x66, 0xE9, 0xC3, 0xA9]) == "caf\\351é")
+        #expect(TextEscaping.escapingInvalidUTF8([0x63, 0x61, 0x66, 0xE9, 0xC3, 0xA9]) == "caf\\351é")
     }
 
     @Test("pack writes through a link at OUT.zip and refuses a device, a FIFO or a folder before any work")

@@ -46,7 +46,7 @@ package enum DirectoryListing {
                 if nameLength <= 2 && nameBytes.allSatisfy({ $0 == UInt8(ascii: ".") }) { continue }
                 guard let name = String(validating: nameBytes, as: UTF8.self) else {
                     if skippingNonUTF8Names { continue }
-                    let shown = UTF8Escaping.escapingInvalid(Array(nameBytes))
+                    let shown = TextEscaping.escapingInvalidUTF8(Array(nameBytes))
                     throw FileSystemError(
                         .readDirectory, path: directory.path + "/" + shown,
                         reason: "the name is not valid UTF-8, which packages require")
