@@ -230,7 +230,8 @@ public enum ZipPacker {
     }
 
     static func floorSeconds(_ nanoseconds: Int64) -> Int64 {
-        nanoseconds >= 0 ? nanoseconds / 1_000_000_000 : (nanoseconds - 999_999_999) / 1_000_000_000
+        let (seconds, rest) = nanoseconds.quotientAndRemainder(dividingBy: 1_000_000_000)
+        return rest < 0 ? seconds - 1 : seconds
     }
 
     /// The base entries that can be copied raw: same path, kind, size, and the file's hash

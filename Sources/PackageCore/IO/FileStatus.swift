@@ -112,13 +112,23 @@ public struct FileStatus: Sendable, Hashable {
         self.kind = FileKind(mode: mode)
         self.permissions = mode & 0o7777
         self.size = Int64(info.st_size)
-        self.modificationTime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        self.changeTime = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        self.modificationTime = Self.nanoseconds(info.st_mtim)
+        self.changeTime = Self.nanoseconds(info.st_ctim)
         self.inode = UInt64(info.st_ino)
         self.device = UInt64(info.st_dev)
         self.linkCount = UInt64(info.st_nlink)
         self.userID = info.st_uid
         self.groupID = info.st_gid
+    }
+
+    /// A timestamp in nanoseconds since the epoch, saturating at Int64's range (years 1677 to
+    /// 2262): ext4 and XFS store times well past it (`touch -d 2300-01-01` is enough), and
+    /// such a file must read, not trap. Two times beyond the range compare equal.
+    static func nanoseconds(_ time: timespec) -> Int64 {
+        let (product, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return time.tv_sec < 0 ? .min : .max }
+        let (sum, carried) = product.addingReportingOverflow(Int64(time.tv_nsec))
+        return carried ? .max : sum
     }
 
     /// Whether the owner may execute the file: the one mode bit content hashes record.

@@ -46,11 +46,22 @@ extension FileWrapperSource {
 
     /// After a save of the edited parts: written nodes point at their new files, visited
     /// directories at their new stat, the edit marks go (unless edited again meanwhile).
+    ///
+    /// With `updatesNames` (`.withNameUpdating`), every node of the regions visited — the
+    /// new, renamed and rewritten children and their folders — also takes the name it was
+    /// written under and its modification time and permissions on disk, as after a
+    /// whole-tree save; the rest of the tree already carries them.
     func adoptEditedParts(_ walk: EditedTreeWalk, outcome: SaveOutcome, package: PackageLocation) {
         for (path, status) in outcome.written {
             guard let node = walk.nodes[path] else { continue }
             node.state.withLock { state in
                 state.diskRecord = DiskRecord(path: package.inside(path), status: status)
+            }
+        }
+        if updatesNames {
+            for (relative, node) in walk.nodes {
+                let status = outcome.written[relative] ?? (try? FileSystem.status(package.inside(relative)))
+                adoptName(of: node, relative: relative, status: status, package: package)
             }
         }
         for (node, relative, generation) in walk.visited {
@@ -62,6 +73,19 @@ extension FileWrapperSource {
                     state.editedBelow = false
                     state.directoryEditedSinceRead = false
                 }
+            }
+            if updatesNames { adoptName(of: node, relative: relative, status: status, package: package) }
+        }
+    }
+
+    /// `.withNameUpdating` for one node: the name it was written under, and its time and
+    /// permissions on disk.
+    private func adoptName(of node: FileWrapper, relative: String, status: FileStatus?, package: PackageLocation) {
+        node.state.withLock { state in
+            state.filename = relative.isEmpty ? package.name : RelativePath.lastComponent(of: relative)
+            if let status {
+                state.modificationTime = status.modificationTime
+                state.permissions = status.permissions
             }
         }
     }

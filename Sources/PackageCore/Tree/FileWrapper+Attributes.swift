@@ -71,9 +71,14 @@ extension FileWrapper {
         return Date(timeIntervalSince1970: Double(seconds.quotient) + Double(seconds.remainder) / 1_000_000_000)
     }
 
-    /// Nanoseconds since the epoch, rounded to the microsecond a `Date` (a Double) can hold.
+    /// Nanoseconds since the epoch, rounded to the microsecond a `Date` (a Double) can hold;
+    /// dates beyond what a file time holds here (1677–2262: `Date.distantFuture`,
+    /// `distantPast`) saturate at the nearest end, and a NaN date is the epoch.
     static func nanoseconds(from date: Date) -> Int64 {
         let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        return Int64(microseconds) * 1000
+        guard !microseconds.isNaN else { return 0 }
+        guard let whole = Int64(exactly: max(min(microseconds, 9.2e15), -9.2e15)) else { return 0 }
+        let (product, overflow) = whole.multipliedReportingOverflow(by: 1000)
+        return overflow ? (whole < 0 ? .min : .max) : product
     }
 }

@@ -79,6 +79,17 @@ struct FileWrapperWritingTests {
         #expect(second.backingFile?.status.size == 1)
         #expect(!directory.needsToBeUpdated(from: URL(fileURLWithPath: destination)))
         #expect(directory.matchesContents(of: URL(fileURLWithPath: destination)))
+        // Written back in place (the journaled edited-parts path): a new child and a
+        // renamed one take the names they were written under.
+        let third = FileWrapper(regularFileWithContents: Data("3".utf8))
+        third.preferredFilename = "new.txt"
+        directory.addFileWrapper(third)
+        second.preferredFilename = "renamed.txt"
+        let url = URL(fileURLWithPath: destination)
+        try directory.write(to: url, options: .withNameUpdating, originalContentsURL: url, saveOptions: SaveOptions(durability: .none))
+        #expect(third.filename == "new.txt" && second.filename == "renamed.txt", "\(third.filename ?? "nil") \(second.filename ?? "nil")")
+        #expect(third.fileAttributes[FileAttributeKey.modificationDate.rawValue] != nil)
+        #expect(!directory.needsToBeUpdated(from: url))
         // Without the option, names stay as they were.
         let other = FileWrapper(regularFileWithContents: Data())
         try other.write(to: URL(fileURLWithPath: target.path + "/x"), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))

@@ -196,3 +196,34 @@ struct FileWrapperReservedNameTests {
         #expect(try package.snapshot() == scanned.snapshot)
     }
 }
+
+@Suite("Times beyond what nanoseconds since 1970 hold")
+struct FarTimeTests {
+    @Test("files dated 2300 or before 1970 read and save; distant dates set on a wrapper do not trap")
+    func farTimes() throws {
+        let directory = try TemporaryDirectory("far-times")
+        let source = directory.url("src")
+        try Files.makeDirectory(source)
+        try Files.write(source + "/future.txt", "from 2300")
+        try Files.write(source + "/past.txt", "from 1600")
+        for (name, date) in [("future.txt", "2300-01-01"), ("past.txt", "1600-01-01")] {
+            let touched = try runProgram("/usr/bin/touch", ["-d", date, source + "/" + name])
+            try #require(touched.status == 0, "\(touched.error)")
+        }
+        let future = try FileSystem.status(source + "/future.txt")
+        #expect(future.modificationTime == .max)
+        // (ext4 keeps times from 1901: the past file reads as its earliest.)
+        #expect(try FileSystem.status(source + "/past.txt").modificationTime < 0)
+
+        let wrapper = try FileWrapper(url: URL(fileURLWithPath: source), options: .immediate)
+        #expect(wrapper.fileWrappers?.count == 2)
+        try PackageSaver.save(DirectorySource(source), to: directory.url("p.pkg"), options: SaveOptions(durability: .none))
+        #expect(try PackageScan.scan(directory.url("p.pkg")).snapshot.entries.count == 2)
+
+        let file = FileWrapper(regularFileWithContents: Data("x".utf8))
+        for date in [Date.distantFuture, Date.distantPast, Date(timeIntervalSince1970: .nan)] {
+            file.fileAttributes = [FileAttributeKey.modificationDate.rawValue: date]
+            #expect(file.fileAttributes[FileAttributeKey.modificationDate.rawValue] != nil)
+        }
+    }
+}
