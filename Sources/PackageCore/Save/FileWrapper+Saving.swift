@@ -11,6 +11,10 @@ extension FileWrapper {
     /// guarantee, so the next save there is incremental. A regular file or symbolic link is
     /// replaced atomically (a staged sibling renamed over it).
     ///
+    /// Without options, an existing folder that holds files but is not a package (no
+    /// `.pkgtool`) is refused (EEXIST), as Apple's `write` refuses an existing item; with
+    /// any option (`.atomic`) it is replaced.
+    ///
     /// With `.withNameUpdating`, this wrapper and its descendants afterwards describe what
     /// was written: their names become the names written and their files the files there,
     /// so the next save reuses them. Without it (an export), the wrapper keeps describing
@@ -39,8 +43,27 @@ extension FileWrapper {
             let original = try FileWrapper.filePath(of: originalContentsURL, for: .open)
             inPlace = (try? PackageLocation(original)) == (try? PackageLocation(path))
         }
+        // (A tree written back over the folder it was read from is its own business.)
+        let readFromHere = diskRecord.map { (try? PackageLocation($0.path)) == (try? PackageLocation(path)) } ?? false
+        if !inPlace && !readFromHere && options.isEmpty { try FileWrapper.refuseForeignFolder(at: path) }
         let source = FileWrapperSource(self, adoptsPackage: inPlace || nameUpdating, updatesNames: nameUpdating)
         return try PackageSaver.save(source, to: path, options: saveOptions)
+    }
+
+    /// Without options Apple's `write` refuses a destination that exists ("file exists");
+    /// here a package is saved over (that is what a save is), but a folder that holds files
+    /// and is no package — a wrong URL, a working folder — is refused: the save would
+    /// delete whatever the tree lacks. Pass `.atomic` to replace it anyway.
+    static func refuseForeignFolder(at path: String) throws {
+        guard let status = try? FileSystem.status(path, followSymlinks: true), status.kind == .directory,
+            let directory = try? FileDescriptor.openDirectory(path, followingFinalLink: true),
+            let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true),
+            !names.isEmpty, !names.contains(PackageLayout.metadataDirectoryName)
+        else { return }
+        throw FileSystemError(
+            .create, path: path, errno: .fileExists,
+            reason:
+                "the destination is a folder with files that is not a package; writing would replace its contents (pass .atomic to do so)")
     }
 
     /// A regular file or symbolic link written as `path`, replacing it atomically.

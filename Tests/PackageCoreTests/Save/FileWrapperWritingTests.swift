@@ -210,4 +210,25 @@ struct FileWrapperIncrementalWriteTests {
             .statistics
         #expect(over.filesWritten == 0)
     }
+
+    @Test("without options, a folder with files that is no package is refused, as Apple refuses an existing item; .atomic replaces it")
+    func foreignFolderRefused() throws {
+        let directory = try TemporaryDirectory("fw-foreign")
+        let folder = directory.path + "/Documents"
+        try Files.makeDirectory(folder)
+        try Files.write(folder + "/letter.txt", "keep me")
+        let tree = FileWrapper(directoryWithFileWrappers: ["a.txt": FileWrapper(regularFileWithContents: Data("a".utf8))])
+        let url = URL(fileURLWithPath: folder)
+        #expect {
+            try tree.write(to: url, originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        } throws: { error in
+            (error as? FileSystemError)?.errno == .fileExists
+        }
+        #expect(try Files.read(folder + "/letter.txt") == Array("keep me".utf8))
+        // An empty folder, or one given with .atomic, is written.
+        try tree.write(to: url, options: .atomic, originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        #expect(try FileSystem.statusIfExists(folder + "/letter.txt") == nil)
+        try Files.makeDirectory(directory.path + "/Empty")
+        try tree.write(to: URL(fileURLWithPath: directory.path + "/Empty"), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+    }
 }
