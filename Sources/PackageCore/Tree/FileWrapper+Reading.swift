@@ -32,7 +32,10 @@ extension FileWrapper {
         let path = PackageLocation.canonicalFolder(of: try FileWrapper.filePath(of: url, for: .open))
         let status = try FileSystem.status(path)
         let replacement = FileWrapper(emptyOf: status.kind)
-        try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: true, options: options)
+        // Only a wrapper no directory holds is a package root whose `.pkgtool` is left out:
+        // a nested package's metadata, reread through its wrapper, stays its content.
+        let isRoot = state.withLock { $0.parentLinks.isEmpty }
+        try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: isRoot, options: options)
         // Only once the whole read succeeded does this wrapper change.
         let fresh = replacement.state.withLock { $0 }
         let oldChildren = state.withLock { node -> [FileWrapper] in

@@ -227,3 +227,23 @@ struct FarTimeTests {
         }
     }
 }
+
+@Suite("A nested package's metadata is content")
+struct NestedPackageReadTests {
+    @Test("rereading a child wrapper keeps the .pkgtool of a package nested inside the package")
+    func rereadChildKeepsNestedMetadata() throws {
+        let directory = try TemporaryDirectory("nested-reread")
+        let inner = directory.url("inner-src")
+        try Files.makeDirectory(inner)
+        try Files.write(inner + "/a.txt", "a")
+        let outer = directory.url("P")
+        try Files.makeDirectory(outer)
+        try PackageSaver.save(DirectorySource(inner), to: outer + "/sub", options: SaveOptions(durability: .none))
+        let root = try FileWrapper(url: URL(fileURLWithPath: outer))
+        #expect(root.fileWrappers?[".pkgtool"] == nil)
+        let sub = try #require(root.fileWrappers?["sub"])
+        #expect(sub.fileWrappers?[".pkgtool"] != nil)
+        try sub.read(from: URL(fileURLWithPath: outer + "/sub"))
+        #expect(sub.fileWrappers?[".pkgtool"] != nil)
+    }
+}
