@@ -56,14 +56,9 @@ extension FileWrapper {
     }
 
     static func permissionBits(from value: Any) -> UInt32? {
-        switch value {
-        case let number as Int: return UInt32(truncatingIfNeeded: number)
-        case let number as UInt32: return number
-        case let number as UInt16: return UInt32(number)
-        case let number as Int16: return UInt32(truncatingIfNeeded: number)
-        case let number as UInt: return UInt32(truncatingIfNeeded: number)
-        default: return nil
-        }
+        // Any integer type (Foundation hands out Int, NSNumber-bridged Int16, or mode_t).
+        guard let number = value as? any BinaryInteger else { return nil }
+        return UInt32(truncatingIfNeeded: number) & 0o7777
     }
 
     static func date(fromNanoseconds nanoseconds: Int64) -> Date {
