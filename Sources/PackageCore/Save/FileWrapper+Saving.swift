@@ -38,14 +38,16 @@ extension FileWrapper {
         guard isDirectory else {
             return try writeFlat(to: path, durability: saveOptions.durability, nameUpdating: nameUpdating)
         }
+        // In place: into the package named as the original contents, or the one this tree
+        // was read from (or last saved to) when none is named.
         var inPlace = false
         if let originalContentsURL {
             let original = try FileWrapper.filePath(of: originalContentsURL, for: .open)
             inPlace = (try? PackageLocation(original)) == (try? PackageLocation(path))
+        } else if let readFrom = diskRecord?.path ?? packageState?.packagePath {
+            inPlace = (try? PackageLocation(readFrom)) == (try? PackageLocation(path))
         }
-        // (A tree written back over the folder it was read from is its own business.)
-        let readFromHere = diskRecord.map { (try? PackageLocation($0.path)) == (try? PackageLocation(path)) } ?? false
-        if !inPlace && !readFromHere && options.isEmpty { try FileWrapper.refuseForeignFolder(at: path) }
+        if !inPlace && options.isEmpty { try FileWrapper.refuseForeignFolder(at: path) }
         let source = FileWrapperSource(self, adoptsPackage: inPlace || nameUpdating, updatesNames: nameUpdating)
         return try PackageSaver.save(source, to: path, options: saveOptions)
     }
