@@ -158,6 +158,25 @@ import Testing
         #expect(try Files.read(copy + "/pages/b/page1.json") == page)
     }
 
+    @Test func aPullIntoAFolderThatIsNoPackageAsksForForce() throws {
+        let fixture = try RemoteFixture("foreign-dest")
+        let source = try fixture.makePackage("source", pages: 2, mediaSize: 0)
+        let pushed = try PackageRemote.push(source, to: fixture.location, options: fixture.options())
+        let folder = fixture.path("work")
+        try Files.makeDirectory(folder)
+        try Files.write(folder + "/notes.txt", "mine")
+        #expect {
+            _ = try PackageRemote.pull(fixture.location, to: folder, options: fixture.options(device: "b"))
+        } throws: { error in (error as? RemoteError)?.kind == .unpushedChanges }
+        #expect(try Files.read(folder + "/notes.txt") == Array("mine".utf8))
+        // An empty folder is pulled into as usual; --force replaces the folder's contents.
+        try Files.makeDirectory(fixture.path("empty"))
+        _ = try PackageRemote.pull(fixture.location, to: fixture.path("empty"), options: fixture.options(device: "b"))
+        let forced = try PackageRemote.pull(fixture.location, to: folder, options: fixture.options(device: "b"), force: true)
+        #expect(forced.version.id == pushed.version.id)
+        #expect(try FileSystem.statusIfExists(folder + "/notes.txt") == nil)
+    }
+
     @Test func anInsertionSendsOnlyTheChunksAroundIt() throws {
         let fixture = try RemoteFixture("insert")
         let source = try fixture.makePackage("source", pages: 4, mediaSize: 12 << 20)

@@ -80,7 +80,18 @@ enum PullOperation {
         result.notes = warnings
         let realPath = { PackagePaths.realPath(destination) ?? destination }
         if let current {
-            if let record = store.cache.syncRecord(forPackage: realPath()), record.rootHash != current.rootHash, !force,
+            let record = store.cache.syncRecord(forPackage: realPath())
+            // A folder that holds files, is no package and was never synced (a working
+            // folder, a wrong path): the pull would delete whatever the version lacks, so it
+            // asks for --force, as git clone refuses a non-empty destination.
+            if record == nil, !force, !current.entries.isEmpty, current.rootHash != target.rootHash,
+                try FileSystem.statusIfExists(PackageLayout.joined(destination, PackageLayout.metadataDirectoryName)) == nil
+            {
+                throw RemoteError(
+                    .unpushedChanges,
+                    "'\(destination)' holds files but is neither a package nor synced with \(store.location); pull into a new or empty folder, or pull --force to replace its contents")
+            }
+            if let record, record.rootHash != current.rootHash, !force,
                 current.rootHash != target.rootHash
             {
                 throw RemoteError(
