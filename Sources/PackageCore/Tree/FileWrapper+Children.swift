@@ -74,16 +74,18 @@ extension FileWrapper {
     ///
     /// - Complexity: O(children) to find it, O(depth) to invalidate the hashes above.
     public func removeFileWrapper(_ child: FileWrapper) {
-        let removed = state.withLock { node -> Bool in
+        // (One wrapper may sit under two keys, from `init(directoryWithFileWrappers:)`: it
+        // keeps its link to this directory while another key still holds it.)
+        let (removed, stillHeld) = state.withLock { node -> (Bool, Bool) in
             guard node.kind == .directory, let name = node.children.first(where: { $0.value === child })?.key else {
-                return false
+                return (false, false)
             }
             node.children[name] = nil
             node.directoryEditedSinceRead = true
-            return true
+            return (true, node.children.values.contains { $0 === child })
         }
         guard removed else { return }
-        child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
+        if !stillHeld { child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } } }
         invalidateContentHash()
         markEdited()
     }

@@ -190,3 +190,18 @@ struct FileWrapperConcurrencyTests {
         #expect(pages.orderedFileWrappers?.count == 350)
     }
 }
+
+@Suite("One wrapper under two keys")
+struct SharedChildTests {
+    @Test("removing one key keeps the child's edits reaching the directory through the other")
+    func removingOneKeyKeepsTheLink() throws {
+        let child = FileWrapper(regularFileWithContents: Data("a".utf8))
+        let directory = FileWrapper(directoryWithFileWrappers: ["one.txt": child, "two.txt": child])
+        #expect(directory.fileWrappers?.count == 2)
+        directory.removeFileWrapper(child)
+        #expect(directory.fileWrappers?.count == 1)
+        let before = try directory.contentHash
+        child.fileAttributes = [FileAttributeKey.posixPermissions.rawValue: 0o755]
+        #expect(try directory.contentHash != before)
+    }
+}
