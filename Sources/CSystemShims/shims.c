@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <signal.h>
 #include "CSystemShims.h"
 
 #include <errno.h>
@@ -115,6 +116,12 @@ int pkg_start_writeback(int fd) {
 int pkg_flock(int fd, int operation) { return flock(fd, operation); }
 
 int pkg_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+
+int pkg_signal_is_ignored(int signal) {
+    struct sigaction current;
+    if (sigaction(signal, NULL, &current) != 0) return 0;
+    return current.sa_handler == SIG_IGN;
+}
 
 const int PKG_SEEK_DATA = SEEK_DATA;
 const int PKG_SEEK_HOLE = SEEK_HOLE;

@@ -20,10 +20,32 @@ public final class Console {
     public private(set) var outputFailure: Errno?
     /// Standard output was closed when the process started (it now points at /dev/null).
     private let outputWasClosed: Bool
+    /// Whether this console is the process's own (`PkgTool.main`): only then may a command
+    /// take Ctrl-C to stop its work cleanly (`InterruptSignals`); in-process callers keep
+    /// their signals.
+    public let ownsProcess: Bool
 
     /// A console on the process's standard output and error.
     public convenience init() {
         self.init(outputWasClosed: false)
+    }
+
+    /// For a command whose work, killed mid-way, would leave something to clean: the first
+    /// Ctrl-C (SIGTERM, SIGHUP) raises `cancellation`, and the work removes what it made
+    /// and stops; `finishInterrupted` then ends the process by that signal. Does nothing
+    /// for a console that does not own the process.
+    func stopOnInterrupt(_ cancellation: SaveCancellation) {
+        guard ownsProcess else { return }
+        InterruptSignals.onFirst { cancellation.cancel() }
+    }
+
+    /// After work that failed: when an interrupt stopped it, the process ends by that
+    /// signal (exit 130 for Ctrl-C, nothing printed, as a shell expects); otherwise returns.
+    func finishInterrupted() {
+        guard ownsProcess, let signal = InterruptSignals.receivedSignal else { return }
+        clearProgress()
+        flush()
+        InterruptSignals.reraise(signal)
     }
 
     /// A console on the process's standard output and error, which `PkgTool.main` makes
@@ -33,6 +55,7 @@ public final class Console {
         captureOnly = false
         errorIsTerminal = StandardStream.error.isTerminal
         self.outputWasClosed = outputWasClosed
+        ownsProcess = true
         outputBuffer.reserveCapacity(1 << 16)
     }
 
@@ -41,6 +64,7 @@ public final class Console {
         captureOnly = true
         errorIsTerminal = false
         outputWasClosed = false
+        ownsProcess = false
     }
 
     public var capturedText: String { String(decoding: capturedOutput, as: UTF8.self) }

@@ -176,6 +176,65 @@ struct OutputsAndArgumentsTests {
         #expect(single.errors.first?.hasPrefix("a remote is compared with a second side") == true)
     }
 
+    @Test("Ctrl-C stops a save or a pack cleanly: exit 130, nothing left beside the target, the old version intact")
+    func interruptedSaveAndPack() throws {
+        let directory = try TemporaryDirectory("interrupt")
+        let source = directory.url("src")
+        try Files.makeDirectory(source)
+        for index in 0..<24 { try Files.writeRandom(source + "/f\(index).bin", size: 8 << 20, seed: UInt64(index)) }
+        let package = directory.url("doc.pkg")
+        try Files.makeDirectory(directory.url("first"))
+        try Files.write(directory.url("first/old.txt"), "old")
+        #expect(pkgtool("save", "--fsync", "none", directory.url("first"), package).status == .success)
+        let oldHash = try PackageScan.scan(package).snapshot.rootHash
+        for (strategy, delay) in [("atomic", 50_000), ("full", 150_000), ("journaled", 100_000)] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
+            process.arguments = ["save", "--strategy", strategy, "--fsync", "none", source, package]
+            try process.run()
+            usleep(useconds_t(delay))
+            process.interrupt()
+            process.waitUntilExit()
+            // Either it finished first, or the interrupt stopped it (killed by SIGINT, or
+            // exit 130) and the old version stands.
+            let interrupted = Self.stoppedByInterrupt(process)
+            let hash = try PackageScan.scan(package).snapshot.rootHash
+            if interrupted {
+                #expect(hash == oldHash, "\(strategy)")
+            } else {
+                #expect(process.terminationStatus == 0 && process.terminationReason == .exit, "\(strategy)")
+            }
+            #expect(pkgtool("verify", package).status == .success, "\(strategy)")
+            let names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
+            #expect(!names.contains { $0.contains(".pkgtool-") }, "\(strategy): \(names)")
+            #expect(try Trees.names(package + "/.pkgtool").allSatisfy { $0 != "journal" }, "\(strategy)")
+            if !interrupted {
+                // Finished: back to the old version for the next round.
+                #expect(pkgtool("save", "--fsync", "none", "--strategy", strategy, directory.url("first"), package).status == .success)
+            }
+        }
+        let archive = directory.url("out.zip")
+        let pack = Process()
+        pack.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
+        pack.arguments = ["pack", "--level", "9", source, archive]
+        try pack.run()
+        usleep(100_000)
+        pack.interrupt()
+        pack.waitUntilExit()
+        if Self.stoppedByInterrupt(pack) {
+            #expect(try FileSystem.statusIfExists(archive) == nil)
+        } else {
+            #expect(pkgtool("verify", archive).status == .success)
+        }
+        let names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
+        #expect(!names.contains { $0.contains(".pkgtool-") }, "\(names)")
+    }
+
+    private static func stoppedByInterrupt(_ process: Process) -> Bool {
+        (process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGINT)
+            || (process.terminationReason == .exit && process.terminationStatus == 128 + SIGINT)
+    }
+
     @Test("help answers for itself")
     func helpOfHelp() {
         for arguments in [["help", "--help"], ["help", "-h"], ["help", "help"]] {

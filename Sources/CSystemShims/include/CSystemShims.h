@@ -50,6 +50,10 @@ int pkg_flock(int fd, int operation);
 /// opens is: a child process another thread starts meanwhile must not inherit it.
 int pkg_dup_cloexec(int fd);
 
+/// Whether `signal`'s disposition is "ignore" (inherited from the parent, as a shell sets
+/// SIGINT for a background job or nohup sets SIGHUP): such a signal must stay ignored.
+int pkg_signal_is_ignored(int signal);
+
 /// lseek whence values glibc defines only under _GNU_SOURCE.
 extern const int PKG_SEEK_DATA;
 extern const int PKG_SEEK_HOLE;

@@ -82,12 +82,18 @@ enum PackCommand: Command {
                 if total >> 26 != (total - bytes) >> 26 { box.console.progress("pack: \(total >> 20) MiB") }
             }
         }
+        let cancellation = SaveCancellation()
+        options.cancellation = cancellation
+        console.stopOnInterrupt(cancellation)
         let report: ZipPackReport
         do {
             report = try ZipPacker.pack(source, to: output, options: options)
         } catch let error as ZipPackError {
             console.clearProgress()
             throw UsageError(error.description, usageLine: usage)
+        } catch {
+            console.finishInterrupted()
+            throw error
         }
         console.clearProgress()
         if let reason = report.baseIgnored {

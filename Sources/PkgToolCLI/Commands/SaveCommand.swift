@@ -69,17 +69,26 @@ enum SaveCommand: Command {
         let strategy = SaveStrategy(rawValue: strategyName!)!
         let showProgress = arguments.flag("progress") && console.errorIsTerminal
         let progressConsole = console
+        let cancellation = SaveCancellation()
         let options = SaveOptions(
             strategy: strategy, durability: Durability(rawValue: durabilityName!)!, workers: workers,
             trustManifest: !arguments.flag("check-package"), keepsPrevious: arguments.flag("keep-previous"),
-            progress: showProgress ? ProgressLine(console: progressConsole).report : nil)
+            progress: showProgress ? ProgressLine(console: progressConsole).report : nil, cancellation: cancellation)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]
         if arguments.flag("stats") && arguments.flag("json") {
             throw UsageError("--stats and --json cannot be combined", usageLine: spec.usageLine)
         }
         if !arguments.flag("force"), let refusal = ForeignDestination.check(package) { throw refusal }
-        let statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+        // Ctrl-C stops the save cleanly: its staging tree or temporaries are removed.
+        console.stopOnInterrupt(cancellation)
+        let statistics: SaveStatistics
+        do {
+            statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+        } catch {
+            console.finishInterrupted()
+            throw error
+        }
         if showProgress { console.clearProgress() }
         for note in statistics.notes { console.warning(note) }
         if arguments.flag("json") {
