@@ -311,9 +311,13 @@ final class PackPipeline: Sendable {
             to: file)
         try out.flush(to: file)
         report.archiveBytes = out.position
+        if cancellation?.isCancelled == true { throw CancellationError() }
         if let base, !copies.isEmpty {
             try RawCopy.run(copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
         }
+        // Asked once more before the archive replaces OUT.zip: a repack spends its time in
+        // the copies above, after the last entry's check.
+        if cancellation?.isCancelled == true { throw CancellationError() }
         try file.seek(to: report.archiveBytes)
     }
 

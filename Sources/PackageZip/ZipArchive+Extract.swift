@@ -60,6 +60,12 @@ extension ZipArchive {
         }
         // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
         target = try FileSystem.followingFinalSymbolicLinks(target)
+        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        if [".", ".."].contains(RelativePath.lastComponent(of: target)) || target == "/" {
+            throw FileSystemError(
+                .create, path: destination,
+                reason: "it leads to '\(target)': name the destination directory itself (unpack puts a new tree in its place)")
+        }
         let existing = try FileSystem.statusIfExists(target)
         if let existing {
             guard existing.kind == .directory else {

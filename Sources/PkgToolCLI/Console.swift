@@ -20,6 +20,9 @@ public final class Console {
     public private(set) var outputFailure: Errno?
     /// Standard output was closed when the process started (it now points at /dev/null).
     private let outputWasClosed: Bool
+    /// Standard input was closed when the process started (it now reads /dev/null): a
+    /// command reading it (`hash -`) must fail, not hash nothing.
+    public let inputWasClosed: Bool
     /// Whether this console is the process's own (`PkgTool.main`): only then may a command
     /// take Ctrl-C to stop its work cleanly (`InterruptSignals`); in-process callers keep
     /// their signals.
@@ -51,10 +54,11 @@ public final class Console {
     /// A console on the process's standard output and error, which `PkgTool.main` makes
     /// after reopening closed standard descriptors: output to a stream that was closed
     /// fails as writing to the closed descriptor would have.
-    init(outputWasClosed: Bool) {
+    init(outputWasClosed: Bool, inputWasClosed: Bool = false) {
         captureOnly = false
         errorIsTerminal = StandardStream.error.isTerminal
         self.outputWasClosed = outputWasClosed
+        self.inputWasClosed = inputWasClosed
         ownsProcess = true
         outputBuffer.reserveCapacity(1 << 16)
     }
@@ -64,6 +68,7 @@ public final class Console {
         captureOnly = true
         errorIsTerminal = false
         outputWasClosed = false
+        inputWasClosed = false
         ownsProcess = false
     }
 

@@ -178,7 +178,7 @@ public enum PkgTool {
     /// success.
     public static func main(commands table: [any Command.Type] = commands) -> Never {
         let closed = StandardStream.guardStandardDescriptors()
-        let console = Console(outputWasClosed: closed.outputClosed)
+        let console = Console(outputWasClosed: closed.outputClosed, inputWasClosed: closed.inputClosed)
         if let invalid = ProcessEnvironment.firstNonUTF8Argument() {
             console.error(
                 "argument '\(TextEscaping.escapingInvalidUTF8(invalid))' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)"

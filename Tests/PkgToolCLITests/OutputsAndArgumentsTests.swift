@@ -143,6 +143,17 @@ struct OutputsAndArgumentsTests {
         #expect(pkgtool("save", "--fsync", "none", "--force", package, draft).status == .success)
         #expect(try FileSystem.statusIfExists(draft + "/chapter2.txt") != nil)
         #expect(pkgtool("save", "--stats", "--json", draft, package).status == .trouble)
+
+        // Named through a link, or holding a stray file called .pkgtool, a folder is still
+        // no package.
+        let work = directory.url("work")
+        try Files.makeDirectory(work)
+        try Files.write(work + "/mine.txt", "mine")
+        try Files.symlink(directory.url("work-link"), to: "work")
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("work-link")).status == .failure)
+        try Files.write(work + "/.pkgtool", "")
+        #expect(pkgtool("save", "--fsync", "none", draft, work).status == .failure)
+        #expect(try Files.read(work + "/mine.txt") == Array("mine".utf8))
     }
 
     @Test("hash - reads standard input, as xxhsum does")
@@ -153,6 +164,10 @@ struct OutputsAndArgumentsTests {
         #expect(run.output == "\(ContentHash.of(bytes))  stdin\n")
         let xxhsum = try runProgram("/usr/bin/xxhsum", ["-H2", "-"], input: bytes)
         #expect(run.output == xxhsum.output)
+        // With standard input closed there is nothing to hash: an error, not the empty hash.
+        let directory = try TemporaryDirectory("hash-stdin")
+        let closed = try shell("\"$0\" hash - <&-", in: directory.path)
+        #expect(closed.status == 2 && closed.output.isEmpty && closed.error.contains("standard input"))
     }
 
     @Test("pull says what is wrong with DEST before it reaches for the network; diff needs two sides for a remote")

@@ -23,8 +23,10 @@ package enum InterruptSignals {
         sources.withLock { sources in
             // A signal ignored from the start (a background job's SIGINT, nohup's SIGHUP)
             // stays ignored, as the parent asked.
+            // (No SIG_IGN first, as Darwin needs: libdispatch on Linux installs its own
+            // handler, from another thread; ignoring the signal meanwhile would lose one sent
+            // in that gap, where the default action at least stops the process.)
             for signal in watched where pkg_signal_is_ignored(signal) == 0 {
-                Glibc.signal(signal, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: signal, queue: queue)
                 source.setEventHandler {
                     guard received.compareExchange(expected: 0, desired: signal, ordering: .relaxed).exchanged else { return }

@@ -59,8 +59,9 @@ extension FileWrapper {
     static func refuseForeignFolder(at path: String) throws {
         guard let status = try? FileSystem.status(path, followSymlinks: true), status.kind == .directory,
             let directory = try? FileDescriptor.openDirectory(path, followingFinalLink: true),
-            let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true),
-            !names.isEmpty, !names.contains(PackageLayout.metadataDirectoryName)
+            let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true), !names.isEmpty,
+            (try? FileSystem.statusIfExists(PackageLayout.metadataDirectoryName, relativeTo: directory.rawValue))??.kind
+                != .directory
         else { return }
         throw FileSystemError(
             .create, path: path, errno: .fileExists,

@@ -85,7 +85,8 @@ enum PullOperation {
             // folder, a wrong path): the pull would delete whatever the version lacks, so it
             // asks for --force, as git clone refuses a non-empty destination.
             if record == nil, !force, !current.entries.isEmpty, current.rootHash != target.rootHash,
-                try FileSystem.statusIfExists(PackageLayout.joined(destination, PackageLayout.metadataDirectoryName)) == nil
+                try FileSystem.statusIfExists(PackageLayout.joined(destination, PackageLayout.metadataDirectoryName))?.kind
+                    != .directory
             {
                 throw RemoteError(
                     .unpushedChanges,

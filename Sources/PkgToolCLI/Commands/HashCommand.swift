@@ -38,6 +38,9 @@ enum HashCommand: Command {
         for path in arguments.positionals {
             do {
                 if path == "-" {
+                    guard !console.inputWasClosed else {
+                        throw FileSystemError(.read, path: "standard input", errno: .badFileDescriptor)
+                    }
                     let (hash, size) = try ContentHash.ofStandardInput(buffer: buffer)
                     if asJSON {
                         records.append(

@@ -197,13 +197,14 @@ struct ForeignDestination: InputRejectedError {
         guard let status = try? FileSystem.status(package, followSymlinks: true), status.kind == .directory else {
             return nil
         }
-        guard let directory = try? FileDescriptor.openDirectory(package) else { return nil }
-        if let names = try? DirectoryListing.names(in: directory) {
-            guard !names.isEmpty, !names.contains(PackageLayout.metadataDirectoryName) else { return nil }
-            return ForeignDestination(path: package)
-        }
-        // A name that is not UTF-8 (no package holds one): foreign, unless pkgtool's folder is there too.
-        guard let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true) else { return nil }
-        return names.contains(PackageLayout.metadataDirectoryName) ? nil : ForeignDestination(path: package)
+        // PKG given as a link is the folder it names.
+        guard let directory = try? FileDescriptor.openDirectory(package, followingFinalLink: true) else { return nil }
+        let hasMetadata =
+            (try? FileSystem.statusIfExists(PackageLayout.metadataDirectoryName, relativeTo: directory.rawValue))??.kind
+            == .directory
+        if hasMetadata { return nil }
+        // A name that is not UTF-8 (no package holds one) counts as an entry too.
+        guard let names = try? DirectoryListing.names(in: directory) else { return ForeignDestination(path: package) }
+        return names.isEmpty ? nil : ForeignDestination(path: package)
     }
 }
