@@ -57,12 +57,7 @@ extension FileWrapper {
     /// and is no package — a wrong URL, a working folder — is refused: the save would
     /// delete whatever the tree lacks. Pass `.atomic` to replace it anyway.
     static func refuseForeignFolder(at path: String) throws {
-        guard let status = try? FileSystem.status(path, followSymlinks: true), status.kind == .directory,
-            let directory = try? FileDescriptor.openDirectory(path, followingFinalLink: true),
-            let names = try? DirectoryListing.names(in: directory, skippingNonUTF8Names: true), !names.isEmpty,
-            (try? FileSystem.statusIfExists(PackageLayout.metadataDirectoryName, relativeTo: directory.rawValue))??.kind
-                != .directory
-        else { return }
+        guard PackageLayout.isForeignFolder(path) else { return }
         throw FileSystemError(
             .create, path: path, errno: .fileExists,
             reason:

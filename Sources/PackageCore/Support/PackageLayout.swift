@@ -17,6 +17,30 @@ public enum PackageLayout {
     }
 
     /// `parent/child`, without doubling a trailing slash.
+    /// Whether `path` (a link followed) is a folder that holds entries but is no package:
+    /// no `.pkgtool` directory in it. Saving, writing or pulling into one would delete
+    /// whatever the new version lacks, so the front ends ask first (`save --force`,
+    /// `pull --force`, `FileWrapper.write` with `.atomic`). A missing path, an empty folder,
+    /// or anything that is not a folder is not foreign (the save says what is wrong).
+    ///
+    /// A package another save swaps out while this looks (its old tree, being removed, may
+    /// have lost `.pkgtool` first) is not taken for a foreign folder: the answer counts only
+    /// if `path` still names the folder examined.
+    package static func isForeignFolder(_ path: String) -> Bool {
+        for _ in 0..<8 {
+            guard let directory = try? FileDescriptor.openDirectory(path, followingFinalLink: true) else { return false }
+            if (try? FileSystem.statusIfExists(metadataDirectoryName, relativeTo: directory.rawValue))??.kind == .directory {
+                return false
+            }
+            // A name that is not UTF-8 (no package holds one) counts as an entry too.
+            if let names = try? DirectoryListing.names(in: directory), names.isEmpty { return false }
+            guard let examined = try? directory.status(), let now = try? FileSystem.status(path, followSymlinks: true)
+            else { return false }
+            if examined.inode == now.inode && examined.device == now.device { return true }
+        }
+        return false
+    }
+
     package static func joined(_ parent: String, _ child: String) -> String {
         if parent.isEmpty { return child }
         return parent.hasSuffix("/") ? parent + child : parent + "/" + child

@@ -84,10 +84,7 @@ enum PullOperation {
             // A folder that holds files, is no package and was never synced (a working
             // folder, a wrong path): the pull would delete whatever the version lacks, so it
             // asks for --force, as git clone refuses a non-empty destination.
-            if record == nil, !force, !current.entries.isEmpty, current.rootHash != target.rootHash,
-                try FileSystem.statusIfExists(PackageLayout.joined(destination, PackageLayout.metadataDirectoryName))?.kind
-                    != .directory
-            {
+            if record == nil, !force, current.rootHash != target.rootHash, PackageLayout.isForeignFolder(destination) {
                 throw RemoteError(
                     .unpushedChanges,
                     "'\(destination)' holds files but is neither a package nor synced with \(store.location); pull into a new or empty folder, or pull --force to replace its contents")

@@ -194,17 +194,6 @@ struct ForeignDestination: InputRejectedError {
     /// The refusal for `package`, or nil when it is missing, empty, not a directory (the
     /// save itself says so) or a package.
     static func check(_ package: String) -> ForeignDestination? {
-        guard let status = try? FileSystem.status(package, followSymlinks: true), status.kind == .directory else {
-            return nil
-        }
-        // PKG given as a link is the folder it names.
-        guard let directory = try? FileDescriptor.openDirectory(package, followingFinalLink: true) else { return nil }
-        let hasMetadata =
-            (try? FileSystem.statusIfExists(PackageLayout.metadataDirectoryName, relativeTo: directory.rawValue))??.kind
-            == .directory
-        if hasMetadata { return nil }
-        // A name that is not UTF-8 (no package holds one) counts as an entry too.
-        guard let names = try? DirectoryListing.names(in: directory) else { return ForeignDestination(path: package) }
-        return names.isEmpty ? nil : ForeignDestination(path: package)
+        PackageLayout.isForeignFolder(package) ? ForeignDestination(path: package) : nil
     }
 }
