@@ -119,7 +119,7 @@ public struct HashBenchmark {
         ])
         if let projected = chunking.projectedTwoCoreSpeed(1) {
             table.add([
-                "hash + chunks (helper thread) vs hash alone on two free cores, from each thread's CPU time",
+                "hash + chunks (two threads) vs hash alone on two free cores, from each thread's CPU time",
                 Format.ratio(projected), "", "", "", "",
             ])
         }
@@ -136,10 +136,10 @@ public struct HashBenchmark {
     }
 
     /// Hashes `path` in this process, alone (`ContentHash.ofFile`) and with chunking
-    /// (`ContentHash.ofFileWithChunks`): with the helper thread (the default), on one thread
+    /// (`ContentHash.ofFileWithChunks`): on two threads (the default), on one thread
     /// with the CPU's Gear kernel, with the interleaved kernel (what CPUs without AVX-512 VBMI
     /// run) and with the byte loop, and with a previous chunk list whose two middle chunks
-    /// differ (helper thread, and one thread); interleaved, reusing one buffer and one state
+    /// differ (two threads, and one thread); interleaved, reusing one buffer and one state
     /// each as the scanner does.
     ///
     /// Also returns, per job and run, the CPU time of the calling thread alone (the rest of
@@ -194,7 +194,7 @@ public struct HashBenchmark {
         }
         let jobs: [(name: String, run: () throws -> ProcessCost)] = [
             ("hash 1 GiB file in-process (hash alone)", plain),
-            ("hash + chunks 1 GiB file in-process (helper thread)", { try chunked(true, nil) }),
+            ("hash + chunks 1 GiB file in-process (two threads)", { try chunked(true, nil) }),
             ("hash + chunks 1 GiB file in-process, one thread", { try chunked(false, nil) }),
             ("hash + chunks 1 GiB file in-process, one thread, interleaved Gear", { try chunked(false, .interleaved) }),
             ("hash + chunks 1 GiB file in-process, one thread, byte-loop Gear", { try chunked(false, .portable) }),
@@ -263,7 +263,7 @@ struct ChunkingFigures {
     /// The figures in a few lines, for the run's log.
     func summary(load: Double) -> String {
         let names = [
-            "", "helper thread", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear",
+            "", "two threads", "one thread", "one thread, interleaved Gear", "one thread, byte-loop Gear",
             "previous list known", "previous list known, one thread",
         ]
         var lines = ["speed of hashing with chunking vs hashing alone (1 GiB, load average \(String(format: "%.1f", load))):"]
@@ -273,7 +273,7 @@ struct ChunkingFigures {
                     + "\(Format.ratio(cpuSpeed(job))) in CPU time, \(String(format: "%.2f", samples[job].parallelism)) cores busy")
         }
         if let projected = projectedTwoCoreSpeed(1) {
-            lines.append("  helper thread on two free cores (from each thread's CPU time): \(Format.ratio(projected))")
+            lines.append("  two threads on two free cores (from each thread's CPU time): \(Format.ratio(projected))")
         }
         return lines.joined(separator: "\n")
     }

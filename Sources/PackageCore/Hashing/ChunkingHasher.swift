@@ -1,3 +1,5 @@
+import Glibc
+
 /// What one pass over a file's bytes yields: its content hash, its size and, when it is
 /// at least `ChunkingParameters.fileThreshold` long, its chunk list.
 package struct ChunkedDigest: Sendable, Hashable {
@@ -20,15 +22,18 @@ package struct ChunkedDigest: Sendable, Hashable {
 /// while copying.
 ///
 /// From 4 MiB on (known from `reset(expectedSize:)`, or once that much was fed) and with
-/// two cores or more, the cut search and the chunk hashes run on a helper thread
-/// (`ChunkingHelper`) while the calling thread hashes the file: pieces of up to 2 MiB are
-/// copied into the helper's slots (bounded: six of 1 MiB), larger ones are lent to it
-/// until the call returns. `ContentHash.ofFileWithChunks` reads straight into the slots.
-/// The helper thread is created on first use and kept, parked, until the hasher goes away.
+/// two cores or more, a helper thread (`ChunkingHelper`) takes part. Reading a file
+/// (`ContentHash.ofFileWithChunks`), both threads read it, alternate 1 MiB pieces each,
+/// and take turns feeding the file hash and the cut search in order
+/// (`PairedFileReading`). Fed bytes (`update`), the cut search and the chunk hashes run on
+/// the helper while the calling thread hashes the file: pieces of up to 2 MiB are copied
+/// into the helper's slots (bounded: six of 1 MiB), larger ones are lent to it until the
+/// call returns. The helper thread is created on first use and kept, parked, until the
+/// hasher goes away.
 ///
 /// Non-copyable: it owns an XXH3 state, a chunk cutter and maybe a thread.
 package struct ChunkingHasher: ~Copyable {
-    private let fileHasher = ContentHasher()
+    private let fileHasher = SharedContentHasher()
     private let cutter: ChunkCutter
     private var helper: ChunkingHelper?
     /// Whether the helper takes the current file's pieces.
@@ -142,58 +147,49 @@ package struct ChunkingHasher: ~Copyable {
         return digest
     }
 
-    /// Reads the rest of `file` into the helper's slots (no copy) when the file is large
-    /// enough for it, as `FileDescriptor.forEachChunk` would read it into `buffer`, and
-    /// feeds every piece. Returns the bytes read. After an error, `reset` before reuse.
+    /// Reads the rest of `file` and feeds every piece, as `FileDescriptor.forEachChunk`
+    /// would read it into `buffer`; a large file is read by both threads at once
+    /// (`PairedFileReading`). Returns the bytes read. After an error, `reset` before reuse.
     ///
-    /// - Complexity: one `read` per 1 MiB.
+    /// - Complexity: one `read` (or `pread`) per 1 MiB.
     mutating func consume(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64?
     ) throws(FileSystemError) -> Int64 {
         if chunking, let expectedSize { startHelping(atLeast: expectedSize) }
-        guard helped, let helper else {
+        guard helped, let helper, let expectedSize, let start = Self.offset(of: file) else {
             return try file.forEachChunk(using: buffer, expectedSize: expectedSize) { update($0) }
         }
-        return try readIntoSlots(file, helper: helper, expectedSize: expectedSize)
-    }
-
-    /// Reads `file` (to `expectedSize`, or its end) into the helper's slots, hashing each
-    /// piece, then handing it over. Returns the bytes read.
-    private mutating func readIntoSlots(
-        _ file: borrowing FileDescriptor, helper: ChunkingHelper, expectedSize: Int64?
-    ) throws(FileSystemError) -> Int64 {
-        var total: Int64 = 0
-        while true {
-            var wanted = ChunkingHelper.slotSize
-            if let expectedSize {
-                if total >= expectedSize { break }
-                wanted = Int(min(Int64(wanted), expectedSize - total))
-            }
-            let slot = helper.nextSlot()
-            let count: Int
-            do {
-                count = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: slot[..<wanted]))
-            } catch {
-                helper.abandon()
-                throw error
-            }
-            guard count > 0 else {
-                helper.abandon()
-                break
-            }
-            // Hashed before it is handed over: the two threads reading the same lines at
-            // once, fresh from the reader's read, slowed the reader by a fifth.
-            fileHasher.update(UnsafeRawBufferPointer(rebasing: slot[..<count]))
-            helper.submit(count: count)
-            offset += Int64(count)
-            total += Int64(count)
-            if count < wanted { break }
-        }
+        let total = try readPaired(file, from: start, size: expectedSize, helper: helper, consumer: cutter)
+        offset += total
         return total
     }
 
-    /// Reads all of `file` into the helper's slots and hashes it, while the helper checks
-    /// the chunks `previous` expects (`HintedPieces`): what `ContentHash.ofFileWithChunks(…,
+    /// Reads `size` bytes of `file` from `start` on both threads, feeding the file hash and
+    /// `consumer` in order, then leaves the file offset after them (as a sequential read
+    /// would). Returns the bytes read: fewer when the file ended early.
+    private mutating func readPaired(
+        _ file: borrowing FileDescriptor, from start: Int64, size: Int64, helper: ChunkingHelper,
+        consumer: any PieceConsumer
+    ) throws(FileSystemError) -> Int64 {
+        let (buffers, candidates) = helper.pairedBuffers
+        let job = PairedFileReading(
+            descriptor: file.rawValue, path: file.path, start: start, size: size, buffers: buffers,
+            candidates: consumer === cutter ? candidates : nil, parameters: parameters, fileHasher: fileHasher,
+            consumer: consumer)
+        helper.read(job)
+        if let failure = job.failure { throw failure }
+        _ = try file.seek(to: start + job.total)
+        return job.total
+    }
+
+    /// The file's current offset; nil for a file that has none (a pipe), which is then
+    /// read sequentially.
+    private static func offset(of file: borrowing FileDescriptor) -> Int64? {
+        try? file.seek(to: 0, from: Glibc.SEEK_CUR)
+    }
+
+    /// Reads all of `file` on both threads and hashes it, while the chunks `previous`
+    /// expects are checked (`HintedPieces`): what `ContentHash.ofFileWithChunks(…,
     /// previous:)` does on one thread, on two. Nil, having read nothing, when the helper
     /// does not take part (a small file, one core). After an error, `reset` before reuse.
     mutating func consumeHinted(
@@ -202,15 +198,9 @@ package struct ChunkingHasher: ~Copyable {
         reset(expectedSize: expectedSize)
         guard chunking, let expectedSize else { return nil }
         startHelping(atLeast: expectedSize)
-        guard helped, let helper else { return nil }
+        guard helped, let helper, let start = Self.offset(of: file) else { return nil }
         let job = try HintedPieces(parameters: parameters, previous: previous, reading: file)
-        helper.use(job)
-        defer {
-            helper.drain()
-            helper.use(nil)
-        }
-        let total = try readIntoSlots(file, helper: helper, expectedSize: expectedSize)
-        helper.drain()
+        let total = try readPaired(file, from: start, size: expectedSize, helper: helper, consumer: job)
         let chunks = try job.finish(total: total)
         let hash = fileHasher.digest()
         let list = total >= parameters.fileThreshold && !chunks.isEmpty ? ChunkList(chunks) : nil

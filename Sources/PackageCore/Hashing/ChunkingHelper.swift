@@ -12,8 +12,9 @@ protocol PieceConsumer: AnyObject {
 
 /// A second thread for `ChunkingHasher`: it runs the cut search and the chunk hashes (a
 /// `ChunkCutter`) over the pieces the owning thread hands it, in order, while the owner
-/// reads the next piece and feeds the file hash. One large file then costs about
-/// max(read + file hash, search + chunk hashes) instead of their sum.
+/// feeds the file hash and produces the next piece. One large file then costs about
+/// max(file hash, search + chunk hashes) instead of their sum. A file the hasher reads
+/// itself is instead read by both threads (`read(_:)`, `PairedFileReading`).
 ///
 /// Bounded: at most `slotCount` pieces are in flight; the owner waits for a free slot
 /// before handing over another. A piece is either a slot of the helper's own memory (the
@@ -72,6 +73,24 @@ final class ChunkingHelper {
     func drain() {
         for _ in 0..<slotCount { waitForFreeSlot() }
         for _ in 0..<slotCount { channel.free.signal() }
+    }
+
+    /// Runs `job` on both threads: the helper reads its odd pieces while this thread reads
+    /// the even ones (`PairedFileReading`). Returns when both halves are done. The job's
+    /// buffers are slots 0 and 1, and its candidates their `ahead` tables.
+    func read(_ job: PairedFileReading) {
+        drain()
+        channel.paired = job
+        channel.filled.signal()
+        job.run(reader: 0)
+        job.helperFinished.wait()
+        channel.paired = nil
+    }
+
+    /// Slots 0 and 1 and their candidate tables, for a `PairedFileReading` (free while the
+    /// helper is drained).
+    var pairedBuffers: (buffers: [UnsafeMutableRawBufferPointer], candidates: [SectionMatches]) {
+        (Array(channel.slots[0..<2]), Array(channel.ahead[0..<2]))
     }
 
     /// What the helper does with the pieces from now on: the cutter (the default), or the
@@ -135,6 +154,10 @@ final class ChunkingHelper {
         let inSlot: UnsafeMutablePointer<Bool>
         /// Per slot, the sections the owner computed ahead.
         let ahead: [SectionMatches]
+        /// A whole file the helper reads half of, when the owner hands one over
+        /// (`ChunkingHelper.read`): set before `filled.signal()`, cleared after the job's
+        /// `helperFinished`.
+        var paired: PairedFileReading?
         /// Pieces the helper has begun: the owner computes ahead only past them.
         let started = Atomic<Int>(0)
         /// Pieces handed over and not yet taken by the helper.
@@ -190,6 +213,11 @@ final class ChunkingHelper {
             while true {
                 filled.wait()
                 if stopping.load(ordering: .acquiring) { return }
+                if let job = paired {
+                    IOFaultInjection.withInjector(job.injector) { job.run(reader: 1) }
+                    job.helperFinished.signal()
+                    continue
+                }
                 let index = taken % slots.count
                 taken += 1
                 started.store(taken, ordering: .relaxed)

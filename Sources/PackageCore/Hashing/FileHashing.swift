@@ -54,10 +54,12 @@ extension ContentHash {
     /// the same pass finds its chunk list when it is at least the chunking threshold long.
     ///
     /// With `expectedSize` below the threshold the chunk search is skipped altogether. From
-    /// 4 MiB on, the file is read into the chunker's helper slots instead of `buffer`, and
-    /// the search runs on the helper thread while this one hashes (`ChunkingHasher`).
-    /// - Complexity: one `read` per `buffer.count` bytes (1 MiB with the helper); memory is
-    ///   `buffer` (or the helper's three slots) and the list.
+    /// 4 MiB on, with the size known and two cores, this thread and the chunker's helper
+    /// read alternate 1 MiB pieces with `pread` into two of the helper's slots instead of
+    /// `buffer`, and take turns hashing them in order (`ChunkingHasher`); the file offset
+    /// is left after the bytes read, as a sequential read leaves it.
+    /// - Complexity: one `read` per `buffer.count` bytes (one `pread` per 1 MiB with the
+    ///   helper); memory is `buffer` (or the helper's slots) and the list.
     package static func ofFileWithChunks(
         _ file: borrowing FileDescriptor, buffer: ChunkBuffer, expectedSize: Int64? = nil,
         chunker: inout ChunkingHasher

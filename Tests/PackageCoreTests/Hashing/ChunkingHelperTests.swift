@@ -97,8 +97,8 @@ struct ChunkingHelperTests {
         _ = consume dropped
     }
 
-    @Test("a file read into the helper's slots: same digest, with and without a known size, and stuttering reads")
-    func readIntoSlots() throws {
+    @Test("a file read by both threads: same digest, with and without a known size, and stuttering reads")
+    func readByBothThreads() throws {
         let directory = try TemporaryDirectory("chunk-helper-read")
         var generator = SeededBytes(seed: 65)
         let data = generator.bytes(13 * Self.mebibyte + 4097)
@@ -120,6 +120,32 @@ struct ChunkingHelperTests {
         let file = try FileDescriptor.open(path)
         let shortened = try ContentHash.ofFileWithChunks(file, buffer: ChunkBuffer(), expectedSize: 6 << 20, chunker: &chunker)
         #expect(shortened == alone(Array(data.prefix(6 << 20))))
+    }
+
+    @Test("both threads read from the file's offset, stop where a shrunk file ends, and leave the offset after what they read")
+    func offsetsAndShortFiles() throws {
+        let directory = try TemporaryDirectory("chunk-helper-offsets")
+        var generator = SeededBytes(seed: 68)
+        let data = generator.bytes(11 * Self.mebibyte + 12345)
+        let path = directory.url("data")
+        try Files.write(path, data)
+        var chunker = ChunkingHasher()
+        for (start, expected) in [(0, data.count), (3_000_001, data.count - 3_000_001), (1 << 20, 20 << 20)] {
+            let file = try FileDescriptor.open(path)
+            _ = try file.seek(to: Int64(start))
+            // (1 MiB, 20 MiB): the size a stat gave before the file shrank to 11 MiB.
+            let digest = try ContentHash.ofFileWithChunks(
+                file, buffer: ChunkBuffer(), expectedSize: Int64(expected), chunker: &chunker)
+            #expect(digest == alone(Array(data[start...].prefix(expected))), "from \(start)")
+            #expect(try file.seek(to: 0, from: SEEK_CUR) == Int64(min(data.count, start + expected)))
+        }
+        // A size ending inside or at the end of a piece, odd and even piece counts.
+        for size in [4 << 20, (5 << 20) - 1, (5 << 20) + 1, 6 << 20] {
+            let file = try FileDescriptor.open(path)
+            let digest = try ContentHash.ofFileWithChunks(
+                file, buffer: ChunkBuffer(), expectedSize: Int64(size), chunker: &chunker)
+            #expect(digest == alone(Array(data.prefix(size))), "\(size) bytes")
+        }
     }
 
     @Test("a read that fails half-way throws, and the chunker then hashes the next file right")
