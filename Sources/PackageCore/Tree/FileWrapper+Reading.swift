@@ -24,10 +24,17 @@ extension FileWrapper {
         if status.kind == .directory { adoptManifest(packagePath: path) }
     }
 
-    /// Rereads this wrapper, and everything below it, from `url`, replacing what it held
-    /// (its kind may change). The wrapper then matches the disk, as after `init(url:options:)`.
+    /// Rereads this wrapper, and everything below it, from `url` (its kind may change). The
+    /// wrapper then matches the disk, as after `init(url:options:)`.
     ///
-    /// - Complexity: as `init(url:options:)`.
+    /// As Apple's does, a directory adds and removes children to match the disk, and keeps
+    /// the child wrappers it already had under names still there, rereading them the same
+    /// way: a reference an app holds to `fileWrappers["metadata.json"]` stays the tree's and
+    /// shows the new state. A child also held by another directory is replaced instead, so
+    /// that rereading one tree never changes another. Nothing changes unless the whole read
+    /// succeeds.
+    ///
+    /// - Complexity: as `init(url:options:)`, plus O(children) per directory to match names.
     public func read(from url: URL, options: ReadingOptions = []) throws {
         let path = PackageLocation.canonicalFolder(of: try FileWrapper.filePath(of: url, for: .open))
         let status = try FileSystem.status(path)
@@ -37,35 +44,54 @@ extension FileWrapper {
         let isRoot = state.withLock { $0.parentLinks.isEmpty }
         try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: isRoot, options: options)
         // Only once the whole read succeeded does this wrapper change.
-        let fresh = replacement.state.withLock { $0 }
-        let oldChildren = state.withLock { node -> [FileWrapper] in
-            let old = Array(node.children.values)
-            node.kind = fresh.kind
-            node.children = fresh.children
-            node.contents = fresh.contents
-            node.diskRecord = fresh.diskRecord
-            node.linkTarget = fresh.linkTarget
-            node.permissions = fresh.permissions
-            node.modificationTime = fresh.modificationTime
+        adoptReread(replacement, filename: AtomicFile.split(path).name)
+        invalidateAncestorHashes()
+        markEdited()
+    }
+
+    /// Takes the state of `fresh`, a wrapper just read from disk that nobody else holds,
+    /// keeping (and updating the same way) each old child found under the same name and
+    /// held by this wrapper alone.
+    private func adoptReread(_ fresh: FileWrapper, filename: String?) {
+        let read = fresh.state.withLock { $0 }
+        let oldChildren = state.withLock { $0.children }
+        var children = read.children
+        for (name, freshChild) in read.children {
+            guard let old = oldChildren[name], old.isHeldOnly(by: self) else { continue }
+            old.adoptReread(freshChild, filename: freshChild.filename)
+            children[name] = old
+        }
+        state.withLock { node in
+            node.kind = read.kind
+            node.children = children
+            node.contents = read.contents
+            node.diskRecord = read.diskRecord
+            node.linkTarget = read.linkTarget
+            node.permissions = read.permissions
+            node.modificationTime = read.modificationTime
             node.directoryEditedSinceRead = false
-            node.filename = AtomicFile.split(path).name
-            node.cachedHash = fresh.cachedHash
+            node.editedBelow = read.editedBelow
+            node.filename = filename
+            if node.parentLinks.isEmpty == false { node.preferredFilename = read.preferredFilename }
+            node.cachedHash = read.cachedHash
             node.cachedChunks = nil
             node.cachedDescendantCount = nil
             node.generation &+= 1
-            return old
         }
-        for child in oldChildren {
-            child.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
+        for (name, old) in oldChildren where children[name] !== old {
+            old.state.withLock { $0.parentLinks.removeAll { $0.parent === self || $0.parent == nil } }
         }
-        for child in fresh.children.values {
+        for (name, child) in children where oldChildren[name] !== child {
             child.state.withLock { node in
-                node.parentLinks.removeAll { $0.parent === replacement || $0.parent == nil }
+                node.parentLinks.removeAll { $0.parent === fresh || $0.parent == nil }
                 node.parentLinks.append(ParentLink(self))
             }
         }
-        invalidateAncestorHashes()
-        markEdited()
+    }
+
+    /// Whether `parent` is the only directory holding this wrapper, under one name.
+    private func isHeldOnly(by parent: FileWrapper) -> Bool {
+        state.withLock { $0.parentLinks.count == 1 && $0.parentLinks[0].parent === parent }
     }
 
     /// A regular file's contents, read from disk the first time and kept in memory; nil

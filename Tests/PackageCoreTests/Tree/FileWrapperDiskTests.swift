@@ -138,6 +138,58 @@ struct FileWrapperDiskTests {
         #expect(after == (try TreeScanner().scan(directory.path).snapshot.rootHash))
     }
 
+    @Test("read(from:) keeps the child wrappers still on disk and updates them; a child another tree holds is replaced")
+    func rereadKeepsChildren() throws {
+        let directory = try TemporaryDirectory("fw-reread-children")
+        try makeSamplePackage(at: directory.path)
+        let url = URL(fileURLWithPath: directory.path)
+        let package = try FileWrapper(url: url)
+        let metadata = try #require(package.fileWrappers?["metadata.json"])
+        let pages = try #require(package.fileWrappers?["pages"])
+        let one = try #require(pages.fileWrappers?["1.txt"])
+        let two = try #require(pages.fileWrappers?["2.txt"])
+        let script = try #require(package.fileWrappers?["run.sh"])
+        #expect(one.regularFileContents == Data("one".utf8))
+        // pages/2.txt is also held by another tree: rereading this one must not change it.
+        let other = FileWrapper(directoryWithFileWrappers: ["kept.txt": two])
+
+        try Files.write(directory.path + "/metadata.json", #"{"title":"new"}"#)
+        try Files.write(directory.path + "/pages/1.txt", "ONE, longer")
+        try Files.write(directory.path + "/pages/2.txt", "TWO")
+        try Files.write(directory.path + "/pages/3.txt", "three")
+        try FileSystem.remove(directory.path + "/run.sh")
+        try Files.makeDirectory(directory.path + "/run.sh")
+        try FileSystem.removeDirectory(directory.path + "/media/empty")
+        try package.read(from: url)
+
+        #expect(package.fileWrappers?["metadata.json"] === metadata)
+        #expect(metadata.regularFileContents == Data(#"{"title":"new"}"#.utf8))
+        #expect(package.fileWrappers?["pages"] === pages)
+        #expect(pages.fileWrappers?["1.txt"] === one)
+        #expect(one.regularFileContents == Data("ONE, longer".utf8))
+        #expect(pages.fileWrappers?.keys.sorted() == ["1.txt", "2.txt", "3.txt"])
+        // The shared child: replaced here, untouched in the other tree.
+        let newTwo = try #require(pages.fileWrappers?["2.txt"])
+        #expect(newTwo !== two)
+        #expect(newTwo.regularFileContents == Data("TWO".utf8))
+        #expect(other.fileWrappers?["kept.txt"] === two)
+        // A name whose kind changed keeps its wrapper, now a directory.
+        #expect(package.fileWrappers?["run.sh"] === script)
+        #expect(script.isDirectory && script.fileWrappers?.isEmpty == true)
+        #expect(package.fileWrappers?["media"]?.fileWrappers?.isEmpty == true)
+        #expect(try package.contentHash == (try TreeScanner().scan(directory.path).snapshot.rootHash))
+        #expect(package.matchesContents(of: url))
+        // Edits through a kept reference reach the tree, and the tree's next save.
+        _ = try package.contentHash
+        pages.addRegularFile(withContents: Data("four".utf8), preferredFilename: "4.txt")
+        #expect(package.knownContentHash == nil)
+        let saved = try TemporaryDirectory("fw-reread-children-saved")
+        try package.write(to: URL(fileURLWithPath: saved.path + "/copy"), options: [], originalContentsURL: nil)
+        #expect(try String(contentsOfFile: saved.path + "/copy/pages/4.txt", encoding: .utf8) == "four")
+        #expect(try String(contentsOfFile: saved.path + "/copy/metadata.json", encoding: .utf8) == #"{"title":"new"}"#)
+        #expect(try String(contentsOfFile: saved.path + "/copy/pages/1.txt", encoding: .utf8) == "ONE, longer")
+    }
+
     @Test("matchesContents(of:) compares contents; needsToBeUpdated(from:) compares dates, modes and names")
     func comparisons() throws {
         let directory = try TemporaryDirectory("fw-compare")
