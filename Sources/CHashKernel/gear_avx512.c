@@ -182,6 +182,10 @@ size_t pkg_gear_find_avx512(const uint8_t *bytes, size_t from, size_t to, uint64
     filter.by1 = shift_index(1);
     filter.by2 = shift_index(2);
     filter.by4 = shift_index(4);
+    // Opaque to the optimizer: seeing constant indices, clang rewrites each VPERMT2B shift
+    // as VALIGNQ + VPALIGNR (VALIGND for the 4-byte one), which on Zen 4 made the whole
+    // search 12 % slower (0.089 against 0.078 s/GiB). GCC keeps the permutes.
+    __asm__("" : "+v"(filter.by1), "+v"(filter.by2), "+v"(filter.by4));
     filter.times4 = byte_shift_matrix(2);
     filter.times16 = byte_shift_matrix(4);
     filter.terms = filter.pairs = filter.quads = _mm512_setzero_si512();
