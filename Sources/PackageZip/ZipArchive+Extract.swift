@@ -36,8 +36,12 @@ extension ZipArchive {
     ///   - workers: threads that inflate and write, every core by default.
     ///   - durability: `.full` fsyncs every file and directory before the rename.
     ///   - progress: called from worker threads with the bytes of each file written.
+    ///   - cancellation: asked before each file, each MiB written and the rename; once
+    ///     raised, the extraction stops, removes its staging directory and throws
+    ///     `CancellationError`, `destination` untouched.
     /// - Throws: `ZipError` for twins on a folding destination; `FileSystemError` for I/O
-    ///   trouble, or when an existing destination's owner cannot be kept.
+    ///   trouble, or when an existing destination's owner cannot be kept;
+    ///   `CancellationError` when cancelled.
     /// - Complexity: reads all compressed data once; per file one `openat2` (the kernel
     ///   walks its path: linear in the bytes of the names), the writes, one `fchmod` and
     ///   one `futimens`; per directory one `mkdirat`, one `fchmod` and one `futimens`, each
@@ -47,7 +51,7 @@ extension ZipArchive {
     @discardableResult
     public func extract(
         to destination: String, workers: Int = ProcessInfoCores.active, durability: Durability = .none,
-        progress: (@Sendable (Int64) -> Void)? = nil
+        progress: (@Sendable (Int64) -> Void)? = nil, cancellation: SaveCancellation? = nil
     ) throws -> ExtractReport {
         var target = destination
         while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
@@ -86,7 +90,9 @@ extension ZipArchive {
         let root = try staged.openStagedDirectory()
         let ownOwner = try root.status()
         if let existing { try Self.checkOwner(of: existing, canBeGivenTo: root, from: ownOwner, destination: target) }
-        let report = try populate(root, displayRoot: target, workers: workers, durability: durability, progress: progress)
+        let report = try populate(
+            root, displayRoot: target, workers: workers, durability: durability, progress: progress,
+            cancellation: cancellation)
         // The new root takes the place of DEST: its owner, group and mode, or 0755 for
         // a new one. Given away only now, so that no other user controls the staging
         // directory while it is built.
@@ -95,6 +101,7 @@ extension ZipArchive {
         }
         try root.setPermissions(existing?.permissions ?? 0o755)
         if durability == .full { try root.sync() }
+        if cancellation?.isCancelled == true { throw CancellationError() }
         // Renamed over an empty DEST (rename(2) refuses one that has filled up since the
         // check: ENOTEMPTY), or into place without replacing anything.
         do {
@@ -131,7 +138,7 @@ extension ZipArchive {
     /// Writes the whole tree into the (empty, new) directory `root`.
     private func populate(
         _ root: borrowing FileDescriptor, displayRoot: String, workers: Int, durability: Durability,
-        progress: (@Sendable (Int64) -> Void)?
+        progress: (@Sendable (Int64) -> Void)?, cancellation: SaveCancellation?
     ) throws -> ExtractReport {
         let rootDescriptor = root.rawValue
         let tree = self.tree
@@ -156,8 +163,13 @@ extension ZipArchive {
         let files = Atomic<Int>(0)
         try forEachEntryInParallel(workers: workers, skipDirectories: true) { entry, reader in
             guard entry.kind == .regular else { return }
+            if cancellation?.isCancelled == true { throw CancellationError() }
             let file = try self.createFile(entry, root: rootDescriptor, displayRoot: displayRoot)
-            try reader.read(entry, file: self.file, archivePath: self.path) { chunk in try file.write(chunk) }
+            try reader.read(entry, file: self.file, archivePath: self.path) { chunk in
+                // Each chunk, so that a large entry does not hold the stop back.
+                if cancellation?.isCancelled == true { throw CancellationError() }
+                try file.write(chunk)
+            }
             try file.setPermissions(entry.permissions)
             try file.setModificationTime(entry.modificationTime)
             if durability == .full { try file.sync() }
@@ -167,6 +179,7 @@ extension ZipArchive {
             progress?(entry.uncompressedSize)
         }
 
+        if cancellation?.isCancelled == true { throw CancellationError() }
         // Links last: no file or directory is ever created after a link exists.
         var links = 0
         for entry in entries where entry.kind == .symbolicLink {

@@ -191,8 +191,8 @@ struct OutputsAndArgumentsTests {
         #expect(single.errors.first?.hasPrefix("a remote is compared with a second side") == true)
     }
 
-    @Test("Ctrl-C stops a save or a pack cleanly: exit 130, nothing left beside the target, the old version intact")
-    func interruptedSaveAndPack() throws {
+    @Test("Ctrl-C stops a save, a pack or an unpack cleanly: exit 130, nothing left beside the target, the old version intact")
+    func interruptedSavePackAndUnpack() throws {
         let directory = try TemporaryDirectory("interrupt")
         let source = directory.url("src")
         try Files.makeDirectory(source)
@@ -241,7 +241,35 @@ struct OutputsAndArgumentsTests {
         } else {
             #expect(pkgtool("verify", archive).status == .success)
         }
-        let names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
+        var names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
+        #expect(!names.contains { $0.contains(".pkgtool-") }, "\(names)")
+
+        // An unpack stopped part-way leaves no DEST and no staging tree. Text, so that the
+        // entries are deflated and inflating them takes a while.
+        let text = directory.url("text")
+        try Files.makeDirectory(text)
+        for index in 0..<8 {
+            var generator = SeededBytes(seed: UInt64(100 + index))
+            let letters = generator.bytes(8 << 20).map { UInt8(ascii: "a") + $0 % 16 }
+            try Files.write(text + "/page\(index).txt", letters)
+        }
+        let packed = directory.url("packed.zip")
+        #expect(pkgtool("pack", "--level", "1", text, packed).status == .success)
+        let destination = directory.url("unpacked")
+        let unpack = Process()
+        unpack.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
+        unpack.arguments = ["unpack", "--jobs", "1", packed, destination]
+        try unpack.run()
+        usleep(60_000)
+        unpack.interrupt()
+        unpack.waitUntilExit()
+        if Self.stoppedByInterrupt(unpack) {
+            #expect(try FileSystem.statusIfExists(destination) == nil)
+        } else {
+            #expect(unpack.terminationStatus == 0 && unpack.terminationReason == .exit)
+            #expect(try PackageScan.scan(destination).snapshot.rootHash == (try PackageScan.scan(text).snapshot.rootHash))
+        }
+        names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
         #expect(!names.contains { $0.contains(".pkgtool-") }, "\(names)")
     }
 

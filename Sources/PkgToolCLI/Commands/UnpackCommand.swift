@@ -18,7 +18,8 @@ enum UnpackCommand: Command {
             DEST must not exist or be an empty directory. The archive is checked first (names,
             links, overlaps, limits: Specs/zip.md); the tree is built beside DEST and renamed
             into place only when every entry's size, CRC-32 and content hash checked out. On
-            refusal (exit 1) or error (exit 2) nothing is left behind and DEST is untouched.
+            refusal (exit 1), error (exit 2) or Ctrl-C nothing is left behind and DEST is
+            untouched.
             """,
         exitStatuses: [
             ExitStatusMeaning(.success, "extracted"),
@@ -36,8 +37,18 @@ enum UnpackCommand: Command {
             throw UsageError("--stats and --json cannot be combined", usageLine: usage)
         }
         let archive = try ZipArchive.open(arguments.positionals[0], limits: limits)
-        let report = try archive.extract(
-            to: arguments.positionals[1], workers: workers, durability: arguments.flag("sync") ? .full : .none)
+        let cancellation = SaveCancellation()
+        console.stopOnInterrupt(cancellation)
+        let report: ZipArchive.ExtractReport
+        do {
+            report = try archive.extract(
+                to: arguments.positionals[1], workers: workers, durability: arguments.flag("sync") ? .full : .none,
+                cancellation: cancellation)
+        } catch {
+            // Ctrl-C: the staging tree is gone, DEST untouched; the process ends by the signal.
+            console.finishInterrupted()
+            throw error
+        }
         if arguments.flag("json") {
             console.line(
                 JSON.object([
