@@ -45,6 +45,9 @@ final class PairedFileReading: @unchecked Sendable {
     /// The last piece that counts: lowered by a read that failed (to the piece before) or
     /// came up short (to that piece).
     private let lastPiece: Atomic<Int>
+    /// The first piece that came up short: the file ends there, so a read failing past it
+    /// is one a sequential read would never have made.
+    private let firstShortPiece = Atomic<Int>(Int.max)
     private let firstFailure = Mutex<(piece: Int, error: FileSystemError)?>(nil)
     /// The fault injector of the owner's task (debug builds' sweeps): the helper's reads
     /// consult it as the owner's do.
@@ -76,8 +79,14 @@ final class PairedFileReading: @unchecked Sendable {
         injector = IOFaultInjection.injector
     }
 
-    /// The first read error, by piece: what the owner throws once both halves are done.
-    var failure: FileSystemError? { firstFailure.withLock { $0?.error } }
+    /// The first read error, by piece, unless the file ended before it: what the owner
+    /// throws once both halves are done.
+    var failure: FileSystemError? {
+        firstFailure.withLock { failed in
+            guard let failed, failed.piece <= firstShortPiece.load(ordering: .relaxed) else { return nil }
+            return failed.error
+        }
+    }
 
     /// Runs reader `reader`'s half (0: the owner, 1: the helper): pieces reader, reader + 2, …
     func run(reader: Int) {
@@ -92,7 +101,10 @@ final class PairedFileReading: @unchecked Sendable {
             if piece <= lastPiece.load(ordering: .relaxed) {
                 do throws(FileSystemError) {
                     count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: start + offset)
-                    if count < wanted { lastPiece.min(piece, ordering: .relaxed) }
+                    if count < wanted {
+                        firstShortPiece.min(piece, ordering: .relaxed)
+                        lastPiece.min(piece, ordering: .relaxed)
+                    }
                 } catch {
                     firstFailure.withLock { if $0 == nil || $0!.piece > piece { $0 = (piece, error) } }
                     lastPiece.min(piece - 1, ordering: .relaxed)

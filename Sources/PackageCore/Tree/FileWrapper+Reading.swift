@@ -44,7 +44,7 @@ extension FileWrapper {
         let isRoot = state.withLock { $0.parentLinks.isEmpty }
         try replacement.fill(path: path, name: path, status: status, relativeTo: AT_FDCWD, isRoot: isRoot, options: options)
         // Only once the whole read succeeded does this wrapper change.
-        adoptReread(replacement, filename: AtomicFile.split(path).name)
+        adoptReread(replacement, filename: AtomicFile.split(path).name, isTop: true)
         invalidateAncestorHashes()
         markEdited()
     }
@@ -52,7 +52,9 @@ extension FileWrapper {
     /// Takes the state of `fresh`, a wrapper just read from disk that nobody else holds,
     /// keeping (and updating the same way) each old child found under the same name and
     /// held by this wrapper alone.
-    private func adoptReread(_ fresh: FileWrapper, filename: String?) {
+    /// `isTop`: the wrapper `read(from:)` was called on, whose preferred filename stays
+    /// (its parent's key for it does not change); a kept child takes the name on disk.
+    private func adoptReread(_ fresh: FileWrapper, filename: String?, isTop: Bool = false) {
         let read = fresh.state.withLock { $0 }
         let oldChildren = state.withLock { $0.children }
         var children = read.children
@@ -72,7 +74,7 @@ extension FileWrapper {
             node.directoryEditedSinceRead = false
             node.editedBelow = read.editedBelow
             node.filename = filename
-            if node.parentLinks.isEmpty == false { node.preferredFilename = read.preferredFilename }
+            if !isTop { node.preferredFilename = read.preferredFilename }
             node.cachedHash = read.cachedHash
             node.cachedChunks = nil
             node.cachedDescendantCount = nil
@@ -89,9 +91,13 @@ extension FileWrapper {
         }
     }
 
-    /// Whether `parent` is the only directory holding this wrapper, under one name.
+    /// Whether `parent` is the only directory holding this wrapper, under one name (links
+    /// to directories that no longer exist do not count).
     private func isHeldOnly(by parent: FileWrapper) -> Bool {
-        state.withLock { $0.parentLinks.count == 1 && $0.parentLinks[0].parent === parent }
+        state.withLock { node in
+            let holders = node.parentLinks.filter { $0.parent != nil }
+            return holders.count == 1 && holders[0].parent === parent
+        }
     }
 
     /// A regular file's contents, read from disk the first time and kept in memory; nil

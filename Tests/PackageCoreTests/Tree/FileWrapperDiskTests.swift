@@ -177,6 +177,18 @@ struct FileWrapperDiskTests {
         #expect(package.fileWrappers?["run.sh"] === script)
         #expect(script.isDirectory && script.fileWrappers?.isEmpty == true)
         #expect(package.fileWrappers?["media"]?.fileWrappers?.isEmpty == true)
+        // Rereading a child keeps its preferred filename (its key in the parent).
+        try pages.read(from: URL(fileURLWithPath: directory.path + "/pages"))
+        #expect(pages.preferredFilename == "pages" && package.fileWrappers?["pages"] === pages)
+        // A wrapper once held by a directory that is gone counts as held by this tree alone.
+        let notes = FileWrapper(regularFileWithContents: Data("notes".utf8))
+        do { _ = FileWrapper(directoryWithFileWrappers: ["notes.txt": notes]) }
+        notes.preferredFilename = "notes.txt"
+        package.addFileWrapper(notes)
+        try Files.write(directory.path + "/notes.txt", "notes, longer")
+        try package.read(from: url)
+        #expect(package.fileWrappers?["notes.txt"] === notes)
+        #expect(notes.regularFileContents == Data("notes, longer".utf8))
         #expect(try package.contentHash == (try TreeScanner().scan(directory.path).snapshot.rootHash))
         #expect(package.matchesContents(of: url))
         // Edits through a kept reference reach the tree, and the tree's next save.
