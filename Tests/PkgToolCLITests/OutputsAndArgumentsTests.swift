@@ -203,22 +203,11 @@ struct OutputsAndArgumentsTests {
         #expect(pkgtool("save", "--fsync", "none", directory.url("first"), package).status == .success)
         let oldHash = try PackageScan.scan(package).snapshot.rootHash
         for (strategy, delay) in [("atomic", 50_000), ("full", 150_000), ("journaled", 100_000)] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
-            process.arguments = ["save", "--strategy", strategy, "--fsync", "none", source, package]
-            try process.run()
-            usleep(useconds_t(delay))
-            process.interrupt()
-            process.waitUntilExit()
             // Either it finished first, or the interrupt stopped it (killed by SIGINT, or
             // exit 130) and the old version stands.
-            let interrupted = Self.stoppedByInterrupt(process)
-            let hash = try PackageScan.scan(package).snapshot.rootHash
-            if interrupted {
-                #expect(hash == oldHash, "\(strategy)")
-            } else {
-                #expect(process.terminationStatus == 0 && process.terminationReason == .exit, "\(strategy)")
-            }
+            let interrupted = try Self.runInterrupted(
+                ["save", "--strategy", strategy, "--fsync", "none", source, package], after: useconds_t(delay))
+            if interrupted { #expect(try PackageScan.scan(package).snapshot.rootHash == oldHash, "\(strategy)") }
             #expect(pkgtool("verify", package).status == .success, "\(strategy)")
             let names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
             #expect(!names.contains { $0.contains(".pkgtool-") }, "\(strategy): \(names)")
@@ -229,14 +218,7 @@ struct OutputsAndArgumentsTests {
             }
         }
         let archive = directory.url("out.zip")
-        let pack = Process()
-        pack.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
-        pack.arguments = ["pack", "--level", "9", source, archive]
-        try pack.run()
-        usleep(100_000)
-        pack.interrupt()
-        pack.waitUntilExit()
-        if Self.stoppedByInterrupt(pack) {
+        if try Self.runInterrupted(["pack", "--level", "9", source, archive], after: 100_000) {
             #expect(try FileSystem.statusIfExists(archive) == nil)
         } else {
             #expect(pkgtool("verify", archive).status == .success)
@@ -256,21 +238,28 @@ struct OutputsAndArgumentsTests {
         let packed = directory.url("packed.zip")
         #expect(pkgtool("pack", "--level", "1", text, packed).status == .success)
         let destination = directory.url("unpacked")
-        let unpack = Process()
-        unpack.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
-        unpack.arguments = ["unpack", "--jobs", "1", packed, destination]
-        try unpack.run()
-        usleep(60_000)
-        unpack.interrupt()
-        unpack.waitUntilExit()
-        if Self.stoppedByInterrupt(unpack) {
+        if try Self.runInterrupted(["unpack", "--jobs", "1", packed, destination], after: 60_000) {
             #expect(try FileSystem.statusIfExists(destination) == nil)
         } else {
-            #expect(unpack.terminationStatus == 0 && unpack.terminationReason == .exit)
             #expect(try PackageScan.scan(destination).snapshot.rootHash == (try PackageScan.scan(text).snapshot.rootHash))
         }
         names = try DirectoryListing.names(in: try FileDescriptor.openDirectory(directory.path))
         #expect(!names.contains { $0.contains(".pkgtool-") }, "\(names)")
+    }
+
+    /// Runs pkgtool with `arguments`, interrupts it (SIGINT) after `microseconds` and waits.
+    /// True when the interrupt stopped it; false when it had finished with exit 0 first.
+    private static func runInterrupted(_ arguments: [String], after microseconds: useconds_t) throws -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pkgtoolExecutable())
+        process.arguments = arguments
+        try process.run()
+        usleep(microseconds)
+        process.interrupt()
+        process.waitUntilExit()
+        if stoppedByInterrupt(process) { return true }
+        #expect(process.terminationStatus == 0 && process.terminationReason == .exit, "\(arguments)")
+        return false
     }
 
     private static func stoppedByInterrupt(_ process: Process) -> Bool {
