@@ -40,6 +40,19 @@ func feed(_ data: [UInt8], to chunker: inout ChunkingHasher, pieces: [Int], expe
 struct ChunkingHelperTests {
     static let mebibyte = 1 << 20
 
+    /// A file of `size` seeded random bytes in a new temporary directory, which lives as
+    /// long as the caller keeps it.
+    static func randomFile(_ prefix: String, seed: UInt64, size: Int) throws
+        -> (directory: TemporaryDirectory, path: String, data: [UInt8])
+    {
+        let directory = try TemporaryDirectory(prefix)
+        var generator = SeededBytes(seed: seed)
+        let data = generator.bytes(size)
+        let path = directory.url("data")
+        try Files.write(path, data)
+        return (directory, path, data)
+    }
+
     @Test("copied and lent pieces give the reference cuts and hashes", arguments: [
         [1], [63], [64, 65], [4096], [100_003], [1 << 20], [(1 << 20) + 1], [2 << 20], [3 << 20, 17, 5000],
     ])
@@ -99,11 +112,8 @@ struct ChunkingHelperTests {
 
     @Test("a file read by both threads: same digest, with and without a known size, and stuttering reads")
     func readByBothThreads() throws {
-        let directory = try TemporaryDirectory("chunk-helper-read")
-        var generator = SeededBytes(seed: 65)
-        let data = generator.bytes(13 * Self.mebibyte + 4097)
-        let path = directory.url("data")
-        try Files.write(path, data)
+        let (directory, path, data) = try Self.randomFile("chunk-helper-read", seed: 65, size: 13 * Self.mebibyte + 4097)
+        defer { withExtendedLifetime(directory) {} }
         let expected = alone(data)
         var chunker = ChunkingHasher()
         for size in [Int64(data.count), nil] {
@@ -124,11 +134,8 @@ struct ChunkingHelperTests {
 
     @Test("both threads read from the file's offset, stop where a shrunk file ends, and leave the offset after what they read")
     func offsetsAndShortFiles() throws {
-        let directory = try TemporaryDirectory("chunk-helper-offsets")
-        var generator = SeededBytes(seed: 68)
-        let data = generator.bytes(11 * Self.mebibyte + 12345)
-        let path = directory.url("data")
-        try Files.write(path, data)
+        let (directory, path, data) = try Self.randomFile("chunk-helper-offsets", seed: 68, size: 11 * Self.mebibyte + 12345)
+        defer { withExtendedLifetime(directory) {} }
         var chunker = ChunkingHasher()
         for (start, expected) in [(0, data.count), (3_000_001, data.count - 3_000_001), (1 << 20, 20 << 20)] {
             let file = try FileDescriptor.open(path)
@@ -150,11 +157,8 @@ struct ChunkingHelperTests {
 
     @Test("a read that fails half-way throws, and the chunker then hashes the next file right")
     func failedRead() throws {
-        let directory = try TemporaryDirectory("chunk-helper-fail")
-        var generator = SeededBytes(seed: 66)
-        let data = generator.bytes(9 * Self.mebibyte)
-        let path = directory.url("data")
-        try Files.write(path, data)
+        let (directory, path, data) = try Self.randomFile("chunk-helper-fail", seed: 66, size: 9 * Self.mebibyte)
+        defer { withExtendedLifetime(directory) {} }
         var chunker = ChunkingHasher()
         for failing in [1, 2, 5, 9] {
             #expect(throws: FileSystemError.self) {
