@@ -2,11 +2,11 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// What the helper thread does with each piece, in order: a `ChunkCutter`'s search and
+/// What takes a file's pieces, in order, after the file hash: a `ChunkCutter`'s search and
 /// chunk hashes, or a hinted chunker's (`HintedPieces`).
 protocol PieceConsumer: AnyObject {
-    /// Takes the next piece of the file; `ahead` holds the cut candidates the owner computed
-    /// for some of its sections, when the piece lies in a slot.
+    /// Takes the next piece of the file; `ahead` holds the cut candidates computed for some
+    /// of its sections, when there are any.
     func consume(_ piece: UnsafeRawBufferPointer, ahead: SectionMatches?)
 }
 
@@ -68,8 +68,8 @@ final class ChunkingHelper {
         hand(bytes, inSlot: false)
     }
 
-    /// Waits until the helper has consumed every piece handed over: the cutter (and any
-    /// other consumer) is then the owner's again, and lent bytes are free.
+    /// Waits until the helper has consumed every piece handed over: the cutter is then the
+    /// owner's again, and lent bytes are free.
     func drain() {
         for _ in 0..<slotCount { waitForFreeSlot() }
         for _ in 0..<slotCount { channel.free.signal() }
@@ -91,12 +91,6 @@ final class ChunkingHelper {
     /// helper is drained).
     var pairedBuffers: (buffers: [UnsafeMutableRawBufferPointer], candidates: [SectionMatches]) {
         (Array(channel.slots[0..<2]), Array(channel.ahead[0..<2]))
-    }
-
-    /// What the helper does with the pieces from now on: the cutter (the default), or the
-    /// hinted chunker of a file whose previous chunk list is known. Call it drained.
-    func use(_ consumer: (any PieceConsumer)?) {
-        channel.consumer = consumer ?? channel.cutter
     }
 
     private func hand(_ piece: UnsafeRawBufferPointer, inSlot: Bool) {
@@ -121,7 +115,6 @@ final class ChunkingHelper {
     /// Computes one section of matches in a piece handed over and not yet reached by the
     /// helper, the newest first (the helper gets there last). False when none is left.
     private func computeAhead() -> Bool {
-        guard channel.consumer === channel.cutter else { return false }
         let reached = channel.started.load(ordering: .relaxed) - 1
         var piece = submitted - 1
         while piece >= max(reached, submitted - slotCount, 0) {
@@ -143,8 +136,6 @@ final class ChunkingHelper {
     /// `@unchecked Sendable`.
     private final class Channel: @unchecked Sendable {
         let cutter: ChunkCutter
-        /// What the helper feeds each piece to; the owner changes it only while drained.
-        var consumer: any PieceConsumer
         let slots: [UnsafeMutableRawBufferPointer]
         /// The piece handed over in each slot's turn. Fixed memory, not arrays: the owner
         /// writes one entry while the helper reads another, and an array property would be
@@ -168,7 +159,6 @@ final class ChunkingHelper {
 
         init(cutter: ChunkCutter, slots count: Int) {
             self.cutter = cutter
-            consumer = cutter
             slots = (0..<count).map { _ in .allocate(byteCount: ChunkingHelper.slotSize, alignment: 4096) }
             pieces = .allocate(capacity: count)
             pieces.initialize(repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: count)
@@ -221,7 +211,7 @@ final class ChunkingHelper {
                 let index = taken % slots.count
                 taken += 1
                 started.store(taken, ordering: .relaxed)
-                consumer.consume(pieces[index], ahead: inSlot[index] ? ahead[index] : nil)
+                cutter.consume(pieces[index], ahead: inSlot[index] ? ahead[index] : nil)
                 free.signal()
             }
         }

@@ -108,14 +108,12 @@ struct HintedChunker: ~Copyable {
 }
 
 /// A `HintedChunker` fed piece by piece, with what it needs to read a chunk again (`pread`,
-/// from its own descriptor) where an expectation fails: the helper thread's work
-/// (`ChunkingHelper.use`) while the owner reads on and hashes the file, or, on one thread,
-/// the caller's between reads.
+/// from its own descriptor) where an expectation fails: fed in turns by the two threads
+/// that read the file (`PairedFileReading`), or, on one thread, by the caller between reads.
 ///
-/// The owner creates it, hands it to the helper while the helper is drained, and reads its
-/// results (`finish`, `failure`) only after draining again: those hand-offs order every
-/// access (hence `@unchecked Sendable`). A read that fails is kept and the pieces after it
-/// are ignored; the owner throws it.
+/// The owner creates it and reads its results (`finish`, `failure`) only once both threads
+/// are done; the turns order every access in between (hence `@unchecked Sendable`). A read
+/// that fails is kept and the pieces after it are ignored; the owner throws it.
 final class HintedPieces: PieceConsumer, @unchecked Sendable {
     private var chunks: HintedChunker
     private let file: FileDescriptor
