@@ -100,7 +100,9 @@ final class PairedFileReading: @unchecked Sendable {
             // Relaxed: a stale value only costs a read whose bytes are then not used.
             if piece <= lastPiece.load(ordering: .relaxed) {
                 do throws(FileSystemError) {
-                    count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]), at: start + offset)
+                    count = try FileDescriptor.readFully(
+                        descriptor, path: path, into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<wanted]),
+                        at: start + offset)
                     if count < wanted {
                         firstShortPiece.min(piece, ordering: .relaxed)
                         lastPiece.min(piece, ordering: .relaxed)
@@ -129,8 +131,10 @@ final class PairedFileReading: @unchecked Sendable {
         }
     }
 
-    /// Takes `turn`, computing the piece's cut candidates a section at a time while it is
-    /// not there yet: time spent waiting becomes search work the consumer then skips. The
+    /// Takes `turn`, computing the piece's cut candidates a section at a time until it comes
+    /// (one section before the first look, which keeps a little search off the ordered
+    /// turns even when they come at once): time spent waiting becomes search work the
+    /// consumer then skips. The
     /// sections not computed by then are searched in the consumer's turn, which skips each
     /// chunk's first 256 KiB, so on a host where the turns come quickly the search stays
     /// at the bytes the rule needs.
@@ -141,24 +145,6 @@ final class PairedFileReading: @unchecked Sendable {
             }
         }
         turn.wait()
-    }
-
-    /// `pread` until `buffer` is full or the file ends.
-    private func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError) -> Int {
-        var filled = 0
-        while filled < buffer.count {
-            let count: Int
-            do {
-                count = try Syscall.pread(
-                    descriptor, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset + Int64(filled),
-                    path: path)
-            } catch {
-                throw FileSystemError(.read, path: path, errno: error)
-            }
-            if count == 0 { break }
-            filled += count
-        }
-        return filled
     }
 }
 

@@ -178,10 +178,24 @@ package struct FileDescriptor: ~Copyable {
     package func readFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(FileSystemError)
         -> Int
     {
+        try Self.readFully(rawValue, path: path, into: buffer, at: offset)
+    }
+
+    /// `readFully(into:at:)` through a descriptor borrowed by number, for a thread that
+    /// reads a file its owner holds open (`pread` leaves the shared offset alone).
+    package static func readFully(
+        _ descriptor: Int32, path: String, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) throws(FileSystemError) -> Int {
         var filled = 0
         while filled < buffer.count {
-            let count = try read(
-                into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), at: offset + Int64(filled))
+            let count: Int
+            do {
+                count = try Syscall.pread(
+                    descriptor, UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]), offset + Int64(filled),
+                    path: path)
+            } catch {
+                throw FileSystemError(.read, path: path, errno: error)
+            }
             if count == 0 { break }
             filled += count
         }
