@@ -61,6 +61,10 @@ ssize_t pkg_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off
     return copy_file_range(fd_in, (off64_t *)off_in, fd_out, (off64_t *)off_out, len, 0);
 }
 
+int pkg_fallocate_keep_size(int fd, int64_t offset, int64_t length) {
+    return fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+}
+
 int pkg_ofd_lock(int fd, int exclusive, int wait) {
     struct flock lock = {0};
     lock.l_type = exclusive ? F_WRLCK : F_RDLCK;

@@ -109,7 +109,8 @@ public final class FileCoordinator: Sendable {
         let path = try FileCoordinator.path(of: url)
         if let documentURL {
             let document = try FileCoordinator.path(of: documentURL)
-            if path == document || path.hasPrefix(document.hasSuffix("/") ? document : document + "/") {
+            let folder = document.utf8.last == UInt8(ascii: "/") ? document : document + "/"
+            if PathOrder.sameBytes(path, document) || PathOrder.hasBytePrefix(path, folder) {
                 return document
             }
         }

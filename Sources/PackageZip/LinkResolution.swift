@@ -1,3 +1,5 @@
+import PackageCore
+
 /// Resolves the archive's symbolic links as the kernel would in a tree holding only the
 /// archive's entries, to refuse any that would lead out of the destination.
 ///
@@ -70,15 +72,15 @@ struct LinkResolution {
         let target = entries[Int(item.entry)].linkTarget ?? ""
         // Which link the message is about, when it is not the one refused.
         let through = nesting == 0 ? "" : " through the link '\(ZipError.printable(tree.path(of: node)))'"
-        if target.hasPrefix("/") {
+        if target.utf8.first == UInt8(ascii: "/") {
             throw Refusal(reason: "the link\(through.isEmpty ? " points" : " leads\(through)") to an absolute path ('\(target)')")
         }
         states[node] = .resolving
         var position = Position(node: item.parent, unknownDepth: 0)
         var links = 0
-        for component in target.split(separator: "/", omittingEmptySubsequences: true) {
-            if component == "." { continue }
-            if component == ".." {
+        for component in RelativePath.components(of: target) {
+            if component.utf8.elementsEqual(".".utf8) { continue }
+            if component.utf8.elementsEqual("..".utf8) {
                 if position.unknownDepth > 0 {
                     position.unknownDepth -= 1
                 } else if position.node == PathTree.root {

@@ -75,13 +75,13 @@ enum ZipNames {
     /// the tree, read lexically ("a/b" → "../../x" climbs out); nil when it stays inside.
     /// The reader also follows chains through other links; this is the writer's warning.
     static func linkLeadsOut(path: String, target: String) -> String? {
-        if target.hasPrefix("/") { return "the link points to an absolute path ('\(target)')" }
-        var depth = path.split(separator: "/", omittingEmptySubsequences: true).count - 1
-        for component in target.split(separator: "/", omittingEmptySubsequences: true) {
-            if component == ".." {
+        if target.utf8.first == UInt8(ascii: "/") { return "the link points to an absolute path ('\(target)')" }
+        var depth = RelativePath.components(of: path).count - 1
+        for component in RelativePath.components(of: target) {
+            if component.utf8.elementsEqual("..".utf8) {
                 depth -= 1
                 if depth < 0 { return "the link's target '\(target)' leads out of the tree" }
-            } else if component != "." {
+            } else if !component.utf8.elementsEqual(".".utf8) {
                 depth += 1
             }
         }
@@ -106,7 +106,8 @@ enum ZipNames {
     /// Kelvin sign U+212A for the k): such an archive is refused, never extracted.
     /// Trailing dots and spaces count too (`.pkgtool.`): vfat and Windows drop them.
     static func isReservedTopLevel(_ name: String) -> Bool {
-        var first = name.prefix { $0 != "/" }
+        // Split on the byte: a "/" followed by a combining mark is one Character, not "/".
+        var first = Substring(name.utf8.prefix { $0 != UInt8(ascii: "/") })
         while let last = first.last, last == "." || last == " ", first.count > 1 { first = first.dropLast() }
         return first.utf8.count <= 3 * PackageLayout.metadataDirectoryName.utf8.count
             && first.lowercased() == PackageLayout.metadataDirectoryName

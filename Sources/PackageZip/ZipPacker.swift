@@ -186,7 +186,7 @@ public enum ZipPacker {
             // "./mimetype" names the same file as "mimetype".
             var first = ZipNames.droppingDotSlashes(given)
             while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
-            guard let index = snapshotEntries.firstIndex(where: { $0.path == first }) else {
+            guard let index = snapshotEntries.firstIndex(where: { PathOrder.sameBytes($0.path, first) }) else {
                 throw ZipPackError("--first names '\(given)', which is not in '\(source)'")
             }
             guard snapshotEntries[index].kind == .regular else {

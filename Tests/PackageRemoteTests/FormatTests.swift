@@ -135,6 +135,49 @@ import Testing
         #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
     }
 
+    /// The attack an outside audit found: a folder `e\u{301}` (NFD), a link `é` (NFC) to a
+    /// folder outside, then `é/.ssh/authorized_keys`. Swift's `String ==` takes the two names
+    /// for one, Linux does not: the decoder must see that `é` is no directory.
+    @Test func aLinkCanonicallyEqualToAFolderIsNoParent() throws {
+        let decomposed = "e\u{301}"
+        let precomposed = "\u{e9}"
+        #expect(decomposed == precomposed)  // Swift's view; the bytes differ
+        func entry(_ path: String, _ kind: FileKind, target: String? = nil) -> RemoteEntry {
+            RemoteEntry(
+                path: path, kind: kind, permissions: kind == .directory ? 0o755 : 0o644,
+                size: kind == .symbolicLink ? Int64(target!.utf8.count) : 0, modificationTime: 0,
+                contentHash: kind == .symbolicLink ? ContentHash.of(Array(target!.utf8)) : (kind == .regular ? ContentHash.empty : ContentHash(high: 0, low: 0)),
+                linkTarget: target, blobs: [])
+        }
+        for target in ["/tmp/outside", "../outside"] {
+            var manifest = sampleManifest()
+            manifest.entries = [
+                entry(decomposed, .directory),
+                entry(precomposed, .symbolicLink, target: target),
+                entry(precomposed + "/.ssh", .directory),
+                entry(precomposed + "/.ssh/authorized_keys", .regular),
+            ].sorted { PathOrder.pathLess($0.path, $1.path) }
+            // (No root hash can be computed for a tree that is not one; the decoder refuses
+            // the entries before it compares hashes.)
+            let bytes = manifest.encoded()
+            let error = #expect(throws: RemoteError.self, "\(target)") { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+            #expect(error?.message.contains("has no parent directory entry") == true, "\(String(describing: error))")
+        }
+        // Twins as two real folders, each with a file, are a valid version and keep both.
+        var manifest = sampleManifest()
+        manifest.entries = [
+            entry(decomposed, .directory), entry(decomposed + "/f", .regular),
+            entry(precomposed, .directory), entry(precomposed + "/f", .regular),
+        ].sorted { PathOrder.pathLess($0.path, $1.path) }
+        manifest.rootHash = manifest.snapshot().rootHash
+        let bytes = manifest.encoded()
+        let decoded = try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes))
+        #expect(decoded.entries.map { Array($0.path.utf8) } == manifest.entries.map { Array($0.path.utf8) })
+        // Each twin folder counts only its own file: the tree hash tells the twins apart.
+        let snapshot = decoded.snapshot()
+        #expect(snapshot.entries.filter { $0.kind == .directory }.map(\.descendantCount) == [1, 1])
+    }
+
     @Test func headRecordsFollowTheirParents() throws {
         let location = RemoteLocation(bucket: "b", prefix: "p")
         func summary(_ sequence: Int, parent: SHA256Digest?) -> VersionSummary {

@@ -4,7 +4,7 @@ import Synchronization
 package enum IOStep: String, Sendable, CaseIterable {
     case open, create, read, write, sync, stat, readDirectory, readLink
     case rename, exchange, link, symlink, remove, removeDirectory, makeDirectory
-    case setPermissions, setTimes, truncate, copy, lock
+    case setPermissions, setTimes, truncate, allocate, copy, lock
 
     /// Steps that change what is on disk. A crash can only matter between two of these.
     package var isMutation: Bool {

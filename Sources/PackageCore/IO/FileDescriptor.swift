@@ -255,6 +255,23 @@ package struct FileDescriptor: ~Copyable {
         Syscall.startWriteback(rawValue)
     }
 
+    /// Allocates the blocks of `range` (beyond the end of the file too) without changing its
+    /// size (`fallocate` with `FALLOC_FL_KEEP_SIZE`): writes there later cannot run out of
+    /// space. False when the file system cannot (EOPNOTSUPP): nothing is promised then.
+    ///
+    /// - Throws: ENOSPC when the space is not there, and any other error.
+    @discardableResult
+    package func reserve(_ range: Range<Int64>) throws(FileSystemError) -> Bool {
+        guard !range.isEmpty else { return true }
+        do {
+            try Syscall.allocateKeepingSize(rawValue, offset: range.lowerBound, length: Int64(range.count), path: path)
+            return true
+        } catch {
+            if error == .notSupported || error == Errno(rawValue: ENOSYS) { return false }
+            throw FileSystemError(.allocate, path: path, errno: error)
+        }
+    }
+
     package func truncate(to length: Int64) throws(FileSystemError) {
         do { try Syscall.ftruncate(rawValue, length, path: path) } catch {
             throw FileSystemError(.truncate, path: path, errno: error)

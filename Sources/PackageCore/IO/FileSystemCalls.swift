@@ -19,8 +19,8 @@ package enum FileSystem {
 
     /// Creates a directory and any missing parents (`mkdir -p`).
     package static func makeDirectories(_ path: String, permissions: UInt32 = 0o755) throws(FileSystemError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
+        var prefix = path.utf8.first == UInt8(ascii: "/") ? "/" : ""
+        for component in RelativePath.components(of: path) {
             prefix += component
             do { try Syscall.mkdirat(AT_FDCWD, prefix, permissions) } catch {
                 if error != .fileExists { throw FileSystemError(.makeDirectory, path: prefix, errno: error) }
@@ -134,7 +134,7 @@ package enum FileSystem {
             guard let target = String(validating: bytes, as: UTF8.self), !target.isEmpty else {
                 throw FileSystemError(.readLink, path: current, reason: "its target is not a valid UTF-8 path")
             }
-            if target.hasPrefix("/") {
+            if target.utf8.first == UInt8(ascii: "/") {
                 current = target
             } else {
                 let folder = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(current)).directory

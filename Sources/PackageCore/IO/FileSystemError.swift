@@ -76,6 +76,7 @@ public struct FileOperation: Hashable, Sendable {
     package static let setTimes = FileOperation(verb: "set times of", systemCall: "utimensat")
     package static let setOwner = FileOperation(verb: "set the owner of", systemCall: "fchown")
     package static let truncate = FileOperation(verb: "truncate", systemCall: "ftruncate")
+    package static let allocate = FileOperation(verb: "reserve space for", systemCall: "fallocate")
     package static let copy = FileOperation(verb: "copy", systemCall: "copy_file_range")
     package static let lock = FileOperation(verb: "lock", systemCall: "flock")
     package static let close = FileOperation(verb: "close", systemCall: "close")

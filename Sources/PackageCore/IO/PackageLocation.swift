@@ -35,7 +35,7 @@ public struct PackageLocation: Sendable, Hashable, CustomStringConvertible {
                 throw FileSystemError(.open, path: path, errno: error)
             }
             let folderPath: String
-            do { folderPath = try Syscall.realpath(folder.isEmpty ? (relative.hasPrefix("/") ? "/" : ".") : folder) } catch {
+            do { folderPath = try Syscall.realpath(folder.isEmpty ? (relative.utf8.first == UInt8(ascii: "/") ? "/" : ".") : folder) } catch {
                 throw FileSystemError(
                     .open, path: folder.isEmpty ? "." : folder, errno: error,
                     reason: "the folder that would hold '\(path)' cannot be found")

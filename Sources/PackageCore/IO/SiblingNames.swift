@@ -47,8 +47,8 @@ package struct SiblingNames: Sendable, Hashable {
     /// crash of an older pkgtool is cleaned up too).
     package func role(of name: String) -> Role? {
         for role in Role.allCases {
-            if name.hasPrefix(stem + role.rawValue + "-") { return role }
-            if name.hasPrefix("." + targetName + ".pkgtool-" + role.rawValue + "-") { return role }
+            if PathOrder.hasBytePrefix(name, stem + role.rawValue + "-") { return role }
+            if PathOrder.hasBytePrefix(name, "." + targetName + ".pkgtool-" + role.rawValue + "-") { return role }
         }
         return nil
     }

@@ -197,6 +197,11 @@ enum Syscall {
         return try retrying { pkg_copy_file_range(input, &inputOffset, output, &outputOffset, length) }
     }
 
+    static func allocateKeepingSize(_ descriptor: Int32, offset: Int64, length: Int64, path: String) throws(Errno) {
+        _ = try inject(.allocate, path)
+        _ = try retrying { pkg_fallocate_keep_size(descriptor, offset, length) }
+    }
+
     static func lock(_ descriptor: Int32, exclusive: Bool, wait: Bool, path: String) throws(Errno) {
         _ = try inject(.lock, path)
         _ = try retrying { pkg_ofd_lock(descriptor, exclusive ? 1 : 0, wait ? 1 : 0) }

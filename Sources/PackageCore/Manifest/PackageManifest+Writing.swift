@@ -89,7 +89,7 @@ extension PackageManifest {
         let metadata = try FileDescriptor.openDirectory(metadataPath)
         var removedAny = false
         for name in try DirectoryListing.names(in: metadata)
-        where name.hasPrefix(PackageLayout.deltaFilePrefix) || existing.contains(name) {
+        where PackageLayout.hasDeltaPrefix(name) || existing.contains(where: { PathOrder.sameBytes($0, name) }) {
             try FileSystem.remove(name, relativeTo: metadata.rawValue)
             removedAny = true
         }

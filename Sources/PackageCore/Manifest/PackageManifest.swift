@@ -107,8 +107,8 @@ public struct PackageManifest: Sendable {
         // Deltas, in sequence order; those written for an older base are leftovers of an
         // interrupted compaction and are ignored.
         var deltas: [(sequence: UInt64, name: String)] = []
-        for name in try DirectoryListing.names(in: metadata) where name.hasPrefix(PackageLayout.deltaFilePrefix) {
-            guard let sequence = UInt64(name.dropFirst(PackageLayout.deltaFilePrefix.count)) else { continue }
+        for name in try DirectoryListing.names(in: metadata) {
+            guard let sequence = PackageLayout.deltaSequence(name) else { continue }
             deltas.append((sequence, name))
         }
         deltas.sort { $0.sequence < $1.sequence }

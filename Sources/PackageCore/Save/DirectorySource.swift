@@ -24,7 +24,9 @@ public struct DirectorySource: SaveSource {
         }
         // Saving a tree into itself (or a package into its own source) would copy forever.
         let source = try Syscall.realpathOrThrow(path)
-        if source == package.path || source.hasPrefix(package.path + "/") || package.path.hasPrefix(source + "/") {
+        if PathOrder.sameBytes(source, package.path) || PathOrder.hasBytePrefix(source, package.path + "/")
+            || PathOrder.hasBytePrefix(package.path, source + "/")
+        {
             throw SaveRefusal(path: path, reason: .nested(other: "\(package)"))
         }
     }
@@ -58,7 +60,7 @@ public struct DirectorySource: SaveSource {
         }
         return SourceTree(
             snapshot: TreeSnapshot(entries: entries, rootHash: scan.snapshot.rootHash), contents: contents,
-            rootPermissions: rootStatus.permissions, rehashed: Set(scan.hashedPaths), filesHashed: scan.filesHashed,
+            rootPermissions: rootStatus.permissions, rehashed: Set(scan.hashedPaths.map { RelativePath(trusted: $0) }), filesHashed: scan.filesHashed,
             bytesHashed: scan.bytesHashed, notes: notes)
     }
 }

@@ -249,10 +249,10 @@ extension FileWrapper {
                     stack.append(child)
                     continue
                 }
-                guard kind == .regular, !loaded, let record, record.path.hasPrefix(prefix) else { continue }
+                guard kind == .regular, !loaded, let record, PathOrder.hasBytePrefix(record.path, prefix) else { continue }
                 let now = try? FileSystem.status(record.path)
                 if let now, record.stillDescribes(now) { continue }
-                let relative = String(record.path.dropFirst(prefix.utf8.count))
+                let relative = PathOrder.droppingBytes(prefix.utf8.count, from: record.path)
                 if let now, now.kind == .regular {
                     _ = try? child.read(from: URL(fileURLWithPath: record.path))
                     notes.append("'\(relative)' changed behind the document's back: the version on disk was kept")

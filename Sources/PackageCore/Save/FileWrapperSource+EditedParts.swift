@@ -37,7 +37,7 @@ extension FileWrapperSource {
         let new = walk.new.sorted { PathOrder.pathLess($0.path, $1.path) }
         session.editedParts = walk
         return PartialSourceTree(
-            head: head, current: current, new: new, contents: new.map { walk.contents[$0.path] },
+            head: head, current: current, new: new, contents: new.map { walk.contents[RelativePath(trusted: $0.path)] },
             unknownContent: walk.unknownContent, newRootHash: newRootHash,
             newEntryCount: root.descendantCount,
             rootPermissions: root.state.withLock { $0.effectivePermissions }, filesHashed: walk.filesHashed,
@@ -55,13 +55,13 @@ extension FileWrapperSource {
         for (path, status) in outcome.written {
             guard let node = walk.nodes[path] else { continue }
             node.state.withLock { state in
-                state.diskRecord = DiskRecord(path: package.inside(path), status: status)
+                state.diskRecord = DiskRecord(path: package.inside(path.string), status: status)
             }
         }
         if updatesNames {
             for (relative, node) in walk.nodes {
-                let status = outcome.written[relative] ?? (try? FileSystem.status(package.inside(relative)))
-                adoptName(of: node, relative: relative, status: status, package: package)
+                let status = outcome.written[relative] ?? (try? FileSystem.status(package.inside(relative.string)))
+                adoptName(of: node, relative: relative.string, status: status, package: package)
             }
         }
         for (node, relative, generation) in walk.visited {
@@ -97,11 +97,11 @@ struct EditedTreeWalk {
     let package: PackageLocation
     var current: [SnapshotEntry] = []
     var new: [SnapshotEntry] = []
-    /// By path of `new`: where a written file's bytes come from, and its node.
-    var contents: [String: ContentOrigin] = [:]
-    var nodes: [String: FileWrapper] = [:]
+    /// By path of `new` (compared as bytes): where a written file's bytes come from, and its node.
+    var contents: [RelativePath: ContentOrigin] = [:]
+    var nodes: [RelativePath: FileWrapper] = [:]
     /// Paths of `current` files whose content was not looked at (a size already differs).
-    var unknownContent: Set<String> = []
+    var unknownContent: Set<RelativePath> = []
     /// Directories visited (and new ones), with the generation seen, to clear their marks.
     var visited: [(node: FileWrapper, relativePath: String, generation: UInt64)] = []
     var filesHashed = 0
@@ -125,7 +125,7 @@ struct EditedTreeWalk {
         // Files of this package the tree never loaded and that vanished from disk are gone
         // for good: dropped from the tree rather than saved from nowhere.
         let inMemory = dropVanishedFiles(
-            of: node, onDisk: Set(onDisk.map(\.name)), relativePath: relativePath, isRoot: isRoot)
+            of: node, onDisk: Set(onDisk.map { FileName($0.name) }), relativePath: relativePath, isRoot: isRoot)
 
         try PathOrder.mergeJoin(
             leftCount: onDisk.count, rightCount: inMemory.count,
@@ -146,7 +146,7 @@ struct EditedTreeWalk {
     /// The children of `node` in name order, without regular files backed by a file of
     /// this package that is no longer on disk and was never loaded (noted).
     private mutating func dropVanishedFiles(
-        of node: FileWrapper, onDisk: Set<String>, relativePath: String, isRoot: Bool
+        of node: FileWrapper, onDisk: Set<FileName>, relativePath: String, isRoot: Bool
     ) -> [(name: FileName, child: FileWrapper)] {
         let children = (node.sortedChildren ?? []).filter { !(isRoot && PackageReservedNames.isReserved($0.name.string)) }
         var kept: [(name: FileName, child: FileWrapper)] = []
@@ -154,12 +154,12 @@ struct EditedTreeWalk {
         for (name, child) in children {
             let path = RelativePath.join(relativePath, name.string)
             let (kind, record, loaded) = child.state.withLock { ($0.kind, $0.diskRecord, $0.contents != nil) }
-            if kind == .regular, !loaded, let record, record.path == package.inside(path), !onDisk.contains(name.string) {
+            if kind == .regular, !loaded, let record, PathOrder.sameBytes(record.path, package.inside(path)), !onDisk.contains(name) {
                 node.removeFileWrapper(child)
                 notes.append("'\(path)' was removed behind the document's back: it is no longer part of the package")
                 // Gone from disk and from the tree: the manifest must forget it too.
                 current.append(Self.entry(path: path, status: record.status, hash: .empty))
-                unknownContent.insert(path)
+                unknownContent.insert(RelativePath(trusted: path))
                 continue
             }
             kept.append((name, child))
@@ -187,7 +187,7 @@ struct EditedTreeWalk {
         var before = Self.entry(path: path, status: status, hash: .empty)
         switch kind {
         case .directory:
-            let clean = !edited && record?.path == expectedPath && record?.status.inode == status.inode
+            let clean = !edited && (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false) && record?.status.inode == status.inode
             if !clean {
                 // Visited before its hash is taken: files dropped inside it (removed behind
                 // the tree's back) must not be hashed.
@@ -201,7 +201,7 @@ struct EditedTreeWalk {
             before.hash = hash
             current.append(before)
             new.append(after)
-            nodes[path] = child
+            nodes[RelativePath(trusted: path)] = child
         case .symbolicLink:
             let target = try FileSystem.readSymbolicLinkBytes(name, relativeTo: descriptor.rawValue)
             before.hash = ContentHash.of(target)
@@ -209,8 +209,8 @@ struct EditedTreeWalk {
             current.append(before)
             try addCreated(child, path: path)
         default:
-            var backed = record?.path == expectedPath && (record?.stillDescribes(status) ?? false)
-            if record?.path == expectedPath, !backed, child.contents == nil {
+            var backed = (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false) && (record?.stillDescribes(status) ?? false)
+            if (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false), !backed, child.contents == nil {
                 // Modified behind the tree's back, never loaded: the version on disk stays.
                 try child.read(from: URLPath.fileURL(expectedPath))
                 notes.append("'\(path)' changed behind the document's back: the version on disk was kept")
@@ -222,7 +222,7 @@ struct EditedTreeWalk {
             if backed {
                 before.hash = hash
             } else if status.size != size && (status.size < threshold || size < threshold) {
-                unknownContent.insert(path)
+                unknownContent.insert(RelativePath(trusted: path))
             } else {
                 // A new wrapper: compare with the bytes on disk — of the same size, so that a
                 // file rewritten with identical content is not written again; large, so that
@@ -258,7 +258,7 @@ struct EditedTreeWalk {
     ) throws {
         let path = RelativePath.join(parent, name)
         current.append(Self.entry(path: path, status: status, hash: .empty))
-        unknownContent.insert(path)
+        unknownContent.insert(RelativePath(trusted: path))
     }
 
     /// `node` (and, for a directory, everything below it) as new entries, with where each
@@ -274,7 +274,7 @@ struct EditedTreeWalk {
         var entry = SnapshotEntry(
             path: path, kind: kind, permissions: permissions, size: 0, hash: hash,
             modificationTime: modificationTime ?? FileClock.upperBound(), linkTarget: linkTarget)
-        nodes[path] = node
+        nodes[RelativePath(trusted: path)] = node
         switch kind {
         case .directory:
             new.append(entry)
@@ -290,9 +290,9 @@ struct EditedTreeWalk {
             entry.chunks = chunks
             new.append(entry)
             if let data {
-                contents[path] = .stream(DataStream(data))
+                contents[RelativePath(trusted: path)] = .stream(DataStream(data))
             } else if let record {
-                contents[path] = .file(path: record.path, seen: record.status)
+                contents[RelativePath(trusted: path)] = .file(path: record.path, seen: record.status)
             }
         }
     }
@@ -312,7 +312,7 @@ extension FileWrapper {
             }
             let path = package.inside(relative)
             // An edited directory is visited anyway.
-            if !edited, let record, record.path == path {
+            if !edited, let record, PathOrder.sameBytes(record.path, path) {
                 let now = try? FileSystem.status(path)
                 if record.racy || now == nil || now?.inode != record.status.inode
                     || now?.modificationTime != record.status.modificationTime

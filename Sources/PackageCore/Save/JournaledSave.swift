@@ -43,6 +43,9 @@ extension SaveContext {
             // Bound to this directory: a copy of the package cannot replay it (SaveJournal).
             let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: try temporary.status().inode)
             journal = SaveJournal(binding: binding, operations: operations)
+            // The space the patches will write, taken now: a full disk fails the save here,
+            // before the commit, never halfway through applying it.
+            try reserveSpace(for: journal, in: root)
             try checkCancellation()
         } catch {
             for name in temporaries { try? FileSystem.remove(name, relativeTo: temporary.rawValue) }
@@ -81,6 +84,32 @@ extension SaveContext {
                 try recordRelinkWindow(applyStart...applyEnd, statistics: &statistics)
             } catch {
                 statistics.notes.append("could not record the new files' stat data (\(error)); they will be reread once")
+            }
+        }
+    }
+
+    /// Allocates, without changing any file's size, the ranges the journal's patches will
+    /// write into the package's files (`fallocate` with `FALLOC_FL_KEEP_SIZE`): the growth
+    /// of a large file and any hole it had. Renames and removals need no space. A file
+    /// system that cannot allocate ahead (EOPNOTSUPP) is saved without the promise.
+    ///
+    /// - Complexity: one `openat2` and one `open` per patched file, one `fallocate` per range.
+    private func reserveSpace(for journal: SaveJournal, in root: borrowing FileDescriptor) throws {
+        for case .patch(let path, _, _, _, _, _, let ranges) in journal.operations {
+            let parent = try PackageTreeAccess.openDirectory(RelativePath.parent(of: path), in: root, package: package)
+            let file = try FileDescriptor.open(
+                RelativePath.lastComponent(of: path), relativeTo: parent.rawValue, access: .writeOnly,
+                options: [.noFollow, .nonBlocking], displayPath: package.inside(path))
+            for range in ranges {
+                do throws(FileSystemError) {
+                    guard try file.reserve(range) else { break }
+                } catch {
+                    var explained = error
+                    if error.errno == .noSpace {
+                        explained.reason = "the disk has no room for the changes to this file; nothing was changed"
+                    }
+                    throw explained
+                }
             }
         }
     }
@@ -195,7 +224,7 @@ extension SaveContext {
     func existingDeltaFiles() throws -> [String] {
         guard let status = try FileSystem.statusIfExists(package.metadataPath), status.kind == .directory else { return [] }
         let metadata = try FileDescriptor.openDirectory(package.metadataPath)
-        return try DirectoryListing.names(in: metadata).filter { $0.hasPrefix(PackageLayout.deltaFilePrefix) }.sorted()
+        return try DirectoryListing.names(in: metadata).filter(PackageLayout.hasDeltaPrefix).sorted(by: PathOrder.nameLess)
     }
 }
 

@@ -7,12 +7,15 @@
 /// forever. Whoever takes a lock and then runs code that may lock again records it here
 /// with `withLock(_:)`; whoever is about to lock asks `covers(_:exclusive:)` first.
 package enum PackageLockScope {
-    @TaskLocal static var held: [String: Bool] = [:]
+    /// By the bytes of the package's canonical path: `é` and `e\u{301}` are two packages.
+    @TaskLocal static var held: [[UInt8]: Bool] = [:]
+
+    private static func key(_ package: PackageLocation) -> [UInt8] { Array(package.path.utf8) }
 
     /// Whether the current task holds the lock of the package at `packagePath`, exclusive
     /// if `exclusive` is asked for (a shared lock does not cover a write).
     package static func covers(_ package: PackageLocation, exclusive: Bool) -> Bool {
-        guard let mode = held[package.path] else { return false }
+        guard let mode = held[key(package)] else { return false }
         return mode || !exclusive
     }
 
@@ -25,7 +28,7 @@ package enum PackageLockScope {
     /// Whether the current task holds a shared lock only on the package at `packagePath`:
     /// asking for the exclusive lock now would deadlock against itself.
     package static func holdsSharedOnly(_ package: PackageLocation) -> Bool {
-        held[package.path] == false
+        held[key(package)] == false
     }
 
     /// `holdsSharedOnly(_:)` for a path.
@@ -37,7 +40,7 @@ package enum PackageLockScope {
     /// Runs `body` with `lock` recorded as held by the current task (and its child tasks).
     package static func withLock<R>(_ lock: PackageLock, _ body: () throws -> R) rethrows -> R {
         var locks = held
-        locks[lock.package.path] = lock.exclusive
+        locks[key(lock.package)] = lock.exclusive
         return try $held.withValue(locks, operation: body)
     }
 
@@ -46,7 +49,7 @@ package enum PackageLockScope {
         _ lock: PackageLock, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> R
     ) async rethrows -> R {
         var locks = held
-        locks[lock.package.path] = lock.exclusive
+        locks[key(lock.package)] = lock.exclusive
         return try await $held.withValue(locks, operation: body)
     }
 }

@@ -122,11 +122,13 @@ package enum PackageRecovery {
             PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
         ]
         // (The listing's d_type spares a stat per entry; `unknown` costs one.)
-        var present = Set<String>()
+        var present = Set<RelativePath>()
         for entry in try DirectoryListing.entries(in: metadata) {
-            present.insert(entry.name)
+            present.insert(RelativePath(trusted: entry.name))
             let name = entry.name
-            let expected = expectedKinds[name] ?? (name.hasPrefix(PackageLayout.deltaFilePrefix) ? .regular : nil)
+            let expected =
+                expectedKinds.first { PathOrder.sameBytes($0.key, name) }?.value
+                ?? (PackageLayout.hasDeltaPrefix(name) ? .regular : nil)
             if name.contains(".pkgtool-") {
                 // Half-written atomic replacements of the journal or manifest files.
                 try FileSystem.removeTree(name, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + name)
@@ -141,16 +143,16 @@ package enum PackageRecovery {
             }
             if kind != expected {
                 try setAside(name, in: metadata, package: package)
-                present.remove(name)
+                present.remove(RelativePath(trusted: name))
                 report.warnings.append(
                     "'\(package.metadataPath)/\(name)' was a \(kind), not a \(expected): set aside; the next save rebuilds it")
-                needsCheck = needsCheck || name != SaveJournal.temporaryDirectoryName
+                needsCheck = needsCheck || !PathOrder.sameBytes(name, SaveJournal.temporaryDirectoryName)
             }
         }
 
         // A committed journal: validated, then rolled forward; refused, set aside.
         let temporaryName = SaveJournal.temporaryDirectoryName
-        if present.contains(SaveJournal.fileName) {
+        if present.contains(RelativePath(trusted: SaveJournal.fileName)) {
             let journalPath = package.metadataPath + "/" + SaveJournal.fileName
             let bytes = try readAll(SaveJournal.fileName, relativeTo: metadata.rawValue, displayPath: journalPath)
             let temporaryInode = (try? FileSystem.status(temporaryName, relativeTo: metadata.rawValue).inode) ?? 0
@@ -196,7 +198,7 @@ package enum PackageRecovery {
 
         // Temporaries of a save that never committed. (Without a journal they may also be
         // what is left of one applied halfway and then lost: the next save checks.)
-        if present.contains(temporaryName) {
+        if present.contains(RelativePath(trusted: temporaryName)) {
             let temporary = try FileDescriptor.openDirectory(
                 temporaryName, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + temporaryName)
             for leftover in try DirectoryListing.names(in: temporary) {

@@ -104,7 +104,7 @@ public enum PackageSaver {
                 statistics.notes += tree.notes
                 let plan = SavePlan(
                     old: current.snapshot, new: tree.snapshot, origins: tree.contents, recorded: current.recorded,
-                    reread: Set(tree.rehashed.map(FileName.init)))
+                    reread: Set(tree.rehashed.map { FileName($0.string) }))
                 let saving = SaveContext(
                     package: package, plan: plan, manifest: current.manifest, options: options,
                     rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)

@@ -70,22 +70,26 @@ extension SaveContext {
         let modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
         let modeChangedInPackage = Set(plan.permissionChanges)
         let windowStart = FileClock.lowerBound()
-        // Directories whose entries change, to be fsynced; "" is the root.
-        var touched: Set<String> = [""]
+        let parents = stagingParents(staging)
+        // Directories whose entries change, to be fsynced; the root among them.
+        var touched: Set<RelativePath> = [.root]
         var created: [String] = []
         // Directories of the kept tree its owner may not write (a read-only folder): opened
         // up while it is brought up to date; every directory gets its final bits at the end.
         var openedUp: [String] = []
         for entry in previous.snapshot.entries where entry.kind == .directory && entry.permissions & 0o300 != 0o300 {
-            if (try? FileSystem.setPermissions(entry.path, entry.permissions | 0o700, relativeTo: staging.rawValue)) != nil {
+            guard let (folder, name) = try? parents.locate(entry.path) else { continue }
+            if (try? FileSystem.setPermissions(name, entry.permissions | 0o700, relativeTo: folder)) != nil {
                 openedUp.append(entry.path)
             }
         }
 
         for index in fromPrevious.removals {
             let path = previous.snapshot.entries[index].path
-            try FileSystem.removeTree(path, relativeTo: staging.rawValue, displayPath: package.inside(path))
-            touched.insert(RelativePath.parent(of: path))
+            let (folder, name) = try parents.locate(path)
+            try FileSystem.removeTree(name, relativeTo: folder, displayPath: package.inside(path))
+            parents.forget(path)
+            touched.insert(RelativePath(trusted: RelativePath.parent(of: path)))
         }
         var pendingLinks: [PendingLink] = []
         var toWrite: [Int] = []
@@ -93,8 +97,10 @@ extension SaveContext {
             switch entry.kind {
             case .directory:
                 if createdSincePrevious.contains(index) {
-                    try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: 0o700)
-                    touched.insert(RelativePath.parent(of: entry.path))
+                    let (folder, name) = try parents.locate(entry.path)
+                    try FileSystem.makeDirectory(
+                        name, relativeTo: folder, permissions: 0o700, displayPath: package.inside(entry.path))
+                    touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
                     created.append(entry.path)
                     statistics.directoriesCreated += 1
                 } else if modeChangedSincePrevious.contains(index) {
@@ -103,19 +109,20 @@ extension SaveContext {
                 }
             case .symbolicLink:
                 guard fromPrevious.unchangedOld[index] == nil else { continue }
-                try removeIfPresent(entry.path, in: staging)
+                let (folder, name) = try parents.locate(entry.path)
+                try removeIfPresent(name, in: folder, path: entry.path)
                 writtenStatus[index] = try writer.writeSymbolicLink(
-                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue,
-                    displayPath: package.inside(entry.path))
-                touched.insert(RelativePath.parent(of: entry.path))
+                    target: entry.linkTarget ?? "", named: name, in: folder, displayPath: package.inside(entry.path))
+                touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
                 statistics.symbolicLinksWritten += 1
             default:
                 let sameAsPrevious = fromPrevious.unchangedOld[index] != nil && !modeChangedSincePrevious.contains(index)
                 let packageOld = modeChangedInPackage.contains(index) ? nil : plan.unchangedOld[index]
                 // Kept only when it is also the package's file: the manifest then describes it.
                 if sameAsPrevious && packageOld != nil { continue }
-                try removeIfPresent(entry.path, in: staging)
-                touched.insert(RelativePath.parent(of: entry.path))
+                let (folder, name) = try parents.locate(entry.path)
+                try removeIfPresent(name, in: folder, path: entry.path)
+                touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
                 if let packageOld {
                     pendingLinks.append(PendingLink(from: plan.old.entries[packageOld].path, to: entry.path, index: index))
                 } else {
@@ -128,11 +135,12 @@ extension SaveContext {
         progress.plan(files: toWrite.count + pendingLinks.count, bytes: units)
         for index in toWrite {
             try writeStagedFile(
-                index, into: staging,
+                index, into: parents,
                 standsInForLink: plan.unchangedOld[index] != nil && !modeChangedInPackage.contains(index),
                 statistics: &statistics)
         }
-        let outcome = try linkUnchanged(pendingLinks, from: packageRoot, into: staging, statistics: &statistics)
+        let outcome = try linkUnchanged(
+            pendingLinks, from: packageRoot, into: staging, parents: parents, statistics: &statistics)
         let window: ClosedRange<Int64>? = windowStart...FileClock.upperBound()
         // The previous tree's manifest described the version before; the new one builds on
         // the package's.
@@ -141,28 +149,32 @@ extension SaveContext {
             staging, package: packageRoot, buildsOnPackage: !outcome.linksImpossible, window: window, statistics: &statistics)
         statistics.reusedPrevious = true
         // Final bits of the directories created or opened up, deepest first.
+        // (Keyed by bytes: twin folders `é` and `e\u{301}` keep their own bits.)
         let newDirectories = Dictionary(
-            plan.new.entries.lazy.filter { $0.kind == .directory }.map { ($0.path, $0.permissions) },
+            plan.new.entries.lazy.filter { $0.kind == .directory }.map { (RelativePath(trusted: $0.path), $0.permissions) },
             uniquingKeysWith: { first, _ in first })
-        for path in Set(created + openedUp).sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
+        let finishing = Set((created + openedUp).map { RelativePath(trusted: $0) })
+        for path in finishing.sorted(by: { RelativePath.depth(of: $0.string) > RelativePath.depth(of: $1.string) }) {
             guard let bits = newDirectories[path] else { continue }
-            try FileSystem.setPermissions(path, bits, relativeTo: staging.rawValue)
+            let (folder, name) = try parents.locate(path.string)
+            try FileSystem.setPermissions(name, bits, relativeTo: folder)
         }
         if durable {
             try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
             // Children before parents; new directories are among them.
-            let directories = touched.union(created).sorted { $0.utf8.count > $1.utf8.count }
+            let directories = touched.union(created.map { RelativePath(trusted: $0) })
+                .sorted { $0.string.utf8.count > $1.string.utf8.count }
             for directory in directories {
-                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
+                try FileSystem.syncDirectory(".", relativeTo: try parents.directory(directory.string))
             }
         }
     }
 
-    /// Unlinks `path` in `directory` when something is there (a file or symbolic link of
-    /// the previous version about to be replaced).
-    private func removeIfPresent(_ path: String, in directory: borrowing FileDescriptor) throws {
+    /// Unlinks `name` in `directory` when something is there (a file or symbolic link of
+    /// the previous version about to be replaced); `path` is its path in the package.
+    private func removeIfPresent(_ name: String, in directory: Int32, path: String) throws {
         do throws(Errno) {
-            try Syscall.unlinkat(directory.rawValue, path, removeDirectory: false)
+            try Syscall.unlinkat(directory, name, removeDirectory: false)
         } catch {
             guard error == .noSuchFileOrDirectory else {
                 throw FileSystemError(.remove, path: PackageLayout.joined(packagePath, path), errno: error)

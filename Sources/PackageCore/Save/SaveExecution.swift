@@ -42,7 +42,7 @@ final class SaveContext {
     struct Result {
         var statistics: SaveStatistics
         var head: PackageManifest.Head?
-        var written: [String: FileStatus]
+        var written: [RelativePath: FileStatus]
     }
 
     init(
@@ -113,8 +113,8 @@ final class SaveContext {
                 deltaRecordCount: chain.sequence == 0 ? 0 : (manifest?.deltaRecordCount ?? 0) + deltaRecordsWritten,
                 entryCount: newEntryCount, rootHash: plan.new.rootHash)
         }
-        var written: [String: FileStatus] = [:]
-        for (index, status) in writtenStatus { written[plan.new.entries[index].path] = status }
+        var written: [RelativePath: FileStatus] = [:]
+        for (index, status) in writtenStatus { written[RelativePath(trusted: plan.new.entries[index].path)] = status }
         return Result(statistics: statistics, head: head, written: written)
     }
 
@@ -246,10 +246,10 @@ final class SaveContext {
         var changed = Set(plan.creations)
         changed.formUnion(plan.permissionChanges)
         changed.formUnion(plan.refreshes)
-        var ancestors = Set<String>()
+        var ancestors = Set<RelativePath>()  // by bytes: twin folders are two
         func addAncestors(of path: String) {
             var current = RelativePath.parent(of: path)
-            while !current.isEmpty, ancestors.insert(current).inserted {
+            while !current.isEmpty, ancestors.insert(RelativePath(trusted: current)).inserted {
                 current = RelativePath.parent(of: current)
             }
         }
@@ -257,7 +257,7 @@ final class SaveContext {
         for index in plan.removals { addAncestors(of: plan.old.entries[index].path) }
         var upserts = changed.sorted().map { entries[$0] }
         for path in ancestors {
-            if let index = plan.new.index(of: path) { upserts.append(entries[index]) }
+            if let index = plan.new.index(of: path.string) { upserts.append(entries[index]) }
         }
         return (entries, upserts, plan.removals.map { plan.old.entries[$0].path })
     }

@@ -215,11 +215,9 @@ package struct SaveJournal: Equatable {
             return nil
         }
         func isManifestFile(_ path: String) -> Bool {
-            guard path.hasPrefix(metadata + "/") else { return false }
-            let name = String(path.dropFirst(metadata.utf8.count + 1))
-            return name == PackageLayout.indexFileName
-                || (name.hasPrefix(PackageLayout.deltaFilePrefix)
-                    && UInt64(name.dropFirst(PackageLayout.deltaFilePrefix.utf8.count)) != nil)
+            guard PathOrder.hasBytePrefix(path, metadata + "/") else { return false }
+            let name = PathOrder.droppingBytes(metadata.utf8.count + 1, from: path)
+            return PathOrder.sameBytes(name, PackageLayout.indexFileName) || PackageLayout.deltaSequence(name) != nil
         }
         switch operation {
         case .remove(let path, let kind):
@@ -251,7 +249,7 @@ package struct SaveJournal: Equatable {
     /// - Complexity: one system call per operation (a removal: one per removed entry),
     ///   one `openat2` per operation's parent, plus one fsync per touched directory.
     func apply(root: borrowing FileDescriptor, package: PackageLocation, durability: Durability) throws -> Int {
-        var touched = Set<String>()
+        var touched = Set<RelativePath>()  // by bytes: twin folders are two
         var removedEntries = 0
         let temporaryPath = PackageLayout.metadataDirectoryName + "/" + Self.temporaryDirectoryName
         let temporary = try PackageTreeAccess.openDirectory(temporaryPath, in: root, package: package)
@@ -266,7 +264,7 @@ package struct SaveJournal: Equatable {
                     removedEntries += try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
                         try FileSystem.removeTreeCountingEntries(name, relativeTo: parent.rawValue, displayPath: shown)
                     }
-                    touched.insert(parentPath)
+                    touched.insert(RelativePath(trusted: parentPath))
                 }
             case .makeDirectory(_, let permissions):
                 if let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) {
@@ -283,7 +281,7 @@ package struct SaveJournal: Equatable {
                             throw error.naming(shown)
                         }
                     }
-                    touched.insert(parentPath)
+                    touched.insert(RelativePath(trusted: parentPath))
                 }
             case .rename(let temporaryName, _):
                 if try FileSystem.statusIfExists(temporaryName, relativeTo: temporary.rawValue) != nil {
@@ -295,8 +293,8 @@ package struct SaveJournal: Equatable {
                             throw error.naming(shown, destination: nil)
                         }
                     }
-                    touched.insert(parentPath)
-                    touched.insert(temporaryPath)
+                    touched.insert(RelativePath(trusted: parentPath))
+                    touched.insert(RelativePath(trusted: temporaryPath))
                 }
             case .patch(_, let data, let inode, let size, let permissions, let modificationTime, let ranges):
                 try applyPatch(
@@ -317,7 +315,7 @@ package struct SaveJournal: Equatable {
         if durability == .full {
             // Deeper directories first, so a parent's entry for a new child directory is
             // flushed after the child's own entries.
-            for directory in touched.sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
+            for directory in touched.map(\.string).sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
                 let handle = try PackageTreeAccess.openDirectory(directory, in: root, package: package)
                 try handle.sync()
             }

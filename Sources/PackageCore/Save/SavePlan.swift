@@ -58,7 +58,7 @@ struct SavePlan {
     /// `old` files whose content is not known (a partial comparison): always rewritten.
     init(
         old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil,
-        reread: Set<FileName> = [], unknownOldContent: Set<String> = []
+        reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
     ) {
         self.old = old
         self.new = new
@@ -96,7 +96,7 @@ struct SavePlan {
                 case .symbolicLink:
                     if was.hash == now.hash { unchangedOld[j] = i } else { creations.append(j) }
                 default:
-                    let known = unknownOldContent.isEmpty || !unknownOldContent.contains(was.path)
+                    let known = unknownOldContent.isEmpty || !unknownOldContent.contains(RelativePath(trusted: was.path))
                     if known && was.hash == now.hash && was.size == now.size {
                         unchangedOld[j] = i
                         if was.permissions != now.permissions {

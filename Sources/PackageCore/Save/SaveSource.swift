@@ -61,7 +61,8 @@ public struct SourceTree: Sendable {
     public var rootPermissions: UInt32
     /// Files whose hash the source had to compute now (its stat cache did not vouch for
     /// them): unchanged ones among them are recorded afresh, so they are not reread next time.
-    public var rehashed: Set<String>
+    /// Paths compare as bytes (`RelativePath`): twins such as `é` and `e\u{301}` stay two.
+    public var rehashed: Set<RelativePath>
     /// Files the source read to hash, and their bytes: for the statistics.
     public var filesHashed: Int
     /// Bytes of those files.
@@ -72,7 +73,7 @@ public struct SourceTree: Sendable {
     /// A whole tree: `contents` must hold one origin (or nil) per entry of `snapshot`.
     public init(
         snapshot: TreeSnapshot, contents: [ContentOrigin?], rootPermissions: UInt32 = 0o755,
-        rehashed: Set<String> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
+        rehashed: Set<RelativePath> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
         precondition(contents.count == snapshot.entries.count, "one content origin per entry")
         self.snapshot = snapshot
@@ -101,7 +102,7 @@ public struct PartialSourceTree: Sendable {
     /// Where each `new` file's bytes come from, parallel to `new`.
     public var contents: [ContentOrigin?]
     /// Paths of `current` files whose content the source does not know: rewritten.
-    public var unknownContent: Set<String>
+    public var unknownContent: Set<RelativePath>
     /// The new tree's root hash and entry count (the whole tree's, not the parts').
     public var newRootHash: ContentHash
     /// The number of entries of the whole new tree.
@@ -118,7 +119,7 @@ public struct PartialSourceTree: Sendable {
     /// The parts of a new tree: `contents` must hold one origin (or nil) per entry of `new`.
     public init(
         head: PackageManifest.Head, current: [SnapshotEntry], new: [SnapshotEntry], contents: [ContentOrigin?],
-        unknownContent: Set<String> = [], newRootHash: ContentHash, newEntryCount: Int, rootPermissions: UInt32,
+        unknownContent: Set<RelativePath> = [], newRootHash: ContentHash, newEntryCount: Int, rootPermissions: UInt32,
         filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
         precondition(contents.count == new.count, "one content origin per new entry")
@@ -144,10 +145,10 @@ public struct SaveOutcome: Sendable {
     /// remembers for its next save.
     public var head: PackageManifest.Head?
     /// Package-side stat data of every entry this save created or replaced, by path.
-    public var written: [String: FileStatus]
+    public var written: [RelativePath: FileStatus]
 
     /// An outcome; the engine makes them, tests and wrappers of the engine may too.
-    public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [String: FileStatus]) {
+    public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [RelativePath: FileStatus]) {
         self.statistics = statistics
         self.head = head
         self.written = written

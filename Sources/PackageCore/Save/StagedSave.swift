@@ -72,6 +72,7 @@ extension SaveContext {
         let package: Int32? = packageDescriptor?.rawValue
         defer { withExtendedLifetime(packageDescriptor) {} }
         planProgress(linking: !copyEverything)
+        let parents = stagingParents(staging)
         var directories: [String] = [""]
         let windowStart = FileClock.lowerBound()
         let changedPermissions = Set(plan.permissionChanges)
@@ -80,13 +81,15 @@ extension SaveContext {
             switch entry.kind {
             case .directory:
                 // Owner-writable until its children are in; its own bits come last.
-                try FileSystem.makeDirectory(entry.path, relativeTo: staging.rawValue, permissions: 0o700)
+                let (folder, name) = try parents.locate(entry.path)
+                try FileSystem.makeDirectory(
+                    name, relativeTo: folder, permissions: 0o700, displayPath: self.package.inside(entry.path))
                 directories.append(entry.path)
                 statistics.directoriesCreated += 1
             case .symbolicLink:
+                let (folder, name) = try parents.locate(entry.path)
                 writtenStatus[index] = try writer.writeSymbolicLink(
-                    target: entry.linkTarget ?? "", named: entry.path, in: staging.rawValue,
-                    displayPath: self.package.inside(entry.path))
+                    target: entry.linkTarget ?? "", named: name, in: folder, displayPath: self.package.inside(entry.path))
                 statistics.symbolicLinksWritten += 1
             default:
                 if !copyEverything, package != nil, let oldIndex = plan.unchangedOld[index],
@@ -96,11 +99,12 @@ extension SaveContext {
                     continue
                 }
                 try writeStagedFile(
-                    index, into: staging, standsInForLink: plan.unchangedOld[index] != nil && !copyEverything,
+                    index, into: parents, standsInForLink: plan.unchangedOld[index] != nil && !copyEverything,
                     statistics: &statistics)
             }
         }
-        let outcome = try linkUnchanged(pendingLinks, from: package, into: staging, statistics: &statistics)
+        let outcome = try linkUnchanged(
+            pendingLinks, from: package, into: staging, parents: parents, statistics: &statistics)
         let window: ClosedRange<Int64>? = outcome.linked > 0 ? windowStart...FileClock.upperBound() : nil
         try writeStagedManifest(
             staging, package: package, buildsOnPackage: !copyEverything && !outcome.linksImpossible, window: window,
@@ -109,28 +113,35 @@ extension SaveContext {
         // Directories' own bits, deepest first, now that nothing more goes in.
         for index in plan.new.entries.indices.reversed() where plan.new.entries[index].kind == .directory {
             let entry = plan.new.entries[index]
-            try FileSystem.setPermissions(entry.path, entry.permissions, relativeTo: staging.rawValue)
+            let (folder, name) = try parents.locate(entry.path)
+            try FileSystem.setPermissions(name, entry.permissions, relativeTo: folder)
         }
         if durable {
             try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
             // Children before parents: a directory's entry is flushed after its contents.
             for directory in directories.reversed() {
-                try FileSystem.syncDirectory(directory.isEmpty ? "." : directory, relativeTo: staging.rawValue)
+                try FileSystem.syncDirectory(".", relativeTo: try parents.directory(directory))
             }
         }
+    }
+
+    /// The folders of the staging tree open as `staging`, for creating entries in them
+    /// (beneath it, through no link: `TreeParents`).
+    func stagingParents(_ staging: borrowing FileDescriptor) -> TreeParents {
+        TreeParents(root: staging.rawValue) { [package] in package.inside($0) }
     }
 
     /// Writes new entry `index` into the staging tree and counts it: as a copy standing in
     /// for a link (unchanged content), or as a file written.
     func writeStagedFile(
-        _ index: Int, into staging: borrowing FileDescriptor, standsInForLink: Bool, statistics: inout SaveStatistics
+        _ index: Int, into parents: TreeParents, standsInForLink: Bool, statistics: inout SaveStatistics
     ) throws {
-        let path = plan.new.entries[index].path
+        let (folder, name) = try parents.locate(plan.new.entries[index].path)
         // A large file that changed little: a clone of its old version with the changed
         // chunks written into it, where the file system has reflinks.
         if !standsInForLink, reflinksMayWork, let patch = chunkPatch(for: index, inPlace: false) {
             try checkCancellation()
-            if let written = try writeClonePatched(index, patch: patch, named: path, in: staging.rawValue) {
+            if let written = try writeClonePatched(index, patch: patch, named: name, in: folder) {
                 writtenStatus[index] = written.status
                 writtenChunks[index] = patch.newChunks
                 statistics.filesCloned += 1
@@ -140,7 +151,7 @@ extension SaveContext {
             }
             reflinksMayWork = false
         }
-        let written = try writeFile(index, named: path, in: staging.rawValue)
+        let written = try writeFile(index, named: name, in: folder)
         writtenStatus[index] = written.status
         if let chunks = written.chunks { writtenChunks[index] = chunks }
         if standsInForLink {
@@ -156,7 +167,7 @@ extension SaveContext {
     /// impossible, copies the files instead and says so in the statistics.
     func linkUnchanged(
         _ pendingLinks: [PendingLink], from package: Int32?, into staging: borrowing FileDescriptor,
-        statistics: inout SaveStatistics
+        parents: TreeParents, statistics: inout SaveStatistics
     ) throws -> (linked: Int, linksImpossible: Bool) {
         guard let package, !pendingLinks.isEmpty else { return (0, false) }
         let outcome = try Self.link(
@@ -166,7 +177,7 @@ extension SaveContext {
         guard let code = outcome.impossibleBecause else { return (outcome.linked, false) }
         statistics.notes.append("hard links are impossible here (\(code.name)): unchanged files were copied instead")
         for index in outcome.notLinked {
-            try writeStagedFile(index, into: staging, standsInForLink: true, statistics: &statistics)
+            try writeStagedFile(index, into: parents, standsInForLink: true, statistics: &statistics)
         }
         return (outcome.linked, true)
     }
@@ -232,9 +243,11 @@ extension SaveContext {
     {
         // Each job links name to name between two open directories instead of resolving
         // two paths per file.
-        var groups: [String: [PendingLink]] = [:]
+        // Keyed by bytes: twin folders (`é`, `e\u{301}`) are two groups.
+        var groups: [RelativePath: [PendingLink]] = [:]
         for link in links {
-            groups[RelativePath.parent(of: link.from) + "\u{0}" + RelativePath.parent(of: link.to), default: []].append(link)
+            let key = RelativePath.parent(of: link.from) + "\u{0}" + RelativePath.parent(of: link.to)
+            groups[RelativePath(trusted: key), default: []].append(link)
         }
         let outcome = Mutex<(linked: Int, notLinked: [Int], impossibleBecause: Errno?)>((0, [], nil))
         let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
@@ -246,7 +259,9 @@ extension SaveContext {
             let source = try FileDescriptor.openWithoutSymlinks(
                 fromParent.isEmpty ? "." : fromParent, relativeTo: package, options: [.directory], beneath: true,
                 displayPath: location.inside(fromParent))
-            let target = try FileDescriptor.openDirectory(toParent.isEmpty ? "." : toParent, relativeTo: staging)
+            let target = try FileDescriptor.openWithoutSymlinks(
+                toParent.isEmpty ? "." : toParent, relativeTo: staging, options: [.directory], beneath: true,
+                displayPath: location.inside(toParent))
             var linked = 0
             var notLinked: [Int] = []
             var reason: Errno?

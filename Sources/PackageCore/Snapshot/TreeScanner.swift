@@ -153,7 +153,9 @@ final class ScanContext: Sendable {
         }
         var listed: [(name: String, status: FileStatus)] = []
         for entry in try DirectoryListing.entries(in: handle) {
-            if node.path.isEmpty && scanner.excludedTopLevelNames.contains(entry.name) { continue }
+            if node.path.isEmpty && scanner.excludedTopLevelNames.contains(where: { PathOrder.sameBytes($0, entry.name) }) {
+                continue
+            }
             let status: FileStatus
             do {
                 status = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false))

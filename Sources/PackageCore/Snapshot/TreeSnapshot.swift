@@ -153,7 +153,7 @@ public struct TreeSnapshot: Sendable, Equatable {
         _ entries: inout [SnapshotEntry], from position: inout Int, prefix: String
     ) -> ContentHash {
         var builder = TreeHashBuilder()
-        while position < entries.count, prefix.isEmpty || entries[position].path.hasPrefix(prefix) {
+        while position < entries.count, prefix.isEmpty || PathOrder.hasBytePrefix(entries[position].path, prefix) {
             let index = position
             position += 1
             if entries[index].kind == .directory {
@@ -163,6 +163,10 @@ public struct TreeSnapshot: Sendable, Equatable {
                 entries[index].descendantCount = position - index - 1
             }
             let entry = entries[index]
+            // An entry whose folder is not in the list (a malformed tree: a link or a file
+            // where its path needs a folder) is no child of this one: it adds nothing to the
+            // hash, and never traps. Decoders refuse such trees; this keeps a bug harmless.
+            guard entry.path.utf8.count == prefix.utf8.count + entry.name.utf8.count else { continue }
             builder.add(name: String(entry.name), tag: entry.tag, hash: entry.hash)
         }
         return builder.finish()

@@ -11,6 +11,19 @@ public enum PackageLayout {
     /// The prefix of manifest delta files (`delta.000001`, …).
     package static let deltaFilePrefix = "delta."
 
+    /// The sequence number of a manifest delta file's name (`delta.` and decimal digits,
+    /// compared as bytes); nil for any other name.
+    package static func deltaSequence(_ name: String) -> UInt64? {
+        guard PathOrder.hasBytePrefix(name, deltaFilePrefix) else { return nil }
+        let digits = name.utf8.dropFirst(deltaFilePrefix.utf8.count)
+        guard !digits.isEmpty, digits.count <= 19, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return digits.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - 0x30) }
+    }
+
+    /// Whether `name` begins with the delta files' prefix (by bytes): litter a rewrite of
+    /// the manifest removes along with the real deltas.
+    package static func hasDeltaPrefix(_ name: String) -> Bool { PathOrder.hasBytePrefix(name, deltaFilePrefix) }
+
     /// The path of the metadata directory of the package at `packagePath`.
     package static func metadataDirectory(of packagePath: String) -> String {
         joined(packagePath, metadataDirectoryName)
@@ -43,6 +56,6 @@ public enum PackageLayout {
 
     package static func joined(_ parent: String, _ child: String) -> String {
         if parent.isEmpty { return child }
-        return parent.hasSuffix("/") ? parent + child : parent + "/" + child
+        return parent.utf8.last == UInt8(ascii: "/") ? parent + child : parent + "/" + child
     }
 }

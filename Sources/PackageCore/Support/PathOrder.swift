@@ -26,6 +26,48 @@ package enum PathOrder {
         lhs.utf8.count == rhs.utf8.count && compareBytes(lhs, rhs, slashIsLowest: false) == 0
     }
 
+    /// Whether the UTF-8 bytes of `text` begin with those of `prefix` (Swift's `hasPrefix`
+    /// compares grapheme clusters under canonical equivalence: `"a/\u{301}b"` does not start
+    /// with `"a/"` for it, and `"é/x"` starts with `"e\u{301}/"`).
+    @inlinable
+    package static func hasBytePrefix(_ text: String, _ prefix: String) -> Bool {
+        let bytes = text.utf8
+        let start = prefix.utf8
+        return bytes.count >= start.count && bytes.starts(with: start)
+    }
+
+    /// `text` without its first `count` UTF-8 bytes (a prefix `hasBytePrefix` matched);
+    /// `dropFirst` on a `String` would drop characters, not bytes.
+    @inlinable
+    package static func droppingBytes(_ count: Int, from text: String) -> String {
+        String(Substring(text.utf8.dropFirst(count)))
+    }
+
+    /// Whether the UTF-8 bytes of `text` end with those of `suffix`.
+    @inlinable
+    package static func hasByteSuffix(_ text: String, _ suffix: String) -> Bool {
+        let bytes = text.utf8
+        let end = suffix.utf8
+        return bytes.count >= end.count && bytes.reversed().starts(with: end.reversed())
+    }
+
+    /// Whether the relative path `path` is `directory` or lies beneath it, by bytes; every
+    /// path lies beneath the root "".
+    @inlinable
+    package static func isSelfOrDescendant(_ path: String, of directory: String) -> Bool {
+        directory.isEmpty || sameBytes(path, directory) || isDescendant(path, of: directory)
+    }
+
+    /// Whether the relative path `path` lies strictly beneath `directory`, by bytes.
+    @inlinable
+    package static func isDescendant(_ path: String, of directory: String) -> Bool {
+        if directory.isEmpty { return !path.isEmpty }
+        let bytes = path.utf8
+        let count = directory.utf8.count
+        guard bytes.count > count + 1, bytes.starts(with: directory.utf8) else { return false }
+        return bytes[bytes.index(bytes.startIndex, offsetBy: count)] == UInt8(ascii: "/")
+    }
+
     /// -1, 0 or 1.
     @inlinable
     package static func compareBytes(_ lhs: String, _ rhs: String, slashIsLowest: Bool) -> Int {

@@ -6,45 +6,70 @@
 /// entries keep their paths as plain strings for speed; anything read from outside (a
 /// journal, a manifest, an archive) becomes a `RelativePath` through `init?(validating:)`
 /// before it is used to touch the disk.
-package struct RelativePath: Hashable, Sendable, CustomStringConvertible {
+///
+/// Names are bytes: two paths are equal, hash alike and order by their UTF-8 bytes, never
+/// by Swift's `String ==`, which follows Unicode canonical equivalence and would take
+/// `é` and `e\u{301}` — two different files on Linux — for one. Use it as a dictionary or
+/// set key wherever a path decides identity, parentage or uniqueness.
+public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The path's text; "" for the root.
-    package let string: String
+    public let string: String
 
     /// The root of the package.
-    package static let root = RelativePath(trusted: "")
+    public static let root = RelativePath(trusted: "")
 
     /// `text` when it is a normalised relative path (see the type's summary); nil otherwise.
-    package init?(validating text: String) {
+    public init?(validating text: String) {
         guard Self.isNormalized(text) else { return nil }
+        string = text
+    }
+
+    /// A path written in the program's source (`"pages/1.json"`); it must be normalised
+    /// (a trap otherwise: use `init?(validating:)` for paths from outside).
+    public init(stringLiteral text: String) {
+        precondition(Self.isNormalized(text), "not a normalised relative path: \(text)")
         string = text
     }
 
     /// A path known to be normalised (built by joining validated names).
     package init(trusted text: String) { string = text }
 
-    package var isRoot: Bool { string.isEmpty }
+    public var isRoot: Bool { string.isEmpty }
 
     /// The path of the directory holding this entry (the root for a top-level entry).
-    package var parent: RelativePath { RelativePath(trusted: Self.splitLast(string).directory) }
+    public var parent: RelativePath { RelativePath(trusted: Self.splitLast(string).directory) }
 
     /// The last component ("" for the root).
-    package var name: String { Self.splitLast(string).name }
+    public var name: String { Self.splitLast(string).name }
 
-    /// The components, outermost first.
-    package var components: [Substring] { string.split(separator: "/") }
+    /// The components, outermost first (split on the byte "/").
+    public var components: [Substring] { Self.components(of: string) }
 
-    /// This path with `name` appended; `name` must be one valid component.
-    package func appending(_ name: String) -> RelativePath {
+    /// This path with `name` appended; `name` must be one valid component (a trap
+    /// otherwise: check untrusted names with `isValidName` first).
+    public func appending(_ name: String) -> RelativePath {
         precondition(Self.isValidName(name), "not a single path component: \(name)")
         return RelativePath(trusted: Self.join(string, name))
     }
 
     /// Whether this path is `other` or lies beneath it.
-    package func isSelfOrDescendant(of other: RelativePath) -> Bool {
-        other.isRoot || string == other.string || string.hasPrefix(other.string + "/")
+    public func isSelfOrDescendant(of other: RelativePath) -> Bool {
+        PathOrder.isSelfOrDescendant(string, of: other.string)
     }
 
-    package var description: String { string }
+    public var description: String { string }
+
+    /// Byte equality of the UTF-8 encodings (not canonical equivalence).
+    public static func == (lhs: RelativePath, rhs: RelativePath) -> Bool { PathOrder.sameBytes(lhs.string, rhs.string) }
+
+    /// Depth-first path order (`PathOrder.pathLess`): a directory's entries right after it.
+    public static func < (lhs: RelativePath, rhs: RelativePath) -> Bool { PathOrder.pathLess(lhs.string, rhs.string) }
+
+    /// Hashes the UTF-8 bytes, consistently with `==`.
+    public func hash(into hasher: inout Hasher) {
+        var copy = string
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
 
     // MARK: Operations on path text
 
@@ -52,20 +77,30 @@ package struct RelativePath: Hashable, Sendable, CustomStringConvertible {
     package static func isNormalized(_ text: String) -> Bool {
         if text.isEmpty { return true }
         if text.utf8.count > 4095 { return false }
-        return text.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { isValidName(String($0)) }
+        return text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { part in
+            !part.isEmpty && !part.elementsEqual(".".utf8) && !part.elementsEqual("..".utf8) && !part.contains(0)
+        }
     }
 
     /// Whether `name` can be one component: not empty, not `.` or `..`, no `/` and no NUL.
     package static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/"))
-            && !name.utf8.contains(0)
+        let bytes = name.utf8
+        return !bytes.isEmpty && !bytes.elementsEqual(".".utf8) && !bytes.elementsEqual("..".utf8)
+            && !bytes.contains(UInt8(ascii: "/")) && !bytes.contains(0)
+    }
+
+    /// The "/"-separated components of `path`, split on the byte (Swift's `split` on the
+    /// character "/" would not split before a combining mark: `"a/\u{301}b"` is one grapheme
+    /// cluster "/\u{301}" in the middle). Empty components are dropped.
+    package static func components(of path: String) -> [Substring] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) }
     }
 
     /// `parent/child`, without doubling a slash; `child` alone when `parent` is empty.
     package static func join(_ parent: String, _ child: String) -> String {
         if parent.isEmpty { return child }
         if child.isEmpty { return parent }
-        return parent.hasSuffix("/") ? parent + child : parent + "/" + child
+        return parent.utf8.last == UInt8(ascii: "/") ? parent + child : parent + "/" + child
     }
 
     /// The text before the last slash ("" when none; "/" for a child of the root directory)
@@ -74,7 +109,7 @@ package struct RelativePath: Hashable, Sendable, CustomStringConvertible {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
         let directory = String(path[..<slash])
         let name = String(path[path.index(after: slash)...])
-        return (directory.isEmpty && path.hasPrefix("/") ? "/" : directory, name)
+        return (directory.isEmpty && path.utf8.first == UInt8(ascii: "/") ? "/" : directory, name)
     }
 
     /// The directory part of `path` ("" at the top level).
@@ -92,7 +127,9 @@ package struct RelativePath: Hashable, Sendable, CustomStringConvertible {
     /// `path` without trailing slashes ("/" stays "/").
     package static func trimmingTrailingSlashes(_ path: String) -> String {
         var trimmed = Substring(path)
-        while trimmed.utf8.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        while trimmed.utf8.count > 1 && trimmed.utf8.last == UInt8(ascii: "/") {
+            trimmed = Substring(trimmed.utf8.dropLast())
+        }
         return String(trimmed)
     }
 

@@ -196,7 +196,8 @@ struct VersionManifest: Sendable {
                 packs.reserveCapacity(packCount)
                 for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
                 var previous: [UInt8] = []
-                var directories = Set<String>()
+                // Byte-exact: a link "é" must not pass for the directory "e\u{301}".
+                var directories = Set<RelativePath>()
                 var total: Int64 = 0
                 for _ in 0..<summary.entryCount {
                     let shared = Int(try reader.read(UInt16.self))
@@ -213,7 +214,7 @@ struct VersionManifest: Sendable {
                         guard order < 0 else { throw damaged("its entries are not in order ('\(path)')") }
                     }
                     if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                        guard directories.contains(String(path[..<slash])) else {
+                        guard directories.contains(RelativePath(trusted: String(path[..<slash]))) else {
                             throw damaged("'\(path)' has no parent directory entry")
                         }
                     }
@@ -231,7 +232,7 @@ struct VersionManifest: Sendable {
                     switch kind {
                     case .directory:
                         guard size == 0 else { throw damaged("directory '\(path)' has a size") }
-                        directories.insert(path)
+                        directories.insert(RelativePath(trusted: path))
                     case .symbolicLink:
                         let count = Int(try reader.read(UInt16.self))
                         let target = Array(try reader.bytes(count))

@@ -27,7 +27,7 @@ struct LocalCache: Sendable {
     /// The cache root from the environment (see the type's documentation).
     static func defaultRoot(_ environment: [String: String]) -> String {
         if let given = environment["PKGTOOL_CACHE_DIR"], !given.isEmpty { return given }
-        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") { return xdg + "/pkgtool" }
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.utf8.first == UInt8(ascii: "/") { return xdg + "/pkgtool" }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return home + "/.cache/pkgtool"
     }

@@ -109,22 +109,22 @@ enum PullOperation {
 
         // The contents DEST lacks at their paths, each assembled once.
         var localByContent: [FileKey: String] = [:]
-        var currentByPath: [String: SnapshotEntry] = [:]
+        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
         for entry in current?.entries ?? [] where entry.kind == .regular {
             localByContent[FileKey(entry.hash, entry.size)] = entry.path
-            currentByPath[entry.path] = entry
+            currentByPath[RelativePath(trusted: entry.path)] = entry
         }
         var needed: [FileKey: RemoteEntry] = [:]
         var neededOrder: [FileKey] = []
         var pieceSources: [SnapshotEntry] = []  // DEST files whose unchanged pieces may serve
         for entry in manifest.entries where entry.kind == .regular && entry.size > 0 {
             let key = FileKey(entry.contentHash, entry.size)
-            if let old = currentByPath[entry.path], old.hash == entry.contentHash, old.size == entry.size { continue }
+            if let old = currentByPath[RelativePath(trusted: entry.path)], old.hash == entry.contentHash, old.size == entry.size { continue }
             if needed[key] == nil {
                 needed[key] = entry
                 neededOrder.append(key)
             }
-            if let old = currentByPath[entry.path], old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit {
+            if let old = currentByPath[RelativePath(trusted: entry.path)], old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit {
                 pieceSources.append(old)
             }
         }
@@ -155,7 +155,7 @@ enum PullOperation {
         var pieceHashes: [FileKey: [ContentHash?]] = [:]
         for key in neededOrder {
             let blobs = needed[key]!.blobs
-            if let path = localByContent[key], let old = currentByPath[path] {
+            if let path = localByContent[key], let old = currentByPath[RelativePath(trusted: path)] {
                 origins[key] = .file(
                     path: PackageLayout.joined(destination, path),
                     seen: FileStatus(

@@ -204,10 +204,11 @@ enum PushOperation {
         let prefix = RemoteLayout.listingPrefix(location)
         let listing = try connection.list(bucket: location.bucket, prefix: prefix, maximum: 100)
         for object in listing.objects {
-            let name = String(object.key.dropFirst(prefix.count))
+            let name = PathOrder.droppingBytes(prefix.utf8.count, from: object.key)
             let ours =
-                name.hasPrefix(RemoteLayout.packsDirectory) || name.hasPrefix(RemoteLayout.versionsDirectory)
-                || name == RemoteLayout.probeName
+                PathOrder.hasBytePrefix(name, RemoteLayout.packsDirectory)
+                || PathOrder.hasBytePrefix(name, RemoteLayout.versionsDirectory)
+                || PathOrder.sameBytes(name, RemoteLayout.probeName)
             if !ours {
                 throw RemoteError(
                     .notARemote,

@@ -34,10 +34,10 @@ struct RemoteVersionSource: SaveSource {
             if let list = chunkLists[FileKey(entry.hash, entry.size)] { snapshot.entries[index].chunks = list }
         }
         self.snapshot = snapshot
-        var currentByPath: [String: SnapshotEntry] = [:]
-        for entry in current?.entries ?? [] where entry.kind == .regular { currentByPath[entry.path] = entry }
+        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
+        for entry in current?.entries ?? [] where entry.kind == .regular { currentByPath[RelativePath(trusted: entry.path)] = entry }
         func heldAtPath(_ entry: SnapshotEntry) -> SnapshotEntry? {
-            guard let old = currentByPath[entry.path], old.hash == entry.hash, old.size == entry.size else { return nil }
+            guard let old = currentByPath[RelativePath(trusted: entry.path)], old.hash == entry.hash, old.size == entry.size else { return nil }
             return old
         }
         // A staged file can be moved into place once: a content several new paths need is

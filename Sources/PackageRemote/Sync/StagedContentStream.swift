@@ -38,7 +38,7 @@ struct StagedContentStream: ContentStream {
         for part in parts {
             switch part {
             case .local(let path, let offset, let length):
-                if path != openPath {
+                if !PathOrder.sameBytes(path, openPath) {
                     open = SharedDescriptor(try FileDescriptor.open(path, options: [.noFollow]))
                     openPath = path
                 }

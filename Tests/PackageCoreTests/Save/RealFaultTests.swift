@@ -175,6 +175,47 @@ struct RealFaultTests {
         #expect(try Trees.names(package + "/.pkgtool/tmp") == [], "the partial temporary stays until the next command")
     }
 
+    /// Growing a large file by its changed chunks needs room in the package's own file too:
+    /// the journal's patches reserve it before the commit, so a full disk fails the save
+    /// cleanly — the package stays the old version and verifies — never halfway through.
+    @Test(
+        "a journaled save that grows a large file on a nearly full disk fails before its commit",
+        .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func growthOnAFullDiskFailsBeforeTheCommit() throws {
+        let mount = try #require(ScratchMount.tmpfs(size: "48m"), "a tmpfs could not be mounted")
+        let source = try TemporaryDirectory("growth-src")
+        try Files.makeDirectory(source.url("media"))
+        try Files.writeRandom(source.url("media/movie.bin"), size: 16 << 20, seed: 1)
+        let package = mount.path + "/doc.pkg"
+        let options = SaveOptions(strategy: .journaled)
+        _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: options)
+        let before = try Trees.contentHash(package)
+        // Leave about 12 MiB free: the 8 MiB of new data fit among the temporaries, but
+        // not a second time in the grown file.
+        var statistics = statvfs()
+        #expect(statvfs(mount.path, &statistics) == 0)
+        let free = Int(statistics.f_bavail) * Int(statistics.f_frsize)
+        try Files.writeRandom(mount.path + "/ballast", size: max(0, free - (12 << 20)), seed: 9)
+        let grown = try FileDescriptor.open(source.url("media/movie.bin"), access: .writeOnly, options: [.append])
+        var generator = SeededBytes(seed: 3)
+        for _ in 0..<8 { try generator.bytes(1 << 20).withUnsafeBytes { try grown.write($0) } }
+        try grown.close()
+
+        #expect {
+            _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: options)
+        } throws: { error in
+            (error as? FileSystemError)?.errno == .noSpace
+        }
+        #expect(try FileSystem.statusIfExists(package + "/.pkgtool/journal") == nil, "nothing was committed")
+        #expect(try Trees.contentHash(package) == before, "the old version, whole")
+        let scan = try PackageScan.scan(package, workers: 1)
+        #expect(scan.manifest?.snapshot.rootHash == before, "the manifest still describes it")
+        // Room made, the same save goes through.
+        try FileSystem.remove(mount.path + "/ballast")
+        _ = try PackageSaver.save(DirectorySource(source.path), to: package, options: options)
+        #expect(try Trees.contentHash(package) == Trees.contentHash(source.path))
+    }
+
     @Test("errors name the package path, not an internal temporary or staging name")
     func errorsNameUserPaths() throws {
         let fixture = try CrashConsistencyTests.Fixture()
