@@ -53,7 +53,7 @@ extension PackageRemote {
 
     /// The remote's versions, newest first (at most `limit`), off the caller's thread.
     /// - Complexity: as the blocking `log`.
-    public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int = .max) async throws
+    public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int? = nil) async throws
         -> [VersionSummary]
     {
         try await onOwnThread(options) { options in

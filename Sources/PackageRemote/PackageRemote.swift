@@ -69,10 +69,13 @@ public enum PackageRemote {
         return (target, try store.manifest(target.id, connection).snapshot())
     }
 
-    /// The remote's versions, newest first (at most `limit`).
+    /// The remote's versions, newest first: at most `limit`, or, when nil, those the head
+    /// record holds (the head and up to 100 ancestors), whatever number the head claims.
     /// - Complexity: one GET of the head (which holds the latest 101 summaries), then one
-    ///   ranged GET of 128 bytes per older version.
-    public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int = .max) throws -> [VersionSummary] {
+    ///   ranged GET of 128 bytes per older version `limit` asks for.
+    public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int? = nil) throws
+        -> [VersionSummary]
+    {
         let store = RemoteStore(location: location, options: options)
         return try LogOperation.run(store: store, limit: limit)
     }

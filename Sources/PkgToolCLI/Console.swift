@@ -27,6 +27,10 @@ public final class Console {
     /// take Ctrl-C to stop its work cleanly (`InterruptSignals`); in-process callers keep
     /// their signals.
     public let ownsProcess: Bool
+    /// Secrets no line may carry (`SecretRedaction`): the process's own console scrubs the
+    /// values of `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN` from everything it writes,
+    /// and the userinfo of URLs from messages and progress lines.
+    package var redaction = SecretRedaction(secrets: [])
 
     /// A console on the process's standard output and error.
     public convenience init() {
@@ -76,6 +80,7 @@ public final class Console {
 
     /// Writes `text` to standard output, as is.
     public func write(_ text: String) {
+        let text = redaction.secrets.isEmpty ? text : redaction.apply(text)
         if captureOnly {
             capturedOutput.append(contentsOf: text.utf8)
             return
@@ -91,7 +96,7 @@ public final class Console {
     /// the message (a newline, ESC, in a name it quotes) are written as C escapes, so that
     /// every message stays one line and none drives the terminal.
     public func error(_ message: String) {
-        let folded = NameQuoting.escapingControlCharacters(message)
+        let folded = NameQuoting.escapingControlCharacters(redaction.apply(message))
         if captureOnly {
             capturedErrors.append(folded)
             return
@@ -105,6 +110,7 @@ public final class Console {
 
     /// Writes raw text to standard error (help on usage errors).
     public func errorText(_ text: String) {
+        let text = redaction.apply(text)
         if captureOnly {
             capturedErrors.append(text.trimmingTrailingNewlines)
             return
@@ -116,7 +122,7 @@ public final class Console {
     /// Draws a transient status line on a terminal's standard error; nothing otherwise.
     public func progress(_ text: String) {
         guard errorIsTerminal, !captureOnly else { return }
-        writeAll(.error, Array(("\r\u{1B}[K" + text).utf8))
+        writeAll(.error, Array(("\r\u{1B}[K" + redaction.apply(text)).utf8))
     }
 
     /// Clears a status line drawn by `progress`.

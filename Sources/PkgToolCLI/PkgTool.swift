@@ -179,6 +179,8 @@ public enum PkgTool {
     public static func main(commands table: [any Command.Type] = commands) -> Never {
         let closed = StandardStream.guardStandardDescriptors()
         let console = Console(outputWasClosed: closed.outputClosed, inputWasClosed: closed.inputClosed)
+        console.redaction = SecretRedaction(
+            secrets: SecretRedaction.secretVariables.compactMap { ProcessEnvironment.value($0) })
         if let invalid = ProcessEnvironment.firstNonUTF8Argument() {
             console.error(
                 "argument '\(TextEscaping.escapingInvalidUTF8(invalid))' is not valid UTF-8: pkgtool takes paths and names in UTF-8 only (rename it, or reach it through a link with a UTF-8 name)"

@@ -26,15 +26,36 @@ extension RemoteCommandSupport {
         }
         if arguments.values["jobs"] != nil { options.workers = try arguments.workers(usageLine: usageLine) }
         if let text = arguments.value("limit-rate") {
-            let lowered = text.lowercased()
-            let multiplier: Int64 = lowered.hasSuffix("k") ? 1 << 10 : lowered.hasSuffix("m") ? 1 << 20 : 1
-            let digits = multiplier == 1 ? lowered : String(lowered.dropLast())
-            guard let value = Int64(digits), value >= 1024 / multiplier, value <= (1 << 40) / multiplier else {
-                throw UsageError("--limit-rate expects bytes per second (at least 1024; suffixes k, m), not '\(text)'", usageLine: usageLine)
-            }
-            options.configuration.transport.maximumBytesPerSecond = value * multiplier
+            options.configuration.transport.maximumBytesPerSecond = try bytesPerSecond(
+                text, option: "limit-rate", minimum: 1024, usageLine: usageLine)
+        }
+        if let text = arguments.value("speed-limit") {
+            options.configuration.transport.minimumBytesPerSecond = Int(
+                try bytesPerSecond(text, option: "speed-limit", minimum: 1, usageLine: usageLine))
+        }
+        if arguments.values["speed-time"] != nil {
+            options.configuration.transport.stallTimeoutSeconds = try arguments.integer(
+                "speed-time", in: 1...3600, default: 30, usageLine: usageLine)
+        }
+        if arguments.values["max-time"] != nil {
+            options.configuration.transport.transferTimeoutSeconds = try arguments.integer(
+                "max-time", in: 1...86_400, default: 900, usageLine: usageLine)
         }
         return options
+    }
+
+    /// A speed: bytes per second, with an optional suffix `k` (KiB) or `m` (MiB).
+    static func bytesPerSecond(_ text: String, option: String, minimum: Int64, usageLine: String) throws(UsageError)
+        -> Int64
+    {
+        let lowered = text.lowercased()
+        let multiplier: Int64 = lowered.hasSuffix("k") ? 1 << 10 : lowered.hasSuffix("m") ? 1 << 20 : 1
+        let digits = multiplier == 1 ? lowered : String(lowered.dropLast())
+        guard let value = Int64(digits), value >= 0, value * multiplier >= minimum, value <= (1 << 40) / multiplier else {
+            throw UsageError(
+                "--\(option) expects bytes per second (at least \(minimum); suffixes k, m), not '\(text)'", usageLine: usageLine)
+        }
+        return value * multiplier
     }
 
     /// Runs `body`, turning a `RemoteError` into its line and exit status (1 refused, 2 trouble).

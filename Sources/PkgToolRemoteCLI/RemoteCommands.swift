@@ -141,7 +141,10 @@ enum RemoteLogCommand: Command {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let location = try RemoteCommandSupport.location(arguments.positionals[0], usageLine: spec.usageLine)
-        let limit = try arguments.integer("limit", in: 1...Int.max, default: Int.max, usageLine: spec.usageLine)
+        // By default the versions the head record holds: one request, whatever the head claims.
+        let limit: Int? =
+            arguments.values["limit"] == nil
+            ? nil : try arguments.integer("limit", in: 1...Int.max, default: 1, usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
             let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
             let versions = try PackageRemote.log(location, options: options, limit: limit)

@@ -127,4 +127,53 @@ import Testing
         #expect(notAPackage.status == 2)
         #expect(notAPackage.errors.contains("not a package directory"))
     }
+
+    @Test func noOutputOfAFailingCommandHoldsTheSecret() throws {
+        let fixture = try RemoteFixture("secret")
+        let source = try fixture.makePackage("source", pages: 2, mediaSize: 1000)
+        let secret = SeaweedServer.secretKey
+        let key = SeaweedServer.accessKey
+        let other = "another-secret-Zq8/+w"  // in a URL only, not in the environment
+        let device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
+        let host = fixture.server.endpoint.dropFirst("http://".count)
+        let remote = fixture.location.description
+        var runs: [(label: String, environment: [String: String], arguments: [String], status: Int32)] = [
+            ("endpoint in the environment", ["AWS_ENDPOINT_URL": "http://\(key):\(secret)@\(host)"], ["log", remote], 2),
+            ("endpoint option", [:], ["push", "--json", "--endpoint", "http://\(key):\(secret)@\(host)", source, remote], 2),
+            ("endpoint option, another secret", [:], ["log", "--endpoint", "https://\(key):\(other)@\(host)/", remote], 2),
+            ("s3 URL", [:], ["pull", "--json", "s3://\(key):\(secret)@\(fixture.bucket)/p", fixture.path("dest")], 2),
+            ("s3 URL, another secret", [:], ["push", source, "s3://\(key):\(other)@\(fixture.bucket)"], 2),
+            ("the secret as a prefix", [:], ["log", "--json", "s3://\(fixture.bucket)/\(secret)"], 1),
+            ("the secret as a path", [:], ["push", fixture.path(secret), remote], 2),
+            ("unreachable", ["AWS_SESSION_TOKEN": "token-\(secret)"], ["log", "--retries", "0", "--endpoint", "http://127.0.0.1:9", remote], 2),
+            ("a bad option value", [:], ["log", "--max-time", secret, remote], 2),
+        ]
+        runs.append(("wrong secret", ["AWS_SECRET_ACCESS_KEY": other], ["push", source, remote], 2))
+        for run in runs {
+            var process = device
+            process.extraEnvironment = run.environment
+            let result = try process.run(run.arguments)
+            #expect(result.status == run.status, "\(run.label): \(result.errors)")
+            for text in [result.output, result.errors] {
+                #expect(!text.contains(secret) && !text.contains(other), "\(run.label): \(text)")
+            }
+            #expect(result.errors.hasPrefix("pkgtool: "), "\(run.label): \(result.errors)")
+        }
+        // The library's own messages leave the userinfo out too.
+        #expect {
+            _ = try S3Configuration.fromEnvironment(
+                ["AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret], endpoint: "http://\(key):\(secret)@h:1")
+        } throws: { error in
+            let message = (error as? RemoteError)?.message ?? ""
+            return !message.contains(secret) && message.contains("'http://***@h:1'") && message.contains("credentials")
+        }
+        #expect {
+            _ = try RemoteLocation(parsing: "s3://\(key):\(secret)@bucket/p")
+        } throws: { error in
+            let message = (error as? RemoteError)?.message ?? ""
+            return !message.contains(secret) && message.contains("'s3://***@bucket/p'")
+        }
+        #expect(SecretRedaction.withoutUserinfo("see http://a:b@h:1/x and s3://k@b/p, 'https://u@v'") == "see http://***@h:1/x and s3://***@b/p, 'https://***@v'")
+        #expect(SecretRedaction(secrets: [secret, "short"]).apply("a \(secret) b short") == "a *** b short")
+    }
 }

@@ -172,6 +172,22 @@ import Testing
         // An empty folder is pulled into as usual; --force replaces the folder's contents.
         try Files.makeDirectory(fixture.path("empty"))
         _ = try PackageRemote.pull(fixture.location, to: fixture.path("empty"), options: fixture.options(device: "b"))
+
+        // A .pkgtool does not make a folder a package unless it holds a manifest written for
+        // that folder: not when it is empty, nor when its manifest was copied from a package.
+        try Files.makeDirectory(folder + "/.pkgtool")
+        #expect {
+            _ = try PackageRemote.pull(fixture.location, to: folder, options: fixture.options(device: "c"))
+        } throws: { error in (error as? RemoteError)?.kind == .unpushedChanges }
+        try FileManager.default.removeItem(atPath: folder + "/.pkgtool")
+        try FileManager.default.copyItem(atPath: fixture.path("empty") + "/.pkgtool", toPath: folder + "/.pkgtool")
+        #expect {
+            _ = try PackageRemote.pull(fixture.location, to: folder, options: fixture.options(device: "c"))
+        } throws: { error in (error as? RemoteError)?.kind == .unpushedChanges }
+        #expect(try Files.read(folder + "/notes.txt") == Array("mine".utf8))
+        // A folder holding nothing but an empty .pkgtool has nothing to lose.
+        try Files.makeDirectory(fixture.path("bare/.pkgtool"))
+        _ = try PackageRemote.pull(fixture.location, to: fixture.path("bare"), options: fixture.options(device: "c"))
         let forced = try PackageRemote.pull(fixture.location, to: folder, options: fixture.options(device: "b"), force: true)
         #expect(forced.version.id == pushed.version.id)
         #expect(try FileSystem.statusIfExists(folder + "/notes.txt") == nil)

@@ -133,7 +133,7 @@ struct OutputsAndArgumentsTests {
         // The arguments swapped: the draft would lose chapter2.txt.
         let swapped = pkgtool("save", "--fsync", "none", package, draft)
         #expect(swapped.status == .failure)
-        #expect(swapped.errors.count == 1 && swapped.errors[0].contains("is not a package (no .pkgtool inside)"))
+        #expect(swapped.errors.count == 1 && swapped.errors[0].contains("is not a package (no manifest of its own in .pkgtool)"))
         #expect(String(decoding: try Files.read(draft + "/chapter2.txt"), as: UTF8.self) == "two")
 
         // An empty folder, or a package, is saved into as usual; --force replaces a folder.
@@ -154,6 +154,33 @@ struct OutputsAndArgumentsTests {
         try Files.write(work + "/.pkgtool", "")
         #expect(pkgtool("save", "--fsync", "none", draft, work).status == .failure)
         #expect(try Files.read(work + "/mine.txt") == Array("mine".utf8))
+
+        // A .pkgtool makes a folder a package only when it holds a manifest that names that
+        // folder, or describes exactly what it holds (a copy of a whole package): an empty
+        // one does not, nor a package's manifest copied in among a person's files.
+        try FileManager.default.removeItem(atPath: work + "/.pkgtool")
+        try Files.makeDirectory(work + "/.pkgtool")
+        #expect(pkgtool("save", "--fsync", "none", draft, work).status == .failure)
+        try FileManager.default.removeItem(atPath: work + "/.pkgtool")
+        try FileManager.default.copyItem(atPath: package + "/.pkgtool", toPath: work + "/.pkgtool")
+        let copied = pkgtool("save", "--fsync", "none", draft, work)
+        #expect(copied.status == .failure && copied.errors.first?.contains("is not a package") == true)
+        #expect(try Files.read(work + "/mine.txt") == Array("mine".utf8))
+        // A copy of a whole package keeps working; once saved, its manifest names it.
+        try FileManager.default.copyItem(atPath: package, toPath: directory.url("copy.pkg"))
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("copy.pkg")).status == .success)
+        try Files.write(draft + "/chapter3.txt", "three")
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("copy.pkg")).status == .success)
+        // A copy edited behind pkgtool's back before its first save describes nothing it
+        // holds: it asks for --force once.
+        try FileManager.default.copyItem(atPath: package, toPath: directory.url("edited.pkg"))
+        try Files.write(directory.url("edited.pkg") + "/mine.txt", "an edit")
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("edited.pkg")).status == .failure)
+        #expect(pkgtool("save", "--fsync", "none", "--force", draft, directory.url("edited.pkg")).status == .success)
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("edited.pkg")).status == .success)
+        // A folder holding nothing but an empty .pkgtool has nothing to lose: saved into.
+        try Files.makeDirectory(directory.url("bare/.pkgtool"))
+        #expect(pkgtool("save", "--fsync", "none", draft, directory.url("bare")).status == .success)
     }
 
     @Test("hash - reads standard input, as xxhsum does")

@@ -11,7 +11,9 @@ enum RemoteLayout {
     static let headName = "HEAD"
     static let versionsDirectory = "versions/"
     static let packsDirectory = "packs/"
-    /// A scratch object the first push writes to check the store honours conditional writes.
+    /// Scratch objects a push writes (and removes) to check that the store honours
+    /// conditional writes: `pkgtool-probe-<16 hex>`, one name per push so that pushes
+    /// running at once do not disturb each other's checks.
     static let probeName = "pkgtool-probe"
 
     static func head(_ location: RemoteLocation) -> String { location.key(headName) }
@@ -21,7 +23,10 @@ enum RemoteLayout {
     static func pack(_ id: SHA256Digest, _ location: RemoteLocation) -> String {
         location.key(packsDirectory + id.description)
     }
-    static func probe(_ location: RemoteLocation) -> String { location.key(probeName) }
+    static func probe(_ location: RemoteLocation, token: UInt64) -> String {
+        let hex = String(token, radix: 16)
+        return location.key(probeName + "-" + String(repeating: "0", count: 16 - hex.count) + hex)
+    }
     /// The prefix every object of the remote begins with, for listing it.
     static func listingPrefix(_ location: RemoteLocation) -> String { location.prefix.isEmpty ? "" : location.prefix + "/" }
 }

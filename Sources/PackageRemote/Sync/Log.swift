@@ -1,9 +1,17 @@
 /// `log`: the chain of versions from the head, newest first.
 enum LogOperation {
-    static func run(store: RemoteStore, limit: Int) throws -> [VersionSummary] {
+    /// How many versions past the head record's history `pull --version` (and `diff`) walk
+    /// back, one ranged GET each, to find a number or an id prefix; a full id needs none.
+    static let walkLimit = 1000
+
+    /// The versions from the head, newest first: at most `limit`, or, when nil, those the
+    /// head record holds (one GET, whatever sequence number the head claims).
+    static func run(store: RemoteStore, limit: Int?) throws -> [VersionSummary] {
         let connection = store.connection()
         let head = try store.requireHead(connection)
-        var versions = Array(([head.record.head] + head.record.history).prefix(limit))
+        let inRecord = [head.record.head] + head.record.history
+        guard let limit else { return inRecord }
+        var versions = Array(inRecord.prefix(max(1, limit)))
         // Past the head record's history, each older version's header says its parent.
         while versions.count < limit, let last = versions.last, let parent = last.parent {
             let summary = try store.summary(parent, connection)
@@ -33,9 +41,20 @@ enum LogOperation {
             throw RemoteError(
                 .unknownVersion, "'\(reference)' is not a version: give its id (or a prefix of it) or its number")
         }
+        // A head record claiming a million versions must not cost a million requests: past
+        // its history, at most `walkLimit` older versions are read.
+        let oldestInRecord = head.history.last ?? head.head
+        if let number, number >= 1, number < oldestInRecord.sequence - walkLimit {
+            throw RemoteError(
+                .unknownVersion,
+                "version \(number) of \(store.location) is more than \(walkLimit) versions older than the head "
+                    + "record's history (its oldest is version \(oldestInRecord.sequence)): give its full id "
+                    + "('pkgtool log --limit N --json' lists ids, one request per version past the record)")
+        }
         var matches: [VersionSummary] = []
         var current: VersionSummary? = head.head
         var history = head.history[...]
+        var fetched = 0
         while let version = current {
             if let number, version.sequence == number { return version }
             if isPrefix && version.id.description.hasPrefix(lowered) { matches.append(version) }
@@ -45,7 +64,20 @@ enum LogOperation {
                 current = next
                 history = history.dropFirst()
             } else {
-                current = try store.summary(parent, connection)
+                guard fetched < walkLimit else {
+                    throw RemoteError(
+                        .unknownVersion,
+                        "'\(reference)' was looked for among the latest \(head.history.count + 1 + walkLimit) versions "
+                            + "of \(store.location) only (each older one costs a request): give its full id")
+                }
+                fetched += 1
+                let older = try store.summary(parent, connection)
+                guard older.sequence == version.sequence - 1 else {
+                    throw RemoteError(
+                        .verificationFailed,
+                        "version \(older.shortID) of \(store.location) does not follow version \(version.shortID): the history is damaged")
+                }
+                current = older
             }
         }
         guard matches.count == 1 else {

@@ -71,6 +71,10 @@ enum PushOperation {
         } else {
             try prepareNewRemote(store, connection)
         }
+        // Before anything is uploaded: the head will move by compare-and-swap, so the store
+        // must be seen refusing a condition that does not hold, now (not only when the
+        // remote was made: the store, or a proxy before it, may have changed since).
+        try ConditionalWrites.probe(store, connection)
 
         // What the remote holds: the parent's blobs (by content for whole files, by digest
         // for pieces), and the packs of an interrupted push.
@@ -147,18 +151,23 @@ enum PushOperation {
         // The head moves only if nobody moved it since it was read.
         let newRecord = head.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
         let condition: WriteCondition = head.map { .matching(etag: $0.etag) } ?? .absent
+        let recordBytes = newRecord.encoded()
         let moved = try connection.put(
-            bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: newRecord.encoded(),
+            bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: recordBytes,
             condition: condition)
         if moved == .preconditionFailed {
             // Lost the race — unless a retry of our own PUT is what moved it.
             let now = try store.readHead(connection)
-            if now?.record.head.id != id {
+            if now?.record.contains(id) != true {
                 throw RemoteError(
                     .conflict,
                     "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
                         + "nothing was lost: pull (into another directory to keep these changes), then push again")
             }
+        } else {
+            // Stored: read it back. A store that ignored the condition may have let another
+            // push overwrite this one (Specs/remote.md, "What a hostile store can do").
+            try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
         }
         try store.cache.storeSyncRecord(
             LocalCache.SyncRecord(version: id, rootHash: snapshot.rootHash), forPackage: realPath)
@@ -197,8 +206,8 @@ enum PushOperation {
         return "version \(summary.sequence) (\(summary.shortID), pushed \(summary.isoTime))"
     }
 
-    /// A first push: the prefix must hold nothing but a previous attempt's objects, and the
-    /// store must honour conditional writes, or versions could be lost on it.
+    /// A first push: the prefix must hold nothing but a previous attempt's objects (and
+    /// probes a killed push left behind).
     static func prepareNewRemote(_ store: RemoteStore, _ connection: S3Connection) throws(RemoteError) {
         let location = store.location
         let prefix = RemoteLayout.listingPrefix(location)
@@ -208,25 +217,13 @@ enum PushOperation {
             let ours =
                 PathOrder.hasBytePrefix(name, RemoteLayout.packsDirectory)
                 || PathOrder.hasBytePrefix(name, RemoteLayout.versionsDirectory)
-                || PathOrder.sameBytes(name, RemoteLayout.probeName)
+                || PathOrder.hasBytePrefix(name, RemoteLayout.probeName)
             if !ours {
                 throw RemoteError(
                     .notARemote,
                     "\(location) is not a pkgtool remote: it holds other objects ('\(object.key)'); push to an empty prefix")
             }
         }
-        let probe = RemoteLayout.probe(location)
-        _ = try connection.put(bucket: location.bucket, key: probe, bytes: [1], condition: .absent)
-        let again = try connection.put(bucket: location.bucket, key: probe, bytes: [2], condition: .absent)
-        let stale = try connection.put(
-            bucket: location.bucket, key: probe, bytes: [3], condition: .matching(etag: "\"00000000000000000000000000000000\""))
-        guard again == .preconditionFailed, stale == .preconditionFailed else {
-            throw RemoteError(
-                .unsupportedStore,
-                "\(store.configuration.endpoint) ignores conditional writes (If-None-Match, If-Match): "
-                    + "two pushes could overwrite each other's versions there, so pkgtool will not push to it")
-        }
-        try? connection.delete(bucket: location.bucket, key: probe)
     }
 
     /// Adds the blobs of packs an interrupted push uploaded (recorded in the cache and

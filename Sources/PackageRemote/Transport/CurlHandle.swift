@@ -12,6 +12,13 @@ struct HTTPRequest: Sendable {
     var headers: [(name: String, value: String)]
     /// Bytes of the body (PUT), or nil for none.
     var bodyLength: Int64?
+    /// The most body bytes a successful answer may carry (the range asked for, or the
+    /// size a small object may have); more is cut off and refused. Nil: no bound here (the
+    /// sink's own).
+    var responseLimit: Int64?
+    /// A ranged GET: only `206 Partial Content` brings the bytes asked for (a `200` would
+    /// start at the object's first byte).
+    var expectsPartialContent = false
 }
 
 /// What came back: status, the headers pkgtool reads, and the body of an error response.
@@ -86,7 +93,9 @@ final class CurlHandle {
     func perform(
         _ request: HTTPRequest, body: (any RequestBody)?, sink: (any ResponseSink)?, cancellation: TransferCancellation?
     ) -> Result<HTTPResponse, CurlFailure> {
-        let exchange = CurlExchange(body: body, sink: sink, cancellation: cancellation)
+        let exchange = CurlExchange(
+            body: body, sink: sink, cancellation: cancellation, responseLimit: request.responseLimit,
+            expectsPartialContent: request.expectsPartialContent)
         curl_easy_reset(handle)
         var headerList: UnsafeMutablePointer<curl_slist>? = nil
         defer { curl_slist_free_all(headerList) }
@@ -101,12 +110,18 @@ final class CurlHandle {
             pkg_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headerList)
             pkg_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer.baseAddress)
             pkg_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+            // A redirect is an answer, never followed: the signed request goes to the endpoint only.
+            pkg_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
             pkg_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, PKG_CURL_HTTP_VERSION_1_1)
             pkg_curl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
             pkg_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds)
-            // A transfer that moves less than 1 byte a second for this long is dead.
-            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, settings.stallTimeoutSeconds)
+            // A transfer slower than the low-speed limit for this long is abandoned, and every
+            // request has a deadline: a server trickling bytes cannot hold the operation forever.
+            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, settings.effectiveMinimumBytesPerSecond)
+            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, settings.stallTimeoutSeconds))
+            pkg_curl_setopt_long(
+                handle, CURLOPT_TIMEOUT_MS,
+                settings.deadlineMilliseconds(forBytes: request.bodyLength ?? request.responseLimit))
             // libcurl reads up to 100 buffers in a row before it looks at the speed cap: with
             // 256 KiB buffers a fast server (a local one) gets 25 MiB through at once. A capped
             // transfer therefore reads in buffers of 1/256 of its rate (4–256 KiB).
@@ -141,10 +156,14 @@ final class CurlHandle {
             pkg_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
             return withExtendedLifetime(exchange) { curl_easy_perform(handle) }
         }
+        if code == CURLE_WRITE_ERROR, exchange.errorBodyComplete {
+            // An error document cut at its cap: the status and what arrived are the answer.
+            return .success(HTTPResponse(status: exchange.status, headers: exchange.headers, errorBody: exchange.errorBody))
+        }
         if code != CURLE_OK {
             let detail = String(decoding: errorText.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            if let failure = exchange.body?.failure ?? exchange.sink?.failure {
+            if let failure = exchange.violation ?? exchange.body?.failure ?? exchange.sink?.failure {
                 return .failure(CurlFailure(code: code.rawValue, message: message, cause: failure))
             }
             if exchange.cancellation?.isCancelled == true {
@@ -183,14 +202,30 @@ final class CurlExchange {
     let body: (any RequestBody)?
     let sink: (any ResponseSink)?
     let cancellation: TransferCancellation?
+    let responseLimit: Int64?
+    let expectsPartialContent: Bool
     var status = 0
     var headers: [String: String] = [:]
     var errorBody: [UInt8] = []
+    /// The error document reached its cap: the rest is not read.
+    var errorBodyComplete = false
+    /// Body bytes of a successful answer so far.
+    var received: Int64 = 0
+    /// Why the answer was refused as it arrived (more than was asked for, a 200 to a range).
+    var violation: ResponseViolation?
 
-    init(body: (any RequestBody)?, sink: (any ResponseSink)?, cancellation: TransferCancellation?) {
+    /// The most an error document keeps (S3's are a few hundred bytes).
+    static let errorBodyLimit = 64 << 10
+
+    init(
+        body: (any RequestBody)?, sink: (any ResponseSink)?, cancellation: TransferCancellation?,
+        responseLimit: Int64? = nil, expectsPartialContent: Bool = false
+    ) {
         self.body = body
         self.sink = sink
         self.cancellation = cancellation
+        self.responseLimit = responseLimit
+        self.expectsPartialContent = expectsPartialContent
     }
 
     /// A header line; a status line starts a new set (after a 100 Continue, say).
@@ -215,13 +250,51 @@ final class CurlExchange {
     }
 
     /// Body bytes: to the sink on success, kept (capped) as the error document otherwise.
+    ///
+    /// A successful answer may not carry more than was asked for (`responseLimit`) nor more
+    /// than its own `Content-Length`, and a ranged GET must be answered `206`: anything else
+    /// is cut off here, before the sink sees a byte too many, and refused (`violation`).
+    /// Nothing is allocated from a length the server states: bytes are taken as they come.
     func bodyBytes(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if (200..<300).contains(status) {
+            if expectsPartialContent && status != 206 {
+                violation = ResponseViolation(
+                    "answered a ranged GET with HTTP \(status) instead of 206 Partial Content")
+                return false
+            }
+            let stated = headers["content-length"].flatMap { Int64($0) }
+            if let limit = responseLimit, let stated, stated > limit {
+                violation = ResponseViolation(
+                    "states a Content-Length of \(stated) for at most \(limit) bytes asked for; the answer was refused")
+                return false
+            }
+            let total = received + Int64(bytes.count)
+            if let limit = responseLimit, total > limit {
+                violation = ResponseViolation("sent more than the \(limit) bytes asked for; the answer was cut off")
+                return false
+            }
+            if let stated, total > stated {
+                violation = ResponseViolation("sent more than the \(stated) bytes its Content-Length states")
+                return false
+            }
+            received = total
             return sink?.receive(bytes) ?? true
         }
-        if errorBody.count < 64 << 10 { errorBody.append(contentsOf: bytes.prefix(64 << 10 - errorBody.count)) }
+        let room = Self.errorBodyLimit - errorBody.count
+        errorBody.append(contentsOf: bytes.prefix(room))
+        if bytes.count >= room {
+            errorBodyComplete = true
+            return false
+        }
         return true
     }
+}
+
+/// A successful answer refused as it arrived: it went on past what was asked for, or past
+/// its own `Content-Length`, or answered a range with the whole object.
+struct ResponseViolation: Error, Sendable, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }
 
 private let curlWriteCallback: curl_write_callback = { pointer, size, count, context in

@@ -1,3 +1,5 @@
+import PackageCore
+
 /// Where a remote lives in a store: `s3://BUCKET/PREFIX`.
 ///
 /// The prefix is a key prefix without leading or trailing slash (empty: the bucket's top);
@@ -20,11 +22,18 @@ public struct RemoteLocation: Sendable, Hashable, CustomStringConvertible {
     /// hyphens, beginning and ending with a letter or digit). The prefix may hold any UTF-8
     /// but no empty, `.` or `..` segment and no control character, and at most 512 bytes.
     public init(parsing text: String) throws(RemoteError) {
+        // Never repeated with credentials in it (s3://KEY:SECRET@bucket/…).
+        let shown = SecretRedaction.withoutUserinfo(text)
         func refuse(_ why: String) -> RemoteError {
-            RemoteError(.invalidLocation, "malformed remote '\(text)': \(why) (expected s3://BUCKET/PREFIX)")
+            RemoteError(.invalidLocation, "malformed remote '\(shown)': \(why) (expected s3://BUCKET/PREFIX)")
         }
         guard text.hasPrefix("s3://") else { throw refuse("it does not start with s3://") }
         var rest = Substring(text.dropFirst(5))
+        // Nothing of the URL is repeated then (a bucket name made of part of a secret).
+        if rest.prefix(while: { $0 != "/" }).contains("@") || shown != text {
+            throw refuse(
+                "credentials do not belong in the URL; give them in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        }
         while rest.hasSuffix("/") { rest = rest.dropLast() }
         let slash = rest.firstIndex(of: "/")
         let bucket = String(slash.map { rest[..<$0] } ?? rest)

@@ -1,4 +1,5 @@
 import Glibc
+import PackageCore
 
 /// How to reach a store: endpoint, addressing style, region, credentials, CA bundle, and
 /// the transfer settings (parallelism, retries, timeouts).
@@ -64,18 +65,36 @@ public struct S3Configuration: Sendable {
     }
 
     /// Checks an endpoint URL: http or https, a host, an optional port, nothing after.
+    ///
+    /// Credentials in it (`http://KEY:SECRET@host`) are refused without being repeated:
+    /// the message shows the URL with its userinfo as `***` (`SecretRedaction`).
     static func normalisedEndpoint(_ text: String) throws(RemoteError) -> String {
+        let shown = SecretRedaction.withoutUserinfo(text)
         var endpoint = Substring(text)
         while endpoint.hasSuffix("/") { endpoint = endpoint.dropLast() }
         guard endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://") else {
-            throw RemoteError(.invalidLocation, "malformed endpoint '\(text)': expected http://HOST[:PORT] or https://…")
+            throw RemoteError(.invalidLocation, "malformed endpoint '\(shown)': expected http://HOST[:PORT] or https://…")
         }
         let authority = endpoint.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).first ?? ""
+        // An endpoint has no use for '@': one is userinfo, whatever stands around it.
+        if endpoint.contains("@") {
+            throw RemoteError(
+                .invalidLocation,
+                "malformed endpoint '\(shown)': credentials do not belong in the URL; "
+                    + "give them in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        }
         let hasPath = endpoint.split(separator: "/", omittingEmptySubsequences: false).count > 3
-        guard !authority.isEmpty, !hasPath, !authority.contains("@"), !authority.contains("?") else {
-            throw RemoteError(.invalidLocation, "malformed endpoint '\(text)': expected http://HOST[:PORT] or https://…")
+        guard !authority.isEmpty, !hasPath, !authority.contains("?") else {
+            throw RemoteError(.invalidLocation, "malformed endpoint '\(shown)': expected http://HOST[:PORT] or https://…")
         }
         return String(endpoint)
+    }
+
+    /// `text` without this configuration's secret key or session token, nor any URL's
+    /// userinfo: for messages that carry what a server or libcurl said.
+    func redacted(_ text: String) -> String {
+        SecretRedaction(secrets: [credentials.secretAccessKey] + (credentials.sessionToken.map { [$0] } ?? []))
+            .apply(text)
     }
 
     /// The process's environment.
@@ -121,14 +140,41 @@ public struct TransportSettings: Sendable {
     public var maximumRetryDelay: Double = 8
     /// How long a connection may take to open before the attempt fails.
     public var connectTimeoutMilliseconds: Int = 10_000
-    /// A transfer that moves nothing for this long is abandoned (and retried).
+    /// A transfer slower than ``minimumBytesPerSecond`` for this long is abandoned (and
+    /// retried): a server trickling a body cannot hold a push or pull forever.
     public var stallTimeoutSeconds: Int = 30
+    /// The low-speed limit: bytes per second a transfer must average over
+    /// ``stallTimeoutSeconds`` (default 1 KiB; lowered to a quarter of
+    /// ``maximumBytesPerSecond`` when that cap is lower).
+    public var minimumBytesPerSecond: Int = 1024
+    /// The deadline of one request, in seconds, however fast its bytes move (default 15
+    /// minutes): a transfer still running then is abandoned (and retried). With a speed cap,
+    /// a request whose bytes need longer at half the cap gets that long.
+    public var transferTimeoutSeconds: Int = 900
     /// A cap on each transfer's speed, bytes per second, both ways (nil: none): a push or
     /// pull then uses at most `concurrency ×` this of the link.
     public var maximumBytesPerSecond: Int64?
     /// The CA bundle (`AWS_CA_BUNDLE`) for https endpoints; nil: the system's.
     public var certificateBundle: String?
 
-    /// The defaults: 4 transfers, 6 attempts from 0.25 s, 10 s to connect, 30 s of stall.
+    /// The defaults: 4 transfers, 6 attempts from 0.25 s, 10 s to connect, at least 1 KiB/s
+    /// over 30 s, 15 minutes per request.
     public init() {}
+
+    /// The low-speed limit in force: ``minimumBytesPerSecond``, below any speed cap.
+    var effectiveMinimumBytesPerSecond: Int {
+        let floor = max(1, minimumBytesPerSecond)
+        guard let cap = maximumBytesPerSecond else { return floor }
+        return Int(min(Int64(floor), max(1, cap / 4)))
+    }
+
+    /// The deadline of a request that moves `bytes` (sent or received; nil: unknown), in
+    /// milliseconds: ``transferTimeoutSeconds``, or what the bytes need at half the speed
+    /// cap when that is longer.
+    func deadlineMilliseconds(forBytes bytes: Int64?) -> Int {
+        let base = Int64(max(1, transferTimeoutSeconds)) * 1000
+        guard let cap = maximumBytesPerSecond, cap > 0, let bytes, bytes > 0 else { return Int(base) }
+        let needed = min(bytes, 1 << 40) * 2000 / cap
+        return Int(min(max(base, needed), Int64(Int32.max)))
+    }
 }

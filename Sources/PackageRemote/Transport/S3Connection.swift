@@ -64,23 +64,31 @@ final class S3Connection {
     /// - Returns: its bytes and ETag, or nil when there is no such key.
     func getObject(bucket: String, key: String, limit: Int) throws(RemoteError) -> (bytes: [UInt8], etag: String?)? {
         let sink = MemorySink(limit: limit)
-        guard let response = try get(bucket: bucket, key: key, range: nil, into: sink) else { return nil }
+        guard let response = try get(bucket: bucket, key: key, range: nil, limit: Int64(limit), into: sink) else {
+            return nil
+        }
         if let failure = sink.failure { throw RemoteError(.server, "\(describe(bucket, key)): \(failure)") }
         return (sink.bytes, response.header("etag"))
     }
 
-    /// GETs `range` of an object (or all of it) into `sink`, resuming after a broken
-    /// connection where the sink stopped.
+    /// GETs `range` of an object (or all of it, at most `limit` bytes) into `sink`,
+    /// resuming after a broken connection where the sink stopped.
+    ///
+    /// An answer longer than the range (or than `limit`) is cut off and refused, as is a
+    /// `200` to a ranged request (`ResponseViolation`).
     /// - Returns: the response, or nil when there is no such key.
     @discardableResult
-    func get(bucket: String, key: String, range: Range<Int64>?, into sink: some ResumableSink) throws(RemoteError)
-        -> HTTPResponse?
-    {
-        let response = try send(method: "GET", bucket: bucket, key: key, sink: sink) { () -> [(name: String, value: String)] in
-            let start = (range?.lowerBound ?? 0) + sink.received
-            if let range { return [("Range", "bytes=\(start)-\(range.upperBound - 1)")] }
-            return start > 0 ? [("Range", "bytes=\(start)-")] : []
-        }
+    func get(
+        bucket: String, key: String, range: Range<Int64>?, limit: Int64? = nil, into sink: some ResumableSink
+    ) throws(RemoteError) -> HTTPResponse? {
+        let response = try send(
+            method: "GET", bucket: bucket, key: key, sink: sink,
+            headers: { () -> [(name: String, value: String)] in
+                let start = (range?.lowerBound ?? 0) + sink.received
+                if let range { return [("Range", "bytes=\(start)-\(range.upperBound - 1)")] }
+                return start > 0 ? [("Range", "bytes=\(start)-")] : []
+            },
+            responseLimit: { range.map { Int64($0.count) - sink.received } ?? limit.map { $0 - sink.received } })
         if response.status == 404 && S3ErrorDocument(response.errorBody)?.code != "NoSuchBucket" { return nil }
         try requireSuccess(response, bucket: bucket, key: key)
         if let range, sink.received != range.count {
@@ -139,7 +147,8 @@ final class S3Connection {
         var query = [("list-type", "2"), ("max-keys", String(maximum)), ("prefix", prefix)]
         if let continuation { query.append(("continuation-token", continuation)) }
         let sink = MemorySink(limit: 16 << 20)
-        let response = try send(method: "GET", bucket: bucket, key: nil, query: query, sink: sink)
+        let response = try send(
+            method: "GET", bucket: bucket, key: nil, query: query, sink: sink, responseLimit: { 16 << 20 })
         try requireSuccess(response, bucket: bucket, key: nil)
         return ListingParser.parse(sink.bytes)
     }
@@ -159,7 +168,7 @@ final class S3Connection {
     private func send(
         method: String, bucket: String, key: String?, query: [(String, String)] = [], body: (any RequestBody)? = nil,
         payloadHash: String? = nil, sink: (any ResponseSink)? = nil,
-        headers: () -> [(name: String, value: String)] = { [] }
+        headers: () -> [(name: String, value: String)] = { [] }, responseLimit: () -> Int64? = { nil }
     ) throws(RemoteError) -> HTTPResponse {
         let settings = configuration.transport
         let address = configuration.address(bucket: bucket, key: key)
@@ -174,10 +183,13 @@ final class S3Connection {
             attempt += 1
             if cancellation?.isCancelled == true { throw RemoteError(.cancelled, "cancelled") }
             body?.rewind()
+            let own = headers()
             let signed = signer.sign(
-                method: method, path: address.path, query: query, host: address.host, headers: headers(),
+                method: method, path: address.path, query: query, host: address.host, headers: own,
                 payloadHash: hash)
-            let request = HTTPRequest(method: method, url: url, headers: signed, bodyLength: body?.length)
+            var request = HTTPRequest(method: method, url: url, headers: signed, bodyLength: body?.length)
+            request.responseLimit = responseLimit()
+            request.expectsPartialContent = own.contains { $0.name == "Range" }
             counters.request(retry: attempt > 1)
             let receivedBefore = (sink as? any ResumableSink)?.received ?? 0
             let outcome = handle.perform(request, body: body, sink: sink, cancellation: cancellation)
@@ -187,12 +199,14 @@ final class S3Connection {
                 if failure.cause is CancellationError { throw RemoteError(.cancelled, "cancelled") }
                 if let cause = failure.cause as? RemoteError { throw cause }
                 if let cause = failure.cause {
-                    throw RemoteError(.server, "\(method) \(describe(bucket, key)) failed: \(cause)")
+                    throw RemoteError(.server, configuration.redacted("\(method) \(describe(bucket, key)) failed: \(cause)"))
                 }
                 guard failure.isTransient, attempt < settings.attempts else {
                     let after = attempt > 1 ? " (after \(attempt) attempts)" : ""
                     throw RemoteError(
-                        .unreachable, "cannot reach the S3 endpoint \(configuration.endpoint): \(failure.message)\(after)")
+                        .unreachable,
+                        configuration.redacted(
+                            "cannot reach the S3 endpoint \(configuration.endpoint): \(failure.message)\(after)"))
                 }
                 lastProblem = failure.message
             case .success(let response):
@@ -225,7 +239,9 @@ final class S3Connection {
         guard !response.isSuccess else { return }
         let document = S3ErrorDocument(response.errorBody)
         let code = document?.code ?? ""
-        let detail = document.map { ": \($0.code)\($0.message.isEmpty ? "" : " (\($0.message))")" } ?? ""
+        // What the server says is repeated, but never a secret it may echo.
+        let detail = configuration.redacted(
+            document.map { ": \($0.code)\($0.message.isEmpty ? "" : " (\($0.message))")" } ?? "")
         let what = describe(bucket, key)
         switch (response.status, code) {
         case (_, "NoSuchBucket"):

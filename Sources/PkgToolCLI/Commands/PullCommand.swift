@@ -6,13 +6,14 @@ package enum PullCommand: Command {
         name: "pull",
         summary: "bring a package (new or existing) to a version of an S3 remote, downloading only what it lacks",
         arguments:
-            "[--version ID] [--force] [--fsync full|none] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--retries N] s3://BUCKET/PREFIX DEST",
+            "[--version ID] [--force] [--fsync full|none] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] s3://BUCKET/PREFIX DEST",
         options: [
             OptionSpec("version", .value(placeholder: "ID"), help: "a version id, a unique prefix of one, or its number (default: the latest)"),
             OptionSpec("force", help: "discard changes made to DEST since it was last synced with the remote"),
             OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
             OptionSpec("json", help: "print what was done as JSON"),
-            RemoteCommandSupport.endpoint, RemoteCommandSupport.transfers, RemoteCommandSupport.limitRate, RemoteCommandSupport.retries, .jobs,
+            RemoteCommandSupport.endpoint,
+        ] + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 2...2,
         details: """
@@ -25,7 +26,7 @@ package enum PullCommand: Command {
             leaves DEST untouched (exit 1). An interrupted pull resumes from
             .DEST.pkgtool-pull beside DEST. A pull that would discard changes made to DEST
             since it was last pushed or pulled is refused (exit 1) unless --force.
-            """ + "\n" + RemoteCommandSupport.environmentHelp,
+            """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,
         exitStatuses: [
             ExitStatusMeaning(.success, "pulled, or DEST holds that version already"),
             ExitStatusMeaning(

@@ -5,11 +5,12 @@ package enum PushCommand: Command {
     package static let spec = CommandSpec(
         name: "push",
         summary: "upload what an S3 remote lacks of a package and record it as the remote's next version",
-        arguments: "[--force] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--retries N] PKG s3://BUCKET/PREFIX",
+        arguments: "[--force] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG s3://BUCKET/PREFIX",
         options: [
             OptionSpec("force", help: "push even if the remote moved on since PKG was last synced with it"),
             OptionSpec("json", help: "print what was done as JSON"),
-            RemoteCommandSupport.endpoint, RemoteCommandSupport.transfers, RemoteCommandSupport.limitRate, RemoteCommandSupport.retries, .jobs,
+            RemoteCommandSupport.endpoint,
+        ] + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 2...2,
         details: """
@@ -22,7 +23,7 @@ package enum PushCommand: Command {
             keep these changes), then push again. --force makes PKG the next version anyway
             (the versions it replaces stay in the history). An interrupted push leaves the
             remote's versions intact; the next one does not resend the packs that arrived.
-            """ + "\n" + RemoteCommandSupport.environmentHelp,
+            """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,
         exitStatuses: [
             ExitStatusMeaning(.success, "pushed, or the remote holds PKG's version already"),
             ExitStatusMeaning(.failure, "refused: the remote moved on (before the push or during it), or the prefix is not a pkgtool remote"),

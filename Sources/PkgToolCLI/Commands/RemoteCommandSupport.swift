@@ -12,6 +12,23 @@ package enum RemoteCommandSupport {
         "retries", .value(placeholder: "N"), help: "retries of a request after a connection error, a timeout, a 5xx or a 429/SlowDown (0–20, default 5)")
     package static let limitRate = OptionSpec(
         "limit-rate", .value(placeholder: "BYTES"), help: "cap each transfer at BYTES per second (suffixes k, m)")
+    package static let speedLimit = OptionSpec(
+        "speed-limit", .value(placeholder: "BYTES"),
+        help: "abandon (and retry) a transfer slower than BYTES per second over --speed-time (suffixes k, m; default 1k)")
+    package static let speedTime = OptionSpec(
+        "speed-time", .value(placeholder: "SECONDS"), help: "the window of --speed-limit (1–3600, default 30)")
+    package static let maxTime = OptionSpec(
+        "max-time", .value(placeholder: "SECONDS"),
+        help: "abandon (and retry) a single request after SECONDS, however it moves (1–86400, default 900)")
+
+    /// The transfer options every sync command takes: their limits and deadline included.
+    package static let transferOptions = [transfers, limitRate, speedLimit, speedTime, maxTime, retries]
+
+    package static let deadlineHelp = """
+        No transfer can hang: one slower than --speed-limit (1 KiB/s) for --speed-time (30 s),
+        or still running after --max-time (15 minutes; longer when --limit-rate needs it), is
+        abandoned and retried; an answer longer than what was asked for is cut off and refused.
+        """
 
     package static let environmentHelp = """
         The store is reached as every S3 tool does: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,

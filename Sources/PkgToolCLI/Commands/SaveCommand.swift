@@ -26,14 +26,15 @@ enum SaveCommand: Command {
                 help: "stat every entry of PKG against its manifest first, to see edits made behind pkgtool's back"),
             OptionSpec(
                 "force",
-                help: "replace the contents of an existing directory that is not a package (no .pkgtool inside)"),
+                help: "replace the contents of an existing directory that is not a package (no manifest of its own in .pkgtool)"),
             .jobs,
         ],
         positionals: 2...2,
         details: """
             PKG is created when absent. An existing PKG that holds files but is not a
-            package pkgtool saved (no .pkgtool inside: a working folder, the arguments
-            swapped) is refused unless --force is given, since the save would delete
+            package pkgtool saved (no manifest written for it in its .pkgtool: a working
+            folder, the arguments swapped, an empty or copied .pkgtool) is refused unless
+            --force is given, since the save would delete
             whatever SRC does not have. Unchanged means equal content hash and size at the same
             path; files of the package are never modified in place. Source files whose stat
             data match the last save from them are not reread. The save holds PKG's lock
@@ -180,7 +181,8 @@ struct Stopwatch {
     }
 }
 
-/// A save's PKG that exists, holds entries and has no `.pkgtool`: not a package pkgtool
+/// A save's PKG that exists, holds entries and no manifest that names it
+/// (`PackageLayout.isForeignFolder`): not a package pkgtool
 /// saved, most likely a working folder (or SRC and PKG swapped). Saving would delete
 /// whatever SRC lacks, so the CLI asks for `--force`, as `git clone` refuses a non-empty
 /// destination and `rsync` deletes only with `--delete`.
@@ -188,7 +190,7 @@ struct ForeignDestination: InputRejectedError {
     let path: String
 
     var description: String {
-        "'\(path)' holds files but is not a package (no \(PackageLayout.metadataDirectoryName) inside): saving would replace its contents with SRC's and delete the rest; check the order of SRC and PKG, or pass --force"
+        "'\(path)' holds files but is not a package (no manifest of its own in \(PackageLayout.metadataDirectoryName)): saving would replace its contents with SRC's and delete the rest; check the order of SRC and PKG, or pass --force"
     }
 
     /// The refusal for `package`, or nil when it is missing, empty, not a directory (the

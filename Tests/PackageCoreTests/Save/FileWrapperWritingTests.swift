@@ -225,6 +225,24 @@ struct FileWrapperIncrementalWriteTests {
             (error as? FileSystemError)?.errno == .fileExists
         }
         #expect(try Files.read(folder + "/letter.txt") == Array("keep me".utf8))
+        // Nor is an empty .pkgtool, or a manifest copied from another package, enough to
+        // make it a package: the manifest must name this folder.
+        try Files.makeDirectory(folder + "/.pkgtool")
+        #expect {
+            try tree.write(to: url, originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        } throws: { error in
+            (error as? FileSystemError)?.errno == .fileExists
+        }
+        let other = directory.path + "/Other.pkg"
+        try tree.write(to: URL(fileURLWithPath: other), originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        try FileManager.default.removeItem(atPath: folder + "/.pkgtool")
+        try FileManager.default.copyItem(atPath: other + "/.pkgtool", toPath: folder + "/.pkgtool")
+        #expect {
+            try tree.write(to: url, originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
+        } throws: { error in
+            (error as? FileSystemError)?.errno == .fileExists
+        }
+        #expect(try Files.read(folder + "/letter.txt") == Array("keep me".utf8))
         // An empty folder, or one given with .atomic, is written.
         try tree.write(to: url, options: .atomic, originalContentsURL: nil, saveOptions: SaveOptions(durability: .none))
         #expect(try FileSystem.statusIfExists(folder + "/letter.txt") == nil)
