@@ -101,13 +101,22 @@ let package = Package(
 // none is main.swift, so Swift emits no entry point of its own (no -parse-as-library needed).
 if ProcessInfo.processInfo.environment["PKGTOOL_FUZZ"] != nil {
     package.targets += [
+        // The scratch world with canaries around a package, and the harness's own file
+        // operations in plain libc, shared by the fuzzers that apply input to a package.
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport"),
         // The ZIP reader: open, verify, snapshot, extract.
         .executableTarget(
             name: "pkgtool-fuzz-zip", dependencies: ["PackageZip", "PackageCore"], path: "Fuzz/ZipReaderFuzzer"),
         // A package's own metadata (journal, manifest) as untrusted input, applied to a
         // scratch package with canaries around it.
         .executableTarget(
-            name: "pkgtool-fuzz-metadata", dependencies: ["PackageCore"], path: "Fuzz/MetadataFuzzer",
+            name: "pkgtool-fuzz-metadata", dependencies: ["PackageCore", "FuzzSupport"], path: "Fuzz/MetadataFuzzer",
             exclude: ["metadata.dict"]),
+        // What a remote store serves (HEAD record, version manifest, pack trailer) as
+        // untrusted input; a version that decodes is saved into a scratch DEST with
+        // canaries around it, as a pull does.
+        .executableTarget(
+            name: "pkgtool-fuzz-remote", dependencies: ["PackageRemote", "PackageCore", "FuzzSupport"],
+            path: "Fuzz/RemoteFuzzer"),
     ]
 }

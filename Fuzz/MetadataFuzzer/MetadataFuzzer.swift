@@ -10,6 +10,7 @@
 // `--check-package` that succeeds without making the package the source. Errors and
 // refusals are not findings: refusing is the job. Built only by Scripts/fuzz
 // (PKGTOOL_FUZZ=1, -sanitize=fuzzer,address): libFuzzer provides `main`.
+import FuzzSupport
 import Glibc
 import PackageCore
 
@@ -21,6 +22,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = MetadataCase(UnsafeRawBufferPointer(start: size > 0 ? data : nil, count: size))
     let home = launchDirectory
     if scratchWorld == nil {
+        ScratchFiles.label = "pkgtool-fuzz-metadata"
         scratchWorld = ScratchWorld(scratch: fuzzScratch)
         // libFuzzer ends with exit(): leave no scratch world behind.
         atexit { scratchWorld.map { ScratchFiles.removeTree($0.base) } }
@@ -101,12 +103,6 @@ func exercise(_ input: MetadataCase, package: String, source: String) {
     }
 }
 
-let verbose = getenv("PKGTOOL_FUZZ_VERBOSE") != nil
-
-func note(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
 
 /// Writes `.pkgtool` (or what the layout puts in its place) into the fresh package.
 func writeMetadata(_ input: MetadataCase, in world: ScratchWorld) {
@@ -162,13 +158,3 @@ func writeMetadata(_ input: MetadataCase, in world: ScratchWorld) {
         ScratchFiles.writeFile(metadata + "/" + delta.name, delta.bytes)
     }
 }
-
-/// `$PKGTOOL_FUZZ_SCRATCH` (tmpfs when Scripts/fuzz finds one), or /tmp.
-let fuzzScratch: String = getenv("PKGTOOL_FUZZ_SCRATCH").map { String(cString: $0) } ?? "/tmp"
-
-/// The working directory libFuzzer started in (its corpus and artifact paths may be relative).
-let launchDirectory: String = {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    guard getcwd(&buffer, buffer.count) != nil else { ScratchFiles.fail("getcwd") }
-    return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}()

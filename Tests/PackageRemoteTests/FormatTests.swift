@@ -178,6 +178,45 @@ import Testing
         #expect(snapshot.entries.filter { $0.kind == .directory }.map(\.descendantCount) == [1, 1])
     }
 
+    /// A header's claim is never what memory follows: a tiny object claiming a 1 GiB body is
+    /// refused before inflating, while the most compressible real version (empty files,
+    /// about 125-fold) stays inside the bound.
+    @Test func aBodyClaimBeyondItsInflationBoundIsRefused() throws {
+        var manifest = sampleManifest()
+        var bytes = manifest.encoded()
+        // The body size field (the header's last u64) claims 1 GiB.
+        let claim = UInt64(1 << 30)
+        for index in 0..<8 { bytes[120 + index] = UInt8(truncatingIfNeeded: claim >> (8 * UInt64(index))) }
+        let error = #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        #expect(error?.message.contains("-fold") == true, "\(String(describing: error))")
+
+        manifest.entries = (0..<20_000).map { index in
+            RemoteEntry(
+                path: "pages/\(String(format: "%06d", index)).json", kind: .regular, permissions: 0o644, size: 0,
+                modificationTime: 1_700_000_000_000_000_000, contentHash: ContentHash.empty, linkTarget: nil, blobs: [])
+        }
+        manifest.entries.insert(
+            RemoteEntry(path: "pages", kind: .directory, permissions: 0o755, size: 0, modificationTime: 0, contentHash: ContentHash(high: 0, low: 0), linkTarget: nil, blobs: []),
+            at: 0)
+        manifest.rootHash = manifest.snapshot().rootHash
+        bytes = manifest.encoded()
+        let header = try VersionManifest.decodeHeader(Array(bytes.prefix(128)), id: SHA256Digest.of(bytes))
+        #expect(header.bodySize <= header.compressedSize * VersionManifest.maximumInflation)
+        #expect(try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)).entries.count == 20_001)
+    }
+
+    /// A link's hash is how the root commits to its target (found by the remote fuzzer: a
+    /// version whose link hash named another target decoded, and DEST then held a tree its
+    /// root did not describe).
+    @Test func aLinkMustHashToItsTarget() throws {
+        var manifest = sampleManifest()
+        manifest.entries[2].linkTarget = "g"
+        manifest.rootHash = manifest.snapshot().rootHash
+        let bytes = manifest.encoded()
+        let error = #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        #expect(error?.message.contains("does not hash to its target") == true, "\(String(describing: error))")
+    }
+
     @Test func headRecordsFollowTheirParents() throws {
         let location = RemoteLocation(bucket: "b", prefix: "p")
         func summary(_ sequence: Int, parent: SHA256Digest?) -> VersionSummary {

@@ -7,10 +7,11 @@
 /// forever. Whoever takes a lock and then runs code that may lock again records it here
 /// with `withLock(_:)`; whoever is about to lock asks `covers(_:exclusive:)` first.
 package enum PackageLockScope {
-    /// By the bytes of the package's canonical path: `é` and `e\u{301}` are two packages.
-    @TaskLocal static var held: [[UInt8]: Bool] = [:]
+    /// By the bytes of the package's canonical path (`FileName` compares bytes): `é` and
+    /// `e\u{301}` are two packages.
+    @TaskLocal static var held: [FileName: Bool] = [:]
 
-    private static func key(_ package: PackageLocation) -> [UInt8] { Array(package.path.utf8) }
+    private static func key(_ package: PackageLocation) -> FileName { FileName(package.path) }
 
     /// Whether the current task holds the lock of the package at `packagePath`, exclusive
     /// if `exclusive` is asked for (a shared lock does not cover a write).

@@ -34,6 +34,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     /// A path known to be normalised (built by joining validated names).
     package init(trusted text: String) { string = text }
 
+    /// Whether this is the package's root (the empty path).
     public var isRoot: Bool { string.isEmpty }
 
     /// The path of the directory holding this entry (the root for a top-level entry).
@@ -57,6 +58,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
         PathOrder.isSelfOrDescendant(string, of: other.string)
     }
 
+    /// The path's text, as `string`.
     public var description: String { string }
 
     /// Byte equality of the UTF-8 encodings (not canonical equivalence).
@@ -83,7 +85,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     }
 
     /// Whether `name` can be one component: not empty, not `.` or `..`, no `/` and no NUL.
-    package static func isValidName(_ name: String) -> Bool {
+    public static func isValidName(_ name: String) -> Bool {
         let bytes = name.utf8
         return !bytes.isEmpty && !bytes.elementsEqual(".".utf8) && !bytes.elementsEqual("..".utf8)
             && !bytes.contains(UInt8(ascii: "/")) && !bytes.contains(0)

@@ -37,6 +37,13 @@ struct VersionManifest: Sendable {
     static let headerSize = 128
     /// Refuses manifests that would inflate beyond this (a hostile store's zip bomb).
     static let maximumBodySize = 1 << 30
+    /// A body may inflate to this many times its compressed size, beyond a floor: what a
+    /// manifest takes in memory follows the bytes that arrived, never a header's claim.
+    /// Entries of real files barely compress (each one's SHA-256 and XXH3; paths share their
+    /// prefixes already): about 2-fold. Empty files, which have neither, are the most
+    /// compressible real entries: a version of 100,000 of them inflates about 125-fold.
+    static let maximumInflation = 256
+    static let inflationFloor = 16 << 20
 
     var sequence: Int
     var time: Int64
@@ -160,6 +167,9 @@ struct VersionManifest: Sendable {
                     compressed < 1 << 40,
                     body <= UInt64(maximumBodySize)
                 else { throw damaged("its header is out of range") }
+                guard body <= max(UInt64(inflationFloor), compressed * UInt64(maximumInflation)) else {
+                    throw damaged("its entries would inflate \(body / max(compressed, 1))-fold, more than any version does")
+                }
                 let summary = VersionSummary(
                     id: id, sequence: Int(sequence), time: time,
                     parent: hasParent == 1 ? SHA256Digest(bytes: parentBytes) : nil, rootHash: root, size: Int64(size),
@@ -176,98 +186,19 @@ struct VersionManifest: Sendable {
     /// Decodes a whole manifest whose bytes were checked against `id`.
     static func decode(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> VersionManifest {
         let (summary, packCount, compressedSize, bodySize) = try decodeHeader(bytes, id: id)
-        func damaged(_ why: String) -> RemoteError {
-            RemoteError(.verificationFailed, "version \(summary.shortID) is damaged: \(why)")
-        }
+        let damaged = Damage(shortID: summary.shortID)
         guard bytes.count == headerSize + compressedSize else { throw damaged("its length does not match its header") }
         guard let body = Zlib.decompress(bytes[headerSize...], expectedSize: bodySize) else {
             throw damaged("its entries do not inflate to the size its header states")
         }
-        // Every record takes at least 39 bytes: a count beyond that is damage, not a reason
-        // to reserve memory.
-        guard summary.entryCount <= body.count / 39 else { throw damaged("it states more entries than it holds") }
-        var entries: [RemoteEntry] = []
-        entries.reserveCapacity(summary.entryCount)
-        do {
-            try body.withUnsafeBytes { raw throws in
-                var reader = ByteReader(raw)
-                guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
-                var packs: [SHA256Digest] = []
-                packs.reserveCapacity(packCount)
-                for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
-                var previous: [UInt8] = []
-                // Byte-exact: a link "é" must not pass for the directory "e\u{301}".
-                var directories = Set<RelativePath>()
-                var total: Int64 = 0
-                for _ in 0..<summary.entryCount {
-                    let shared = Int(try reader.read(UInt16.self))
-                    let suffixLength = Int(try reader.read(UInt16.self))
-                    guard shared <= previous.count else { throw damaged("an entry's path is malformed") }
-                    let pathBytes = Array(previous[..<shared]) + Array(try reader.bytes(suffixLength))
-                    guard let path = RemotePaths.validated(pathBytes) else {
-                        throw damaged("an entry has an unsafe or malformed path")
-                    }
-                    if !previous.isEmpty {
-                        let order = pathBytes.withUnsafeBytes { a in
-                            previous.withUnsafeBytes { b in PathOrder.compare(b, a, slashIsLowest: true) }
-                        }
-                        guard order < 0 else { throw damaged("its entries are not in order ('\(path)')") }
-                    }
-                    if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                        guard directories.contains(RelativePath(trusted: String(path[..<slash]))) else {
-                            throw damaged("'\(path)' has no parent directory entry")
-                        }
-                    }
-                    previous = pathBytes
-                    guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
-                    let permissions = UInt32(try reader.read(UInt16.self))
-                    guard permissions <= 0o7777 else { throw damaged("'\(path)' has out-of-range permissions") }
-                    let size = try reader.read(UInt64.self)
-                    guard size < 1 << 62 else { throw damaged("'\(path)' has an impossible size") }
-                    let modificationTime = try reader.read(Int64.self)
-                    let contentHash = try reader.hash()
-                    var entry = RemoteEntry(
-                        path: path, kind: kind, permissions: permissions, size: Int64(size),
-                        modificationTime: modificationTime, contentHash: contentHash, linkTarget: nil, blobs: [])
-                    switch kind {
-                    case .directory:
-                        guard size == 0 else { throw damaged("directory '\(path)' has a size") }
-                        directories.insert(RelativePath(trusted: path))
-                    case .symbolicLink:
-                        let count = Int(try reader.read(UInt16.self))
-                        let target = Array(try reader.bytes(count))
-                        guard !target.isEmpty, !target.contains(0), let text = String(validatingUTF8Bytes: target),
-                            target.count == Int(size)
-                        else { throw damaged("link '\(path)' has a malformed target") }
-                        entry.linkTarget = text
-                    default:
-                        let blobCount = Int(try reader.read(UInt32.self))
-                        guard blobCount <= reader.remaining / 44 else { throw damaged("'\(path)' lists more blobs than it holds") }
-                        var sum: UInt64 = 0
-                        entry.blobs.reserveCapacity(blobCount)
-                        for _ in 0..<blobCount {
-                            let digest = SHA256Digest(bytes: try reader.bytes(32))
-                            let pack = Int(try reader.read(UInt32.self))
-                            let offset = try reader.read(UInt32.self)
-                            let length = try reader.read(UInt32.self)
-                            guard pack < packs.count, length > 0, UInt64(offset) + UInt64(length) <= UInt64(UInt32.max)
-                            else { throw damaged("a blob of '\(path)' points outside its pack table") }
-                            entry.blobs.append(BlobLocation(digest: digest, pack: packs[pack], offset: offset, length: length))
-                            sum += UInt64(length)
-                        }
-                        guard sum == size else { throw damaged("the blobs of '\(path)' do not add up to its size") }
-                        total += Int64(size)
-                    }
-                    entries.append(entry)
-                }
-                guard reader.remaining == 0 else { throw damaged("it has bytes after its last entry") }
-                guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
-            }
-        } catch let error as RemoteError {
-            throw error
-        } catch {
-            throw damaged("its entries are truncated")
+        let entries = try decodeEntries(body, count: summary.entryCount, packCount: packCount, damaged: damaged)
+        var total: Int64 = 0
+        for entry in entries where entry.kind == .regular {
+            let (sum, overflow) = total.addingReportingOverflow(entry.size)
+            guard !overflow else { throw damaged("its files add up beyond any size") }
+            total = sum
         }
+        guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
         let manifest = VersionManifest(
             sequence: summary.sequence, time: summary.time, parent: summary.parent, rootHash: summary.rootHash,
             entries: entries)
@@ -275,6 +206,143 @@ struct VersionManifest: Sendable {
             throw damaged("its entries do not hash to the root it states")
         }
         return manifest
+    }
+
+    /// Makes the error of a damaged manifest: `damaged("why")`.
+    struct Damage {
+        var shortID: String
+        func callAsFunction(_ why: String) -> RemoteError {
+            RemoteError(.verificationFailed, "version \(shortID) is damaged: \(why)")
+        }
+    }
+
+    /// Decodes an inflated body: the pack table, then `count` entries, each checked before
+    /// use — its path safe and in strict order, its parent a directory entry of the very same
+    /// bytes, its kind, permissions, size and blobs in range. (What needs the header — the
+    /// total size, the root hash — is the caller's.)
+    static func decodeEntries(
+        _ body: [UInt8], count: Int, packCount: Int, damaged: Damage
+    ) throws(RemoteError) -> [RemoteEntry] {
+        // Every record takes at least 39 bytes: a count beyond that is damage, not a reason
+        // to reserve memory.
+        guard count <= body.count / 39 else { throw damaged("it states more entries than it holds") }
+        var entries: [RemoteEntry] = []
+        entries.reserveCapacity(count)
+        do {
+            try body.withUnsafeBytes { raw throws in
+                var reader = ByteReader(raw)
+                guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
+                var packs: [SHA256Digest] = []
+                packs.reserveCapacity(packCount)
+                for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
+                var paths = EntryPathCheck(damaged: damaged)
+                for _ in 0..<count {
+                    let path = try paths.next(&reader)
+                    let entry = try decodeEntry(path, &reader, packs: packs, damaged: damaged)
+                    if entry.kind == .directory { paths.addDirectory(path) }
+                    entries.append(entry)
+                }
+                guard reader.remaining == 0 else { throw damaged("it has bytes after its last entry") }
+            }
+        } catch let error as RemoteError {
+            throw error
+        } catch {
+            throw damaged("its entries are truncated")
+        }
+        return entries
+    }
+
+    /// The paths of a manifest's entries, read one after the other: each prefix-compressed
+    /// against the one before, valid (`RemotePaths`), in strict depth-first order, and
+    /// beneath a directory entry that came before it, compared as bytes (a link `é` must
+    /// not pass for the directory `e\u{301}`, though Swift's `String ==` equates them).
+    struct EntryPathCheck {
+        let damaged: Damage
+        private var previous: [UInt8] = []
+        private var directories = Set<RelativePath>()
+
+        init(damaged: Damage) { self.damaged = damaged }
+
+        mutating func next(_ reader: inout ByteReader) throws -> String {
+            let shared = Int(try reader.read(UInt16.self))
+            let suffixLength = Int(try reader.read(UInt16.self))
+            guard shared <= previous.count else { throw damaged("an entry's path is malformed") }
+            let pathBytes = Array(previous[..<shared]) + Array(try reader.bytes(suffixLength))
+            guard let path = RemotePaths.validated(pathBytes) else {
+                throw damaged("an entry has an unsafe or malformed path")
+            }
+            if !previous.isEmpty {
+                let order = pathBytes.withUnsafeBytes { a in
+                    previous.withUnsafeBytes { b in PathOrder.compare(b, a, slashIsLowest: true) }
+                }
+                guard order < 0 else { throw damaged("its entries are not in order ('\(path)')") }
+            }
+            if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                guard directories.contains(RelativePath(trusted: String(path[..<slash]))) else {
+                    throw damaged("'\(path)' has no parent directory entry")
+                }
+            }
+            previous = pathBytes
+            return path
+        }
+
+        mutating func addDirectory(_ path: String) { directories.insert(RelativePath(trusted: path)) }
+    }
+
+    /// Decodes the fields after an entry's path.
+    static func decodeEntry(
+        _ path: String, _ reader: inout ByteReader, packs: [SHA256Digest], damaged: Damage
+    ) throws -> RemoteEntry {
+        guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
+        let permissions = UInt32(try reader.read(UInt16.self))
+        guard permissions <= 0o7777 else { throw damaged("'\(path)' has out-of-range permissions") }
+        let size = try reader.read(UInt64.self)
+        guard size < 1 << 62 else { throw damaged("'\(path)' has an impossible size") }
+        let modificationTime = try reader.read(Int64.self)
+        let contentHash = try reader.hash()
+        var entry = RemoteEntry(
+            path: path, kind: kind, permissions: permissions, size: Int64(size),
+            modificationTime: modificationTime, contentHash: contentHash, linkTarget: nil, blobs: [])
+        switch kind {
+        case .directory:
+            guard size == 0 else { throw damaged("directory '\(path)' has a size") }
+        case .symbolicLink:
+            let count = Int(try reader.read(UInt16.self))
+            let target = Array(try reader.bytes(count))
+            guard !target.isEmpty, !target.contains(0), let text = String(validatingUTF8Bytes: target),
+                target.count == Int(size)
+            else { throw damaged("link '\(path)' has a malformed target") }
+            // The root hash commits to the target only through this hash: it must be the
+            // target's, or two trees would share a root.
+            guard contentHash == ContentHash.of(target) else { throw damaged("link '\(path)' does not hash to its target") }
+            entry.linkTarget = text
+        default:
+            entry.blobs = try decodeBlobs(of: path, size: size, &reader, packs: packs, damaged: damaged)
+        }
+        return entry
+    }
+
+    /// A regular file's blobs, which must point inside the pack table and add up to `size`.
+    static func decodeBlobs(
+        of path: String, size: UInt64, _ reader: inout ByteReader, packs: [SHA256Digest], damaged: Damage
+    ) throws -> [BlobLocation] {
+        let blobCount = Int(try reader.read(UInt32.self))
+        guard blobCount <= reader.remaining / 44 else { throw damaged("'\(path)' lists more blobs than it holds") }
+        var sum: UInt64 = 0
+        var blobs: [BlobLocation] = []
+        blobs.reserveCapacity(blobCount)
+        for _ in 0..<blobCount {
+            let digest = SHA256Digest(bytes: try reader.bytes(32))
+            let pack = Int(try reader.read(UInt32.self))
+            let offset = try reader.read(UInt32.self)
+            let length = try reader.read(UInt32.self)
+            guard pack < packs.count, length > 0, UInt64(offset) + UInt64(length) <= UInt64(UInt32.max)
+            else { throw damaged("a blob of '\(path)' points outside its pack table") }
+            blobs.append(BlobLocation(digest: digest, pack: packs[pack], offset: offset, length: length))
+            sum += UInt64(length)
+        }
+        guard sum == size else { throw damaged("the blobs of '\(path)' do not add up to its size") }
+        return blobs
     }
 
     static func kindCode(_ kind: FileKind) -> UInt8 {

@@ -2,18 +2,21 @@ import Glibc
 
 /// The harness's own file operations, in plain libc: the oracle must not lean on the code
 /// it judges. Any failure here is the harness's, not a finding: it stops with a message.
-enum ScratchFiles {
-    static func fail(_ message: String) -> Never {
-        let line = Array("pkgtool-fuzz-metadata: \(message)\n".utf8)
+public enum ScratchFiles {
+    /// The fuzzer's name, for the harness's own error lines.
+    nonisolated(unsafe) public static var label = "pkgtool-fuzz"
+
+    public static func fail(_ message: String) -> Never {
+        let line = Array("\(label): \(message)\n".utf8)
         _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         exit(2)
     }
 
-    static func makeDirectory(_ path: String, permissions: mode_t = 0o755) {
+    public static func makeDirectory(_ path: String, permissions: mode_t = 0o755) {
         if mkdir(path, permissions) != 0 && errno != EEXIST { fail("mkdir \(path): \(String(cString: strerror(errno)))") }
     }
 
-    static func writeFile(_ path: String, _ bytes: [UInt8], permissions: mode_t = 0o644) {
+    public static func writeFile(_ path: String, _ bytes: [UInt8], permissions: mode_t = 0o644) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, permissions)
         if descriptor < 0 { fail("create \(path): \(String(cString: strerror(errno)))") }
         var written = 0
@@ -25,22 +28,22 @@ enum ScratchFiles {
         close(descriptor)
     }
 
-    static func makeSymbolicLink(_ path: String, target: String) {
+    public static func makeSymbolicLink(_ path: String, target: String) {
         if symlink(target, path) != 0 { fail("symlink \(path): \(String(cString: strerror(errno)))") }
     }
 
-    static func makeFIFO(_ path: String) {
+    public static func makeFIFO(_ path: String) {
         if mkfifo(path, 0o644) != 0 { fail("mkfifo \(path): \(String(cString: strerror(errno)))") }
     }
 
-    static func inode(_ path: String) -> UInt64 {
+    public static func inode(_ path: String) -> UInt64 {
         var status = stat()
         return lstat(path, &status) == 0 ? UInt64(status.st_ino) : 0
     }
 
     /// Removes `path` and everything beneath it, never following a link; folders the
     /// fuzzed code left without permissions are opened up first.
-    static func removeTree(_ path: String) {
+    public static func removeTree(_ path: String) {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         if status.st_mode & S_IFMT == S_IFDIR {
@@ -53,7 +56,7 @@ enum ScratchFiles {
     }
 
     /// The names in a folder, sorted; empty when it cannot be listed.
-    static func names(in path: String) -> [String] {
+    public static func names(in path: String) -> [String] {
         guard let directory = opendir(path) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
@@ -67,5 +70,5 @@ enum ScratchFiles {
     }
 
     /// The number of descriptors this process has open.
-    static func openDescriptorCount() -> Int { names(in: "/proc/self/fd").count }
+    public static func openDescriptorCount() -> Int { names(in: "/proc/self/fd").count }
 }

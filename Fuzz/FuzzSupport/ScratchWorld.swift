@@ -13,19 +13,20 @@ import Glibc
 ///
 /// Everything but `W/outer/pkg` is outside the package: `outsideState()` describes it to
 /// the byte and the nanosecond, before and after each execution.
-struct ScratchWorld {
-    static let absoluteCanary = "/tmp/pkgtool-fuzz-canary"
-    static let deepCanary: [UInt8] = Array("deep canary\n".utf8)
+public struct ScratchWorld {
+    public static let absoluteCanary = "/tmp/pkgtool-fuzz-canary"
+    public static let deepCanary: [UInt8] = Array("deep canary\n".utf8)
 
-    let base: String
-    var outer: String { base + "/outer" }
-    var package: String { outer + "/pkg" }
-    var source: String { base + "/source" }
-    var workingDirectory: String { base + "/cwd" }
+    public let base: String
+    public var outer: String { base + "/outer" }
+    public var package: String { outer + "/pkg" }
+    public var source: String { base + "/source" }
+    public var workingDirectory: String { base + "/cwd" }
 
-    /// Makes the world once per process (the package itself comes with each input).
-    init(scratch: String) {
-        base = scratch + "/pkgtool-fuzz-metadata-\(getpid())"
+    /// Makes the world once per process (the package itself comes with each input), in
+    /// `scratch/pkgtool-fuzz-LABEL-PID`.
+    public init(scratch: String, label: String = "metadata") {
+        base = scratch + "/pkgtool-fuzz-\(label)-\(getpid())"
         ScratchFiles.removeTree(base)
         ScratchFiles.makeDirectory(scratch)
         for directory in [base, workingDirectory, base + "/top-dir", outer, outer + "/canary-dir", outer + "/canary-dir/sub"] {
@@ -63,7 +64,7 @@ struct ScratchWorld {
     }
 
     /// A fresh package (and fresh outside metadata), without `.pkgtool`.
-    func resetPackage() {
+    public func resetPackage() {
         for leftover in ["pkg", "evil-meta", "evil-tmp", "evil-journal"] { ScratchFiles.removeTree(outer + "/" + leftover) }
         Self.makeContent(in: package)
         ScratchFiles.makeSymbolicLink(package + "/out-link", target: "../canary-dir")
@@ -77,7 +78,7 @@ struct ScratchWorld {
     /// inode, modification and change times (ns), and the bytes of files and link targets.
     /// The package's parent folder's own times are left out: saves make and remove
     /// siblings there (and must leave none).
-    func outsideState() -> [String] {
+    public func outsideState() -> [String] {
         var lines: [String] = []
         describe(base, as: "W", into: &lines)
         describe(Self.absoluteCanary, as: "ABS", into: &lines)
