@@ -240,7 +240,8 @@ public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(Usag
                 name = String(body)
             }
             guard let option = byLong[name] else {
-                throw UsageError("unknown option '--\(name)' for '\(spec.name)'", usageLine: spec.usageLine)
+                let hint = Suggestions.hint(for: name, among: spec.options.map(\.long) + ["help"], prefix: "--")
+                throw UsageError("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine: spec.usageLine)
             }
             if option.takesValue {
                 if let inlineValue {

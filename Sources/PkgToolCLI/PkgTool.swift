@@ -110,7 +110,8 @@ public enum PkgTool {
                 return .success
             }
             guard let command = command(named: arguments[1], in: table) else {
-                console.error("unknown command '\(arguments[1])'; 'pkgtool --help' lists them")
+                let hint = Suggestions.hint(for: arguments[1], among: table.map { $0.spec.name })
+                console.error("unknown command '\(arguments[1])'\(hint); 'pkgtool --help' lists them")
                 return .trouble
             }
             console.write(command.spec.helpText)
@@ -120,9 +121,12 @@ public enum PkgTool {
         }
         guard let command = command(named: first, in: table) else {
             if first.hasPrefix("-") {
-                console.error("unknown option '\(first)'")
+                let hint = Suggestions.hint(
+                    for: String(first.drop { $0 == "-" }), among: ["help", "version"], prefix: "--")
+                console.error("unknown option '\(first)'\(hint)")
             } else {
-                console.error("unknown command '\(first)'; 'pkgtool --help' lists them")
+                let hint = Suggestions.hint(for: first, among: table.map { $0.spec.name })
+                console.error("unknown command '\(first)'\(hint); 'pkgtool --help' lists them")
             }
             console.errorText("usage: pkgtool COMMAND [options] [arguments]\n")
             return .trouble
