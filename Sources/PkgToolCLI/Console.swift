@@ -12,6 +12,11 @@ public final class Console {
     private let captureOnly: Bool
     public private(set) var capturedOutput: [UInt8] = []
     public private(set) var capturedErrors: [String] = []
+    /// Whether anything was written to standard output (a `--json` failure then adds nothing).
+    public private(set) var wroteOutput = false
+    /// The last error line written (warnings aside), without the `pkgtool: ` prefix: what a
+    /// `--json` failure reports.
+    public private(set) var lastError: String?
     /// Whether standard error is a terminal: progress lines are drawn only then.
     public let errorIsTerminal: Bool
     /// Why standard output refused bytes, once it has (a closed descriptor, a full disk, a
@@ -80,6 +85,7 @@ public final class Console {
 
     /// Writes `text` to standard output, as is.
     public func write(_ text: String) {
+        if !text.isEmpty { wroteOutput = true }
         let text = redaction.secrets.isEmpty ? text : redaction.apply(text)
         if captureOnly {
             capturedOutput.append(contentsOf: text.utf8)
@@ -97,6 +103,7 @@ public final class Console {
     /// every message stays one line and none drives the terminal.
     public func error(_ message: String) {
         let folded = NameQuoting.escapingControlCharacters(redaction.apply(message))
+        if !message.hasPrefix("warning: ") { lastError = folded }
         if captureOnly {
             capturedErrors.append(folded)
             return

@@ -87,6 +87,27 @@ public enum PkgTool {
     /// - Parameter commands: the table (`PkgTool.commands`, or one that replaces some of them
     ///   with implementations linked into another executable; names and specs the same).
     public static func run(_ arguments: [String], console: Console, commands table: [any Command.Type] = commands) -> ExitStatus {
+        let status = dispatch(arguments, console: console, commands: table)
+        if status != .success, !console.wroteOutput, let message = console.lastError, asksForJSON(arguments) {
+            console.line(failureJSON(status: status, message: message).serialized(pretty: true))
+        }
+        console.flush()
+        return status
+    }
+
+    /// What a `--json` command prints on stdout when it fails before printing its result
+    /// (Specs/cli.md): `{"error": {"code": EXIT STATUS, "message": THE ERROR LINE}}`.
+    static func failureJSON(status: ExitStatus, message: String) -> JSON {
+        .object([("error", .object([("code", .int(Int(status.rawValue))), ("message", .string(message))]))])
+    }
+
+    /// Whether `--json` is among the options (before any `--`).
+    static func asksForJSON(_ arguments: [String]) -> Bool {
+        arguments.dropFirst().prefix { $0 != "--" }.contains("--json")
+    }
+
+    /// Runs the command `arguments` name.
+    static func dispatch(_ arguments: [String], console: Console, commands table: [any Command.Type]) -> ExitStatus {
         defer { console.flush() }
         guard let first = arguments.first else {
             console.errorText(usageText)
