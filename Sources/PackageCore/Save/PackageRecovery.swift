@@ -120,6 +120,7 @@ package enum PackageRecovery {
         let expectedKinds: [String: FileKind] = [
             SaveJournal.fileName: .regular, SaveJournal.temporaryDirectoryName: .directory,
             PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
+            PackageLayout.syncRecordFileName: .regular,
         ]
         // (The listing's d_type spares a stat per entry; `unknown` costs one.)
         var present = Set<String>()
@@ -144,7 +145,8 @@ package enum PackageRecovery {
                 present.remove(name)
                 report.warnings.append(
                     "'\(package.metadataPath)/\(name)' was a \(kind), not a \(expected): set aside; the next save rebuilds it")
-                needsCheck = needsCheck || name != SaveJournal.temporaryDirectoryName
+                // (The sync record says nothing of the package's content.)
+                needsCheck = needsCheck || (name != SaveJournal.temporaryDirectoryName && name != PackageLayout.syncRecordFileName)
             }
         }
 
