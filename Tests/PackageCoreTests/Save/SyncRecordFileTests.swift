@@ -121,3 +121,33 @@ struct SyncRecordFileTests {
         #expect(try FileSystem.statusIfExists(package + "/.pkgtool/check") == nil)
     }
 }
+
+/// `SaveOptions.requiredCurrentRoot`: a pull's save replaces only the tree it checked.
+@Suite("Save of a required current root")
+struct RequiredCurrentRootTests {
+    @Test("a package that no longer holds the root required is not saved over, whatever the strategy", arguments: SaveMode.all)
+    func refusedWhenChanged(_ mode: SaveMode) throws {
+        let home = try TemporaryDirectory("required-root")
+        let (source, package) = try SyncRecordFileTests.package(home)
+        let checked = try Trees.contentHash(package)
+        try Files.write(source + "/pages/1.txt", "the version pulled")
+        // Saved meanwhile: what the caller checked is gone.
+        let edited = home.url("edited-src")
+        try Files.makeDirectory(edited + "/pages")
+        try Files.write(edited + "/pages/1.txt", "edited meanwhile")
+        try PackageSaver.save(DirectorySource(edited), to: package, options: SaveOptions(durability: .none, workers: 1))
+        let meanwhile = try Trees.contentHash(package)
+        var options = SaveOptions(strategy: mode.strategy, durability: .none, workers: 1, keepsPrevious: mode.keepsPrevious)
+        options.requiredCurrentRoot = checked
+        options.syncRecord = Array("record of the version pulled\n".utf8)
+        #expect {
+            try PackageSaver.save(DirectorySource(source), to: package, options: options)
+        } throws: { error in (error as? SaveRefusal)?.isTransient == true }
+        #expect(try Trees.contentHash(package) == meanwhile)
+        #expect(SyncRecordFile.read(packagePath: package) == .bytes(SyncRecordFileTests.record))
+        // With the root it holds, the save goes through.
+        options.requiredCurrentRoot = meanwhile
+        try PackageSaver.save(DirectorySource(source), to: package, options: options)
+        #expect(try Trees.contentHash(package) == (try Trees.contentHash(source)))
+    }
+}
