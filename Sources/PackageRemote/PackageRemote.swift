@@ -14,7 +14,9 @@ public enum PackageRemote {
     ///
     /// Refused (`RemoteError.Kind.conflict`) when the remote's head is not the version this
     /// package was last pushed as or pulled from (unless `force`), or when another push moved
-    /// the head meanwhile: nothing is lost either way; pull, then push again.
+    /// the head meanwhile: nothing is lost either way; pull, then push again. The package
+    /// remembers the version it was pushed as in its own `.pkgtool/sync` (so a package moved,
+    /// renamed or copied keeps its base), replaced atomically under its lock.
     /// - Complexity: a scan of the package (unchanged files not reread, thanks to its
     ///   manifest); a GET of the head; when something changed, the parent's manifest (cached
     ///   locally), the new or changed files read once, one PUT per pack of new blobs (4 MiB),
@@ -38,8 +40,11 @@ public enum PackageRemote {
     /// entries written); an object that fails leaves DEST untouched. An interrupted pull
     /// resumes from its staging area (`.DEST.pkgtool-pull` beside DEST).
     ///
-    /// Refused (`unpushedChanges`) when DEST changed since it was last synced with this
-    /// remote, unless `force`.
+    /// Refused (`unpushedChanges`) when DEST changed since it was last pushed or pulled (or,
+    /// never synced, holds files), unless `force`; refused (`rollback`) when the latest
+    /// version does not descend from the one DEST was last synced with (a remote rolled back
+    /// or rewritten): pass `version` to take it on purpose. The version's sync record is
+    /// committed in DEST's `.pkgtool` with the save that writes it.
     /// - Complexity: a scan of DEST; one GET of the head and of the manifest (unless
     ///   cached); the missing bytes in ranged GETs (blobs closer than 256 KiB in one pack
     ///   share one); writes in proportion to the change.
@@ -52,6 +57,17 @@ public enum PackageRemote {
         return try PullOperation.run(
             destination: destination, store: store, options: options, version: version, force: force,
             durability: durability, progress: manager)
+    }
+
+    /// The remote a package was last pushed to or pulled from, as the package itself
+    /// remembers it (`.pkgtool/sync`): the URL, and the endpoint when one was given
+    /// explicitly. Nil when it has no record, or one that cannot be used (`note` hears why,
+    /// in one line). What `pkgtool push PKG` and `pkgtool pull DEST` use without a URL.
+    /// - Complexity: one read of at most 4 KiB; no request.
+    public static func remembered(by packagePath: String, note: (String) -> Void = { _ in })
+        -> (location: RemoteLocation, endpoint: String?)?
+    {
+        SyncState.read(packagePath: packagePath, note: note).map { ($0.location, $0.endpoint) }
     }
 
     /// A version's tree (names, kinds, modes, sizes, content hashes) without its contents:

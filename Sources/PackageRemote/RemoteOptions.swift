@@ -17,6 +17,9 @@ public struct RemoteOptions: Sendable {
     public var workers: Int
     /// Cancels the operation from another thread (transfers abort at once).
     public var cancellation: TransferCancellation?
+    /// The endpoint when it was given explicitly (`--endpoint`), not taken from the
+    /// environment: a package's sync record remembers it with the remote's URL. Nil by default.
+    public var explicitEndpoint: String?
 
     /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.
@@ -34,6 +37,8 @@ public struct RemoteOptions: Sendable {
 
     /// Options from the environment (`S3Configuration.fromEnvironment`), `endpoint` overriding it.
     public static func fromEnvironment(endpoint: String? = nil) throws(RemoteError) -> RemoteOptions {
-        RemoteOptions(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint))
+        var options = RemoteOptions(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint))
+        if endpoint != nil { options.explicitEndpoint = options.configuration.endpoint }
+        return options
     }
 }

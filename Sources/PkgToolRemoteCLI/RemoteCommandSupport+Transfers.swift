@@ -14,9 +14,24 @@ extension RemoteCommandSupport {
         }
     }
 
-    /// Options from the environment and the command line.
-    package static func options(_ arguments: ParsedArguments, usageLine: String) throws -> RemoteOptions {
-        var options = try RemoteOptions.fromEnvironment(endpoint: arguments.value("endpoint"))
+    /// The remote a push or pull reaches: the URL given, or the one `package` remembers
+    /// (`PackageRemote.remembered(by:)`) with the endpoint remembered with it, unless
+    /// `--endpoint` is given. None given nor remembered is a usage error.
+    package static func remote(
+        _ given: String?, package: String, arguments: ParsedArguments, usageLine: String, console: Console
+    ) throws -> (location: RemoteLocation, endpoint: String?) {
+        if let given { return (try location(given, usageLine: usageLine), nil) }
+        guard let remembered = PackageRemote.remembered(by: package, note: { console.warning($0) }) else {
+            throw UsageError(
+                "'\(package)' remembers no remote (it was never pushed or pulled): give s3://BUCKET/PREFIX", usageLine: usageLine)
+        }
+        return remembered
+    }
+
+    /// Options from the environment and the command line (`endpoint`: the one a package
+    /// remembers, used when `--endpoint` is not given).
+    package static func options(_ arguments: ParsedArguments, usageLine: String, endpoint: String? = nil) throws -> RemoteOptions {
+        var options = try RemoteOptions.fromEnvironment(endpoint: arguments.value("endpoint") ?? endpoint)
         if arguments.values["transfers"] != nil {
             options.configuration.transport.concurrency = try arguments.integer(
                 "transfers", in: 1...64, default: 4, usageLine: usageLine)

@@ -31,10 +31,11 @@ enum RemotePushCommand: Command {
     static var spec: CommandSpec { PushCommand.spec }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let package = arguments.positionals[0]
-        let location = try RemoteCommandSupport.location(arguments.positionals[1], usageLine: spec.usageLine)
+        let (package, given) = try PushCommand.operands(arguments)
+        let (location, endpoint) = try RemoteCommandSupport.remote(
+            given, package: package, arguments: arguments, usageLine: spec.usageLine, console: console)
         return try RemoteCommandSupport.run(console: console) {
-            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
             let result = try RemoteProgressLine.showing("pushing", console: console) { progress in
                 try PackageRemote.push(
                     package, to: location, options: options, force: arguments.flag("force"), progress: progress)
@@ -73,13 +74,14 @@ enum RemotePullCommand: Command {
     static var spec: CommandSpec { PullCommand.spec }
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let location = try RemoteCommandSupport.location(arguments.positionals[0], usageLine: spec.usageLine)
-        let destination = arguments.positionals[1]
+        let (destination, given) = try PullCommand.operands(arguments)
+        let (location, endpoint) = try RemoteCommandSupport.remote(
+            given, package: destination, arguments: arguments, usageLine: spec.usageLine, console: console)
         let durabilityName = try arguments.choice(
             "fsync", among: Durability.allCases.map(\.rawValue), default: Durability.full.rawValue,
             usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
-            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
+            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
             try checkDestination(destination)
             let result = try RemoteProgressLine.showing("pulling", console: console) { progress in
                 try PackageRemote.pull(

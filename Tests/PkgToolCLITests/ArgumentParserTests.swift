@@ -68,3 +68,39 @@ struct ArgumentParserTests {
         #expect(spec.helpText.hasPrefix("usage: pkgtool demo [options] A [B]\n"))
     }
 }
+
+/// `push PKG [s3://…]` and `pull [s3://…] DEST`: the URL may be left out (the package
+/// remembers its remote), never the package.
+@Suite("Sync command operands")
+struct SyncOperandTests {
+    func parsed(_ spec: CommandSpec, _ arguments: [String]) throws -> ParsedArguments { try parseArguments(arguments, spec: spec) }
+
+    @Test func pushTakesPackageThenOptionalURL() throws {
+        let both = try PushCommand.operands(try parsed(PushCommand.spec, ["doc", "s3://bucket/p"]))
+        #expect(both.package == "doc" && both.remote == "s3://bucket/p")
+        let remembered = try PushCommand.operands(try parsed(PushCommand.spec, ["--force", "doc"]))
+        #expect(remembered.package == "doc" && remembered.remote == nil)
+        #expect(throws: UsageError.self) { try PushCommand.operands(try parsed(PushCommand.spec, ["s3://bucket/p"])) }
+        #expect(throws: UsageError.self) { try parsed(PushCommand.spec, []) }
+        #expect(throws: UsageError.self) { try parsed(PushCommand.spec, ["a", "b", "c"]) }
+    }
+
+    @Test func pullTakesOptionalURLThenDestination() throws {
+        let both = try PullCommand.operands(try parsed(PullCommand.spec, ["s3://bucket/p", "doc"]))
+        #expect(both.destination == "doc" && both.remote == "s3://bucket/p")
+        let remembered = try PullCommand.operands(try parsed(PullCommand.spec, ["--version", "3", "doc"]))
+        #expect(remembered.destination == "doc" && remembered.remote == nil)
+        #expect {
+            try PullCommand.operands(try parsed(PullCommand.spec, ["s3://bucket/p"]))
+        } throws: { error in
+            (error as? UsageError)?.message == "'pull' needs DEST after s3://bucket/p"
+        }
+    }
+
+    @Test func helpManualAndCompletionShowTheURLAsOptional() {
+        #expect(PushCommand.spec.usageLine.hasSuffix("PKG [s3://BUCKET/PREFIX]"))
+        #expect(PullCommand.spec.usageLine.hasSuffix("[s3://BUCKET/PREFIX] DEST"))
+        #expect(ManualPage.roff().contains("PKG [s3://BUCKET/PREFIX]"))
+        #expect(PushCommand.spec.details.contains(".pkgtool/sync"))
+    }
+}

@@ -35,7 +35,9 @@ struct RemoteHelperTests {
         let help = try runProgram(lonely, ["push", "--help"], environment: environment)
         #expect(help.status == 0 && help.output.hasPrefix("usage: pkgtool push "))
         let usage = try runProgram(lonely, ["pull", "s3://bucket/prefix"], environment: environment)
-        #expect(usage.status == 2 && usage.error.hasPrefix("pkgtool: 'pull' needs 2 arguments, got 1\n"))
+        #expect(usage.status == 2 && usage.error.hasPrefix("pkgtool: 'pull' needs DEST after s3://bucket/prefix\n"))
+        let onlyURL = try runProgram(lonely, ["push", "s3://bucket/prefix"], environment: environment)
+        #expect(onlyURL.status == 2 && onlyURL.error.hasPrefix("pkgtool: 'push' needs PKG before s3://bucket/prefix\n"))
 
         for (command, arguments) in [("log", ["log", "s3://bucket/prefix"]), ("diff", ["diff", home.url("pkg"), "s3://bucket/prefix"])] {
             let result = try runProgram(lonely, arguments, environment: environment)

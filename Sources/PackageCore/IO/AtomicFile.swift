@@ -35,6 +35,19 @@ package enum AtomicFile {
     ) throws {
         let (directoryPath, name) = split(path)
         let directory = try FileDescriptor.openDirectory(directoryPath, followingFinalLink: true)
+        try write(
+            named: name, in: directory, displayPath: path, permissions: permissions, durability: durability,
+            beforeReplacing: beforeReplacing, body)
+    }
+
+    /// `write(to:…)` for the file `name` of an open `directory`: for a folder reached
+    /// without following links (a package's `.pkgtool`), so that a link planted where a
+    /// folder should be never redirects the write. Errors name `displayPath`.
+    package static func write(
+        named name: String, in directory: borrowing FileDescriptor, displayPath path: String, permissions: UInt32 = 0o644,
+        durability: Durability = .full, beforeReplacing: (borrowing FileDescriptor) throws -> Void = { _ in },
+        _ body: (borrowing FileDescriptor) throws -> Void
+    ) throws {
         // Bounded in length whatever `name`'s (`SiblingNames`): a 250-byte name must work.
         let temporaryName = SiblingNames(forName: name).stem + "tmp-" + randomSuffix()
         var named = false

@@ -216,6 +216,14 @@ extension SaveContext {
             statistics.manifestCompacted = manifest != nil
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
+        // The sync record a pull commits with its tree (other saves leave the package's).
+        if let record = options.syncRecord {
+            let path = metadataName + "/" + PackageLayout.syncRecordFileName
+            let name = nextTemporary()
+            try writeMetadata(record, named: name, in: temporary.rawValue, displayName: path)
+            metadataOperations.append(.rename(temporary: name, path: path))
+            statistics.metadataBytesWritten += Int64(record.count)
+        }
         if durable { try temporary.sync() }
         return removals + directories + renames + patchOperations + permissions + metadataOperations
     }

@@ -120,6 +120,7 @@ package enum PackageRecovery {
         let expectedKinds: [String: FileKind] = [
             SaveJournal.fileName: .regular, SaveJournal.temporaryDirectoryName: .directory,
             PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
+            PackageLayout.syncRecordFileName: .regular,
         ]
         // (The listing's d_type spares a stat per entry; `unknown` costs one.)
         var present = Set<RelativePath>()
@@ -146,7 +147,11 @@ package enum PackageRecovery {
                 present.remove(RelativePath(trusted: name))
                 report.warnings.append(
                     "'\(package.metadataPath)/\(name)' was a \(kind), not a \(expected): set aside; the next save rebuilds it")
-                needsCheck = needsCheck || !PathOrder.sameBytes(name, SaveJournal.temporaryDirectoryName)
+                // (The sync record says nothing of the package's content.)
+                needsCheck =
+                    needsCheck
+                    || (!PathOrder.sameBytes(name, SaveJournal.temporaryDirectoryName)
+                        && !PathOrder.sameBytes(name, PackageLayout.syncRecordFileName))
             }
         }
 

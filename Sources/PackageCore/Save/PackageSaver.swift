@@ -84,6 +84,7 @@ public enum PackageSaver {
             if packageExists, options.strategy == .journaled, options.trustManifest,
                 let parts = try source.changedParts(in: context)
             {
+                try requireCurrentRoot(parts.head.rootHash, of: package, options: options)
                 statistics.filesHashed = parts.filesHashed
                 statistics.bytesHashed = parts.bytesHashed
                 statistics.notes += parts.notes
@@ -97,6 +98,7 @@ public enum PackageSaver {
                 executed = try saving.execute(packageExists: true, statistics: statistics)
             } else {
                 let current = try currentState(of: package, exists: packageExists, options: options, statistics: &statistics)
+                try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
                 context.manifest = current.manifest
                 let tree = try source.wholeTree(in: context)
                 statistics.filesHashed += tree.filesHashed
@@ -143,6 +145,12 @@ public enum PackageSaver {
         let lock = try PackageLock.acquire(for: package, exclusive: true)
         defer { lock.release() }
         return try PackageLockScope.withLock(lock) { try recoverAndRun() }
+    }
+
+    /// Refuses the save when the package does not hold `SaveOptions.requiredCurrentRoot`.
+    static func requireCurrentRoot(_ root: ContentHash, of package: PackageLocation, options: SaveOptions) throws {
+        guard let required = options.requiredCurrentRoot, required != root else { return }
+        throw SaveRefusal(path: "\(package)", reason: .sourceChanged("it no longer holds what was examined before the save"))
     }
 
     /// Refuses a package path that holds something other than a directory.

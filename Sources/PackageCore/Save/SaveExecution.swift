@@ -75,6 +75,7 @@ final class SaveContext {
         var statistics = statistics
         let manifestIsCurrent = manifest != nil && plan.refreshes.isEmpty && manifest?.snapshot.rootHash == plan.new.rootHash
         if packageExists && plan.isEmpty && manifestIsCurrent && options.strategy != .full {
+            try commitSyncRecordAlone(statistics: &statistics)
             statistics.unchanged = true
             progress.plan(files: 0, bytes: 0)
             progress.finish()
@@ -84,6 +85,7 @@ final class SaveContext {
         if packageExists && plan.isEmpty, options.strategy != .full, let manifest {
             // Only stat data to record afresh: a new delta file, no new tree.
             try recordMetadataOnly(manifest, statistics: &statistics)
+            try commitSyncRecordAlone(statistics: &statistics)
             progress.finish()
             statistics.unchanged = true
             return result(statistics)
@@ -119,6 +121,16 @@ final class SaveContext {
     }
 
     // MARK: Metadata only
+
+    /// Writes `options.syncRecord`, when there is one, for a save that writes no new tree:
+    /// atomically on its own, since the content it describes does not change.
+    private func commitSyncRecordAlone(statistics: inout SaveStatistics) throws {
+        guard let record = options.syncRecord else { return }
+        try checkCancellation()
+        let root = try FileDescriptor.openDirectory(packagePath)
+        try SyncRecordFile.write(record, in: root, package: package, durability: options.durability)
+        statistics.metadataBytesWritten += Int64(record.count)
+    }
 
     /// The package root's inode, which the manifest records (Specs/manifest.md, "Package
     /// identity"); 0 when it cannot be read.

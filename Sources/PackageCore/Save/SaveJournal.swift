@@ -8,7 +8,7 @@
 /// A journal is input, not trusted state: a package can arrive from anywhere (an archive,
 /// a tarball, a shared folder) carrying one. `decode` accepts only a journal whose every
 /// path is a normalised relative path (`RelativePath`) that names package content or one
-/// of pkgtool's own manifest files, and which is bound to this very package directory: it
+/// of pkgtool's own manifest files (or, renamed into place, the sync record), and which is bound to this very package directory: it
 /// records the inodes of the package root and of `.pkgtool/tmp` when it was written, which
 /// a copy of the package does not have. `apply` then resolves every path beneath the
 /// package root without following any symbolic link (`openat2` with `RESOLVE_BENEATH |
@@ -228,7 +228,7 @@ package struct SaveJournal: Equatable {
             return contentPath(path)
         case .rename(let temporary, let path):
             guard RelativePath.isValidName(temporary) else { return "it moves '\(temporary)', which is not a temporary of its own" }
-            if isManifestFile(path) { return nil }
+            if isManifestFile(path) || path == metadata + "/" + PackageLayout.syncRecordFileName { return nil }
             return contentPath(path)
         case .patch(let path, let data, _, let size, let permissions, _, _):
             guard RelativePath.isValidName(data) else { return "it patches from '\(data)', which is not a temporary of its own" }

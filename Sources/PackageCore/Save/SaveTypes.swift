@@ -45,6 +45,16 @@ public struct SaveOptions: Sendable {
     /// Raised to stop the save at the next file or 1 MiB chunk (before its commit), as the
     /// cancellation of the task running it does.
     public var cancellation: SaveCancellation?
+    /// A sync record (`SyncRecordFile`) to commit with the new tree: every strategy writes
+    /// it into the new tree's `.pkgtool` inside the save's commit, so that a crash at any
+    /// moment leaves the old tree with the old record or the new tree with this one. Nil
+    /// (the default) keeps the package's record as it is. Set by pulls.
+    package var syncRecord: [UInt8]? = nil
+    /// The root hash the package must hold when the save starts, under its lock (an absent
+    /// package holds the empty tree's): a save that finds another is refused
+    /// (`SaveRefusal.Reason.sourceChanged`) with nothing written. A pull sets it to what it
+    /// checked, so that a save made between its check and its own save is never discarded.
+    package var requiredCurrentRoot: ContentHash? = nil
 
     /// Options for a save; every parameter is the property of the same name, with the defaults
     /// a document app wants: the default strategy, full durability, every core.

@@ -220,6 +220,25 @@ extension SaveContext {
             statistics.manifestCompacted = manifest != nil && buildsOnPackage
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
+        try writeStagedSyncRecord(metadata, package: package, statistics: &statistics)
+    }
+
+    /// The new tree's sync record: the one this save commits (`SaveOptions.syncRecord`,
+    /// a pull), or else the package's own, carried over unchanged. A record that cannot be
+    /// one (`SyncRecordFile.Contents.unusable`) is not carried.
+    private func writeStagedSyncRecord(
+        _ metadata: borrowing FileDescriptor, package: Int32?, statistics: inout SaveStatistics
+    ) throws {
+        var bytes = options.syncRecord
+        if bytes == nil, let package,
+            case .bytes(let carried) = SyncRecordFile.read(in: package, shownAs: self.package.metadataPath)
+        {
+            bytes = carried
+        }
+        guard let bytes else { return }
+        let name = PackageLayout.syncRecordFileName
+        try writeMetadata(bytes, named: name, in: metadata.rawValue, displayName: PackageLayout.metadataDirectoryName + "/" + name)
+        statistics.metadataBytesWritten += Int64(bytes.count)
     }
 
     /// An unchanged file of the package to hard-link into the staging tree.

@@ -10,6 +10,10 @@ public enum PackageLayout {
     /// The base manifest inside the metadata directory.
     package static let indexFileName = "index"
 
+    /// The sync record inside the metadata directory: what the package was last pushed as
+    /// or pulled from (`SyncRecordFile`, Specs/remote.md).
+    package static let syncRecordFileName = "sync"
+
     /// The prefix of manifest delta files (`delta.000001`, …).
     package static let deltaFilePrefix = "delta."
 

@@ -9,13 +9,13 @@ import PackageCore
 /// - `pending`: packs a push uploaded that no version names yet (an interrupted push): the
 ///   next push reuses their blobs instead of sending them again;
 /// - `packages/<sha256 of the package's real path>`: the version each local package was
-///   last pushed as or pulled from — the base a push must find at the head, or the remote
-///   moved on.
+///   last pushed as or pulled from, as versions before packages carried their own sync
+///   record (`SyncState`). Read only, for a package that has no record of its own; never
+///   written any more.
 ///
 /// It lives in `$PKGTOOL_CACHE_DIR`, else `$XDG_CACHE_HOME/pkgtool`, else
 /// `$HOME/.cache/pkgtool`, under `remotes/<sha256 of endpoint, bucket and prefix>`. Losing it
-/// costs re-downloads and, for a package, a refused push until it is pulled again: never
-/// correctness.
+/// costs re-downloads: never correctness.
 struct LocalCache: Sendable {
     let directory: String
 
@@ -128,7 +128,8 @@ struct LocalCache: Sendable {
 
     // MARK: Sync records
 
-    /// The version a local package was last pushed as or pulled from.
+    /// The version a local package was last pushed as or pulled from (the old, per-machine
+    /// record: see the type's documentation).
     struct SyncRecord: Sendable, Equatable {
         var version: SHA256Digest
         var rootHash: ContentHash
@@ -144,13 +145,7 @@ struct LocalCache: Sendable {
         return SyncRecord(version: version, rootHash: root)
     }
 
-    func storeSyncRecord(_ record: SyncRecord, forPackage realPath: String) throws {
-        try FileSystem.makeDirectories(directory + "/packages", permissions: 0o700)
-        let text = "\(record.version) \(record.rootHash)\n\(realPath)\n"
-        try AtomicFile.write(Array(text.utf8), to: recordPath(realPath), durability: .full)
-    }
-
-    private func recordPath(_ realPath: String) -> String {
+    func recordPath(_ realPath: String) -> String {
         directory + "/packages/" + String(SHA256Digest.of(Array(realPath.utf8)).description.prefix(32))
     }
 }

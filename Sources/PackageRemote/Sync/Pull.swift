@@ -62,13 +62,16 @@ enum PullOperation {
         var rootPermissions: UInt32 = 0o755
         var manifestVouches = false
         var warnings: [String] = []
+        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
         if let status = try FileSystem.statusIfExists(destination) {
             let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
             guard followed.kind == .directory else {
                 throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
             }
             let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
-                try PackageScan.scan(destination, workers: options.workers)
+                // The record and the tree under the same lock: one save's commit wrote both.
+                sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
+                return try PackageScan.scan(destination, workers: options.workers)
             }
             current = scan.snapshot
             rootPermissions = followed.permissions
@@ -78,28 +81,26 @@ enum PullOperation {
             current = nil
         }
         result.notes = warnings
-        let realPath = { PackagePaths.realPath(destination) ?? destination }
+        let newState = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: target)
         if let current {
-            let record = store.cache.syncRecord(forPackage: realPath())
-            // A folder that holds files, is no package and was never synced (a working
-            // folder, a wrong path): the pull would delete whatever the version lacks, so it
-            // asks for --force, as git clone refuses a non-empty destination.
-            if record == nil, !force, current.rootHash != target.rootHash, PackageLayout.isForeignFolder(destination) {
-                throw RemoteError(
-                    .unpushedChanges,
-                    "'\(destination)' holds files but is neither a package nor synced with \(store.location); pull into a new or empty folder, or pull --force to replace its contents")
+            // The latest version must not take DEST back in time (`--version` may, on purpose).
+            if reference == nil, let base = sync.base {
+                try refuseRollback(base, head: head.record, destination: destination, store: store, connection: connection)
             }
-            if let record, record.rootHash != current.rootHash, !force,
-                current.rootHash != target.rootHash
-            {
-                throw RemoteError(
-                    .unpushedChanges,
-                    "'\(destination)' has changes not pushed to \(store.location) since version "
-                        + "\(record.version.description.prefix(12)); push them first, or pull --force to discard them")
+            if !force, current.rootHash != target.rootHash {
+                try refuseDiscarding(current, sync: sync, destination: destination, store: store)
             }
             if current.rootHash == target.rootHash {
-                try store.cache.storeSyncRecord(
-                    LocalCache.SyncRecord(version: target.id, rootHash: target.rootHash), forPackage: realPath())
+                // Nothing to write but the record, when it does not say so already.
+                if sync.own != newState {
+                    guard
+                        try SyncRecordFile.replace(
+                            with: newState.encoded(), packagePath: destination, ifRootHash: target.rootHash,
+                            workers: options.workers, durability: durability)
+                    else {
+                        throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; pull again")
+                    }
+                }
                 result.unchanged = true
                 result.requests = store.counters.requests
                 result.seconds = clock.seconds
@@ -279,17 +280,24 @@ enum PullOperation {
             manifest, origins: origins, chunkLists: chunkLists, destination: destination, current: current,
             rootPermissions: rootPermissions)
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
-        // back) is not trusted: the engine then checks DEST itself.
+        // back) is not trusted: the engine then checks DEST itself. The version's sync record
+        // is committed with its tree: a crash leaves DEST old with its old record, or new
+        // with this one.
+        var saveOptions = SaveOptions(
+            durability: durability, workers: options.workers, trustManifest: manifestVouches,
+            cancellation: store.cancellation.saveCancellation)
+        saveOptions.syncRecord = newState.encoded()
+        // What was checked above is what the save replaces: a save made since (under the
+        // lock the pull's own save then takes) is not discarded.
+        saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
         let outcome: SaveOutcome
         do {
             outcome = try PackageSaver.save(
-                source, to: destination,
-                options: SaveOptions(
-                    durability: durability, workers: options.workers, trustManifest: manifestVouches,
-                    cancellation: store.cancellation.saveCancellation),
-                progress: progress?.subprogress(assigningCount: 1))
+                source, to: destination, options: saveOptions, progress: progress?.subprogress(assigningCount: 1))
         } catch is CancellationError {
             throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
+        } catch let refusal as SaveRefusal where refusal.isTransient {
+            throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; it was left as it is: pull again")
         }
         let statistics = outcome.statistics
         result.notes += statistics.notes
@@ -298,8 +306,6 @@ enum PullOperation {
                 .verificationFailed,
                 "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
         }
-        try store.cache.storeSyncRecord(
-            LocalCache.SyncRecord(version: target.id, rootHash: target.rootHash), forPackage: realPath())
         staging.remove()
         progress?.complete(count: 1)
         result.save = statistics
@@ -307,6 +313,91 @@ enum PullOperation {
         result.retries = store.counters.retries
         result.seconds = clock.seconds
         return result
+    }
+
+    /// Refuses a pull that would discard what DEST holds and no remote does: changes made
+    /// since it was last pushed or pulled (its root is not its record's), or — never synced
+    /// — a package or a folder holding files. `--force` skips this.
+    static func refuseDiscarding(
+        _ current: TreeSnapshot, sync: PackageSyncStatus, destination: String, store: RemoteStore
+    ) throws(RemoteError) {
+        if let synced = sync.syncedRoot {
+            guard synced != current.rootHash else { return }
+            let since =
+                if let own = sync.own {
+                    "version \(own.sequence) (\(own.version.description.prefix(12))) of \(own.location)"
+                } else {
+                    "version \(sync.base?.version.description.prefix(12) ?? "?") of \(store.location)"
+                }
+            throw RemoteError(
+                .unpushedChanges,
+                "'\(destination)' has changes not pushed since it was synced with \(since); push them first, or pull --force to discard them")
+        }
+        // A folder that holds files, is no package and was never synced (a working folder,
+        // a wrong path): the pull would delete whatever the version lacks, so it asks for
+        // --force, as git clone refuses a non-empty destination.
+        if PackageLayout.isForeignFolder(destination) {
+            throw RemoteError(
+                .unpushedChanges,
+                "'\(destination)' holds files but is neither a package nor synced with \(store.location); pull into a new or empty folder, or pull --force to replace its contents")
+        }
+        // A package never pushed or pulled: all it holds is unpushed.
+        if current.rootHash != TreeSnapshot.empty.rootHash {
+            throw RemoteError(
+                .unpushedChanges,
+                "'\(destination)' is a package never pushed or pulled, and pulling would replace what it holds; push it, pull into a new or empty folder, or pull --force to replace it")
+        }
+    }
+
+    /// Versions walked back from the head, past the head record's history, to check that it
+    /// descends from DEST's version: one ranged GET each.
+    static let ancestryLimit = 1000
+
+    /// Refuses to take DEST back in time: the remote's latest version must descend from the
+    /// version DEST was last synced with (`base`). Refused when it is older, or when the
+    /// version of the same number in its ancestry (its parents walked back, through the head
+    /// record's history then the manifests' headers) is another.
+    static func refuseRollback(
+        _ base: SyncBase, head: HeadRecord, destination: String, store: RemoteStore, connection: S3Connection
+    ) throws(RemoteError) {
+        let latest = head.head
+        guard latest.id != base.version else { return }
+        let recent = [latest] + head.history
+        if recent.contains(where: { $0.id == base.version }) { return }
+        let known = base.sequence ?? (try? store.summary(base.version, connection))?.sequence
+        let held = "version \(known.map(String.init) ?? "?") (\(base.version.description.prefix(12))) that '\(destination)' holds"
+        let onPurpose = "pull --version \(latest.sequence) to take it on purpose"
+        let rewritten = RemoteError(
+            .rollback,
+            "\(store.location) was rewritten: its latest version \(latest.sequence) (\(latest.shortID)) does not descend from \(held); \(onPurpose)")
+        guard let sequence = known else { throw rewritten }
+        guard latest.sequence > sequence else {
+            guard latest.sequence < sequence else { throw rewritten }
+            throw RemoteError(
+                .rollback,
+                "\(store.location) went back: its latest version \(latest.sequence) (\(latest.shortID)) is older than \(held); \(onPurpose)")
+        }
+        var current = latest
+        var history = head.history[...]
+        var fetched = 0
+        while current.sequence > sequence {
+            guard let parent = current.parent else { break }
+            if let next = history.first, next.id == parent {
+                current = next
+                history = history.dropFirst()
+                continue
+            }
+            guard fetched < ancestryLimit else { return }
+            fetched += 1
+            let next = try store.summary(parent, connection)
+            guard next.sequence == current.sequence - 1 else {
+                throw RemoteError(
+                    .verificationFailed,
+                    "version \(next.shortID) of \(store.location) does not follow version \(current.shortID): the history is damaged")
+            }
+            current = next
+        }
+        guard current.id == base.version else { throw rewritten }
     }
 
     /// Groups blobs by pack and merges neighbours into ranges (gaps up to `mergeGap`).

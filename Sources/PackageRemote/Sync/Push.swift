@@ -42,12 +42,13 @@ enum PushOperation {
         guard status.kind == .directory else {
             throw RemoteError(.localFailure, "cannot push '\(packagePath)': it is a \(status.kind), not a package directory")
         }
-        let realPath = PackagePaths.realPath(packagePath) ?? packagePath
         let connection = store.connection()
         let head = try store.readHead(connection)
         var warnings: [String] = []
+        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
         let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
-            try PackageScan.scan(packagePath, workers: options.workers)
+            sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
+            return try PackageScan.scan(packagePath, workers: options.workers)
         }
         let snapshot = scan.snapshot
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
@@ -55,13 +56,12 @@ enum PushOperation {
         for skipped in scan.result.skipped {
             result.notes.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
         }
-        let record = store.cache.syncRecord(forPackage: realPath)
+        let record = sync.base
 
         if let head {
             if head.record.head.rootHash == snapshot.rootHash {
                 // Nothing to send: the remote holds this package already.
-                try store.cache.storeSyncRecord(
-                    LocalCache.SyncRecord(version: head.record.head.id, rootHash: snapshot.rootHash), forPackage: realPath)
+                remember(head.record.head, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
                 result.requests = store.counters.requests
                 result.seconds = clock.seconds
                 progress?.complete(count: progress?.totalCount ?? 0)
@@ -169,8 +169,7 @@ enum PushOperation {
             // push overwrite this one (Specs/remote.md, "What a hostile store can do").
             try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
         }
-        try store.cache.storeSyncRecord(
-            LocalCache.SyncRecord(version: id, rootHash: snapshot.rootHash), forPackage: realPath)
+        remember(summary, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
         store.cache.dropPending(named: Set(entries.flatMap { $0.blobs.map(\.pack) }))
         progress?.complete(count: 1)
         result.version = summary
@@ -181,10 +180,34 @@ enum PushOperation {
         return result
     }
 
+    /// Makes `version` the package's sync record (`SyncState`), unless it says so already:
+    /// replaced atomically under the package's lock, and only while the package holds what
+    /// was pushed or still carries the record the push started from
+    /// (`SyncRecordFile.replace`): a pull that committed another version meanwhile keeps
+    /// its record. The version is on the remote either way: what fails here is a note.
+    static func remember(
+        _ version: VersionSummary, in packagePath: String, sync: PackageSyncStatus, store: RemoteStore,
+        options: RemoteOptions, notes: inout [String]
+    ) {
+        let state = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: version)
+        guard sync.own != state else { return }
+        do {
+            let written = try SyncRecordFile.replace(
+                with: state.encoded(), packagePath: packagePath, ifRootHash: version.rootHash, orRecordIs: sync.contents,
+                workers: options.workers, durability: .full)
+            if !written {
+                notes.append(
+                    "'\(packagePath)' was pulled into while it was pushed: it keeps the sync record of that pull, not version \(version.sequence)")
+            }
+        } catch {
+            notes.append("version \(version.sequence) is on the remote, but '\(packagePath)' could not record it: \(error)")
+        }
+    }
+
     /// Refuses a push whose package was not last synced with the head: its version would
     /// silently drop what was pushed since.
     static func requireBase(
-        _ record: LocalCache.SyncRecord?, head: VersionSummary, packagePath: String, location: RemoteLocation
+        _ record: SyncBase?, head: VersionSummary, packagePath: String, location: RemoteLocation
     ) throws(RemoteError) {
         guard let record else {
             throw RemoteError(

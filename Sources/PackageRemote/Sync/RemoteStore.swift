@@ -8,6 +8,8 @@ final class RemoteStore: Sendable {
     let counters = TransferCounters()
     let cancellation: TransferCancellation
     let cache: LocalCache
+    /// The endpoint when given explicitly (`RemoteOptions.explicitEndpoint`).
+    let explicitEndpoint: String?
     /// Manifests larger than this are refused (about 16 million entries).
     static let manifestLimit = 1 << 30
 
@@ -15,6 +17,7 @@ final class RemoteStore: Sendable {
         self.location = location
         configuration = options.configuration
         cancellation = options.cancellation ?? TransferCancellation()
+        explicitEndpoint = options.explicitEndpoint
         cache = LocalCache(root: options.cacheDirectory, endpoint: options.configuration.endpoint, location: location)
     }
 

@@ -1,7 +1,8 @@
 /// Why a push, pull, log or diff against a remote failed: one line a person can act on.
 ///
 /// `isRefusal` tells the CLI's exit status: 1 for refusals (the remote moved on, an object
-/// failed verification, the prefix is not a pkgtool remote, DEST has changes not pushed),
+/// failed verification, the prefix is not a pkgtool remote, DEST has changes not pushed, the
+/// remote went back in time),
 /// 2 for trouble (credentials, a missing bucket, an unreachable server, a local I/O error).
 public struct RemoteError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, for a program to act on (the message says it for a person).
@@ -14,6 +15,10 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
         case notARemote
         /// A pull would discard changes made to DEST since it was last synced.
         case unpushedChanges
+        /// The remote's latest version is older than the one DEST holds, or its history no
+        /// longer holds that version (rolled back or rewritten): pulling it would take DEST
+        /// back in time. `--version` takes it on purpose.
+        case rollback
         /// The version asked for is not in the remote's history.
         case unknownVersion
         /// An `s3://` URL, endpoint or option that cannot be used.
@@ -57,7 +62,7 @@ public struct RemoteError: Error, Sendable, CustomStringConvertible {
     /// A refusal (exit status 1) rather than trouble (2).
     public var isRefusal: Bool {
         switch kind {
-        case .conflict, .verificationFailed, .notARemote, .unpushedChanges, .unknownVersion: return true
+        case .conflict, .verificationFailed, .notARemote, .unpushedChanges, .rollback, .unknownVersion: return true
         default: return false
         }
     }

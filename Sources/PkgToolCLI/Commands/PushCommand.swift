@@ -1,20 +1,23 @@
 import PackageCore
 
-/// `pkgtool push PKG s3://BUCKET/PREFIX`: the package becomes the remote's next version.
+/// `pkgtool push PKG [s3://BUCKET/PREFIX]`: the package becomes the remote's next version.
 package enum PushCommand: Command {
     package static let spec = CommandSpec(
         name: "push",
         summary: "upload what an S3 remote lacks of a package and record it as the remote's next version",
-        arguments: "[--force] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG s3://BUCKET/PREFIX",
+        arguments: "[--force] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
         options: [
             OptionSpec("force", help: "push even if the remote moved on since PKG was last synced with it"),
             OptionSpec("json", help: "print what was done as JSON"),
             RemoteCommandSupport.endpoint,
         ] + RemoteCommandSupport.transferOptions + [.jobs,
         ],
-        positionals: 2...2,
+        positionals: 1...2,
         details: """
-            Only what the remote lacks is sent: files of the previous version are not read
+            Without s3://BUCKET/PREFIX, PKG goes to the remote it was last pushed to or pulled
+            from: a package remembers it, with the version it holds, in PKG/.pkgtool/sync
+            (and the --endpoint given then), so a package moved, renamed or copied with
+            cp -a keeps it. Only what the remote lacks is sent: files of the previous version are not read
             again, new or changed files are cut into blobs (content-defined chunks of about
             1 MiB for files of 4 MiB or more) and only blobs the remote does not hold travel,
             packed by 8 MiB. An unchanged package costs one request. The remote's head moves by compare-and-swap: if it is not the
@@ -27,11 +30,22 @@ package enum PushCommand: Command {
         exitStatuses: [
             ExitStatusMeaning(.success, "pushed, or the remote holds PKG's version already"),
             ExitStatusMeaning(.failure, "refused: the remote moved on (before the push or during it), or the prefix is not a pkgtool remote"),
-            ExitStatusMeaning(.trouble, "usage error, or trouble: PKG missing, credentials, the network, the store's answers"),
+            ExitStatusMeaning(
+                .trouble, "usage error (no URL and none remembered), or trouble: PKG missing, credentials, the network, the store's answers"),
         ])
+
+    /// PKG, and the remote's URL when given.
+    package static func operands(_ arguments: ParsedArguments) throws -> (package: String, remote: String?) {
+        let given = arguments.positionals
+        if given.count == 1 && RemoteCommandSupport.isRemote(given[0]) {
+            throw UsageError("'push' needs PKG before \(given[0])", usageLine: spec.usageLine)
+        }
+        return (given[0], given.count == 2 ? given[1] : nil)
+    }
 
     /// Runs in `pkgtool-remote` (`RemoteHelper`); its work is `RemotePushCommand`.
     package static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        RemoteHelper.forward(spec.name, arguments, console: console)
+        _ = try operands(arguments)
+        return RemoteHelper.forward(spec.name, arguments, console: console)
     }
 }

@@ -31,14 +31,21 @@ struct CrashConsistencyTests {
         let newHash: ContentHash
         /// Where the packages under test are made (nil: the system's temporary directory).
         let packagesParent: String?
+        /// Whether every save commits a sync record, as a pull does (`recordOf`): the older,
+        /// old and new snapshots each with their own.
+        let syncRecords: Bool
 
         /// The sources: a small document whose media file has `mediaSize` bytes, changed by
         /// `changeDocument`. With `editsMedia`, 64 KiB inside the media file change too (and
         /// differ again in the older version): a file above the chunking threshold is then
         /// saved as its changed chunks (patched in place, or cloned where there are reflinks).
-        init(mediaSize: Int = (2 << 20) + 100, editsMedia: Bool = false, packagesIn packagesParent: String? = nil) throws {
+        init(
+            mediaSize: Int = (2 << 20) + 100, editsMedia: Bool = false, packagesIn packagesParent: String? = nil,
+            syncRecords: Bool = false
+        ) throws {
             directory = try TemporaryDirectory("crash")
             self.packagesParent = packagesParent
+            self.syncRecords = syncRecords
             oldSource = directory.url("old-src")
             newSource = directory.url("new-src")
             try makeDocument(oldSource, pages: 6, mediaSize: mediaSize)
@@ -62,9 +69,12 @@ struct CrashConsistencyTests {
             let home = try TemporaryDirectory(label, in: packagesParent)
             let package = home.url("doc.pkg")
             if mode.keepsPrevious {
-                _ = try PackageSaver.save(DirectorySource(olderSource), to: package, options: options(mode)).statistics
+                _ = try PackageSaver.save(
+                    DirectorySource(olderSource), to: package, options: options(mode, record: recordOf("older"))
+                ).statistics
             }
-            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode)).statistics
+            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode, record: recordOf("old")))
+                .statistics
             return (home, package)
         }
 
@@ -72,8 +82,18 @@ struct CrashConsistencyTests {
             try freshPackage(label, mode: SaveMode(strategy: strategy))
         }
 
-        func options(_ mode: SaveMode) -> SaveOptions {
-            SaveOptions(strategy: mode.strategy, durability: .full, workers: 1, keepsPrevious: mode.keepsPrevious)
+        /// The options of a save of the new snapshot (with its sync record, when the fixture has records).
+        func options(_ mode: SaveMode) -> SaveOptions { options(mode, record: recordOf("new")) }
+
+        func options(_ mode: SaveMode, record: [UInt8]?) -> SaveOptions {
+            var options = SaveOptions(strategy: mode.strategy, durability: .full, workers: 1, keepsPrevious: mode.keepsPrevious)
+            options.syncRecord = record
+            return options
+        }
+
+        /// The sync record committed with snapshot `name` (nil when the fixture has none).
+        func recordOf(_ name: String) -> [UInt8]? {
+            syncRecords ? Array("pkgtool-sync test record of the \(name) snapshot\n".utf8) : nil
         }
 
         func options(_ strategy: SaveStrategy) -> SaveOptions { options(SaveMode(strategy: strategy)) }
@@ -84,6 +104,13 @@ struct CrashConsistencyTests {
         let hash = try Trees.contentHash(package)
         if mustBeNew ? hash != fixture.newHash : (hash != fixture.oldHash && hash != fixture.newHash) {
             return "package is neither the old nor the new snapshot"
+        }
+        if fixture.syncRecords {
+            // The record committed with the tree the package holds: a pull's record never
+            // names a version the package does not hold.
+            let expected = try #require(fixture.recordOf(hash == fixture.newHash ? "new" : "old"))
+            let found = SyncRecordFile.read(packagePath: package)
+            if found != .bytes(expected) { return "the sync record does not match the tree (\(found))" }
         }
         if let manifest = try PackageManifest.load(packagePath: package) {
             let rescan = try PackageScan.scan(package, useManifest: false)
@@ -277,6 +304,14 @@ struct CrashConsistencyTests {
                 {
                     sweep.violations.append("step \(index) \(error.name): the previous package was not left intact")
                 }
+                if fixture.syncRecords {
+                    try Self.recover(package)
+                    let now = try Trees.contentHash(package)
+                    let expected = fixture.recordOf(now == fixture.newHash ? "new" : "old")!
+                    if SyncRecordFile.read(packagePath: package) != .bytes(expected) {
+                        sweep.violations.append("step \(index) \(error.name): the sync record does not match the tree")
+                    }
+                }
                 _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                     sweep.violations.append("step \(index) \(error.name), next save: \(problem)")
@@ -292,6 +327,23 @@ struct CrashConsistencyTests {
         #expect(sweep.points > 20)
         print(
             "crash consistency (\(mode)): \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("a crash at every I/O step of a pull-style save: the sync record committed with the tree matches it",
+          arguments: SaveMode.all)
+    func crashAtEveryStepWithSyncRecord(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepCrashes(try Fixture(syncRecords: true), mode: mode)
+        #expect(sweep.points > 20)
+        print(
+            "crash consistency with a sync record (\(mode)): \(sweep.points) crash points, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("an error at each step of a pull-style save leaves the sync record matching the tree", arguments: SaveMode.all)
+    func errorAtEveryStepWithSyncRecord(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepErrors(try Fixture(syncRecords: true), mode: mode)
+        print("error injection with a sync record (\(mode)): \(sweep.points) faults, \(sweep.violations.count) violations")
         #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
     }
 
