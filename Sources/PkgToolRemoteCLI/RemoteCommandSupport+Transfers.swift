@@ -88,17 +88,7 @@ extension RemoteCommandSupport {
     }
 
     /// "1.5 MiB", "820 B".
-    package static func bytes(_ count: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        let tenths = Int((value * 10).rounded())
-        return unit == 0 ? "\(count) B" : "\(tenths / 10).\(tenths % 10) \(units[unit])"
-    }
+    package static func bytes(_ count: Int64) -> String { ByteCountText.describe(count) }
 
     package static func summary(_ version: VersionSummary) -> JSON {
         .object([

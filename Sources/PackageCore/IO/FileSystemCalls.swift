@@ -33,6 +33,16 @@ package enum FileSystem {
         }
     }
 
+    /// The bytes an unprivileged writer may still use on the file system holding `path`
+    /// (`statvfs`: available blocks times the fragment size); nil when it cannot be asked.
+    package static func availableBytes(onFileSystemOf path: String) -> Int64? {
+        guard let folder = try? FileDescriptor.openDirectory(path, followingFinalLink: true) else { return nil }
+        var info = statvfs()
+        guard fstatvfs(folder.rawValue, &info) == 0 else { return nil }
+        let (bytes, overflow) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: Int64(clamping: info.f_frsize))
+        return overflow ? Int64.max : bytes
+    }
+
     /// Removes a file or symbolic link (never a directory).
     package static func remove(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
         do { try Syscall.unlinkat(directory, path, removeDirectory: false) } catch {

@@ -130,6 +130,11 @@ enum PullOperation {
             }
         }
 
+        try requireRoom(
+            for: neededOrder.map { key in
+                let old = localByContent[key] == nil ? currentByPath[RelativePath(trusted: needed[key]!.path)] : nil
+                return (key.size, old?.size)
+            }, destination: destination)
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
@@ -398,6 +403,31 @@ enum PullOperation {
             current = next
         }
         guard current.id == base.version else { throw rewritten }
+    }
+
+    /// Refuses, before anything is written, a pull whose new contents cannot fit on DEST's
+    /// file system: a few KiB of store objects can describe a huge file (one blob repeated).
+    /// `contents`: each content to write, and the size of the file it replaces at its path,
+    /// if any (a large file changed in place needs room for its growth only; which of its
+    /// pieces changed is known later). A preflight, not a promise: the save itself fails
+    /// cleanly on a full disk (Specs/save.md).
+    static func requireRoom(for contents: [(size: Int64, replacing: Int64?)], destination: String) throws {
+        var needed: Int64 = 0
+        for (size, replacing) in contents {
+            let (sum, overflow) = needed.addingReportingOverflow(max(0, size - (replacing ?? 0)))
+            needed = overflow ? Int64.max : sum
+        }
+        guard needed > 0 else { return }
+        let folder = (try? FileSystem.statusIfExists(destination)) ?? nil != nil
+            ? destination : RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(destination)).directory
+        guard let free = FileSystem.availableBytes(onFileSystemOf: folder.isEmpty ? "." : folder) else { return }
+        // Room for the metadata and the file system's own blocks besides the bytes.
+        let margin = Int64(16 << 20) + needed / 64
+        if needed > free - margin {
+            throw RemoteError(
+                .localFailure,
+                "not enough room for '\(destination)': this version needs \(ByteCountText.describe(needed)) more, and its file system has \(ByteCountText.describe(max(0, free))) free; nothing was changed")
+        }
     }
 
     /// Groups blobs by pack and merges neighbours into ranges (gaps up to `mergeGap`).
