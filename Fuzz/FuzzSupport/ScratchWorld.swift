@@ -85,6 +85,18 @@ public struct ScratchWorld {
         return lines
     }
 
+    /// Stops with a finding when the outside changed between `before` and `after` (two
+    /// `outsideState()`s): what went, what came. `inside` names what was fuzzed (DEST, the
+    /// scratch package).
+    public static func requireUnchanged(_ before: [String], _ after: [String], outside inside: String) {
+        guard before != after else { return }
+        let gone = before.filter { !after.contains($0) }
+        let came = after.filter { !before.contains($0) }
+        fatalError(
+            "FINDING: the outside of \(inside) changed\n  before: \(gone.joined(separator: "\n          "))\n  after:  \(came.joined(separator: "\n          "))"
+        )
+    }
+
     private func describe(_ path: String, as shown: String, into lines: inout [String]) {
         var status = stat()
         guard lstat(path, &status) == 0 else {

@@ -38,15 +38,7 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard chdir(world.workingDirectory) == 0 else { ScratchFiles.fail("chdir \(world.workingDirectory)") }
     exercise(input, package: world.package, source: world.source)
     guard chdir(home) == 0 else { ScratchFiles.fail("chdir back to \(home)") }
-    let after = world.outsideState()
-
-    if before != after {
-        let gone = before.filter { !after.contains($0) }
-        let came = after.filter { !before.contains($0) }
-        fatalError(
-            "FINDING: the outside of the scratch package changed\n  before: \(gone.joined(separator: "\n          "))\n  after:  \(came.joined(separator: "\n          "))"
-        )
-    }
+    ScratchWorld.requireUnchanged(before, world.outsideState(), outside: "the scratch package")
     let leaked = ScratchFiles.openDescriptorCount() - descriptors
     if leaked != 0 { fatalError("FINDING: \(leaked) file descriptors leaked") }
     return 0

@@ -96,14 +96,7 @@ func saveVersion(_ strategy: SaveStrategy, _ save: (String) throws -> ContentHas
         return saved!
     }
     guard chdir(home) == 0 else { ScratchFiles.fail("chdir back to \(home)") }
-    let after = world.outsideState()
-    if before != after {
-        let gone = before.filter { !after.contains($0) }
-        let came = after.filter { !before.contains($0) }
-        fatalError(
-            "FINDING: the outside of DEST changed\n  before: \(gone.joined(separator: "\n          "))\n  after:  \(came.joined(separator: "\n          "))"
-        )
-    }
+    ScratchWorld.requireUnchanged(before, world.outsideState(), outside: "DEST")
     if let saved {
         let scanner = TreeScanner(workers: 1, excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         let held = try? scanner.scan(world.package).snapshot.rootHash
