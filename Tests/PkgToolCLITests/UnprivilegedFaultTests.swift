@@ -46,12 +46,11 @@ struct UnprivilegedFaultTests {
         try Files.write(root + "/metadata.json", "{\"edit\": \"\(edit)\"}")
     }
 
-    @Test("read-only folders in the source and the package: every strategy saves, changes inside them save, nothing is left behind")
+    @Test(
+        "read-only folders in the source and the package: every strategy saves, changes inside them save, nothing is left behind",
+        .enabled(if: Prerequisite.runs(Prerequisite.canRunAsNobody), "needs root and setpriv to run as nobody"))
     func readOnlyFolders() throws {
-        guard let scene = try Scene() else {
-            print("skipped: needs root and setpriv to run as nobody")
-            return
-        }
+        let scene = try #require(try Scene(), "cannot run as nobody here")
         for strategy in ["journaled", "atomic", "full"] {
             let source = scene.home.url("src-\(strategy)")
             let package = scene.home.url("doc-\(strategy).pkg")
@@ -78,12 +77,11 @@ struct UnprivilegedFaultTests {
         }
     }
 
-    @Test("--keep-previous with a read-only package root: saves again and again, the kept tree is updated")
+    @Test(
+        "--keep-previous with a read-only package root: saves again and again, the kept tree is updated",
+        .enabled(if: Prerequisite.runs(Prerequisite.canRunAsNobody), "needs root and setpriv to run as nobody"))
     func keepPreviousReadOnlyRoot() throws {
-        guard let scene = try Scene() else {
-            print("skipped: needs root and setpriv to run as nobody")
-            return
-        }
+        let scene = try #require(try Scene(), "cannot run as nobody here")
         let source = scene.home.url("src")
         let package = scene.home.url("doc.pkg")
         try makeSource(source, edit: "one")

@@ -42,15 +42,12 @@ struct ChunkSaveFaultTests {
     ]
 
     /// Runs `sweep` over the media-edit fixture with its packages on a fresh XFS image, and
-    /// checks that the swept save cloned the media file and broke nothing; nil (a line says
-    /// why) when no XFS image can be mounted here.
+    /// checks that the swept save cloned the media file and broke nothing (the tests that
+    /// call it run only where an XFS image can be mounted, and always in CI).
     static func sweepOnXFS(
         _ mode: SaveMode, _ sweep: (CrashConsistencyTests.Fixture, SaveMode) throws -> CrashConsistencyTests.Sweep
-    ) throws -> CrashConsistencyTests.Sweep? {
-        guard let xfs = LoopMount.xfs() else {
-            print("skipped: cannot mount an XFS image here")
-            return nil
-        }
+    ) throws -> CrashConsistencyTests.Sweep {
+        let xfs = try #require(LoopMount.xfs(), "an XFS image could not be mounted")
         let fixture = try CrashConsistencyTests.Fixture(mediaSize: sweptMediaSize, editsMedia: true, packagesIn: xfs.path)
         let result = try withExtendedLifetime(xfs) { try sweep(fixture, mode) }
         #expect(result.statistics.filesCloned == 1, "the swept save clones the media file")
@@ -59,17 +56,19 @@ struct ChunkSaveFaultTests {
     }
 
     @Test("on XFS, a crash at every step of a cloning save, and during its recovery: old or new, never a mix",
+          .enabled(if: Prerequisite.runs(Prerequisite.canMountXFS), "needs root, mkfs.xfs and a loop device"),
           arguments: cloningModes)
     func reflinkCrashSweep(_ mode: SaveMode) throws {
-        guard let sweep = try Self.sweepOnXFS(mode, CrashConsistencyTests.sweepCrashes) else { return }
+        let sweep = try Self.sweepOnXFS(mode, CrashConsistencyTests.sweepCrashes)
         print(
             "reflink crash sweep (\(mode)) on XFS: \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
     }
 
     @Test("on XFS, an error at each step of a cloning save (EIO once, ENOSPC from then on): the old package intact",
+          .enabled(if: Prerequisite.runs(Prerequisite.canMountXFS), "needs root, mkfs.xfs and a loop device"),
           arguments: cloningModes)
     func reflinkErrorSweep(_ mode: SaveMode) throws {
-        guard let sweep = try Self.sweepOnXFS(mode, CrashConsistencyTests.sweepErrors) else { return }
+        let sweep = try Self.sweepOnXFS(mode, CrashConsistencyTests.sweepErrors)
         print("reflink error injection (\(mode)) on XFS: \(sweep.points) faults, \(sweep.violations.count) violations")
     }
 }

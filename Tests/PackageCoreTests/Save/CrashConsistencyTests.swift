@@ -374,13 +374,14 @@ struct CrashConsistencyTests {
         }
     }
 
-    @Test("a real full disk (a small tmpfs): a clear ENOSPC, the old package intact, no litter after the next save")
+    @Test(
+        "a real full disk (a small tmpfs): a clear ENOSPC, the old package intact, no litter after the next save",
+        .enabled(if: Prerequisite.runs(Prerequisite.canMountTmpfs), "mounting a tmpfs needs root"))
     func realFullDisk() throws {
         let mountPoint = try TemporaryDirectory("tmpfs")
-        guard getuid() == 0, mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=6m") == 0 else {
-            print("skipped: cannot mount a tmpfs here (\(Errno(rawValue: errno)))")
-            return
-        }
+        try #require(
+            getuid() == 0 && mount("tmpfs", mountPoint.path, "tmpfs", 0, "size=6m") == 0,
+            "cannot mount a tmpfs here (\(Errno(rawValue: errno)))")
         defer { umount2(mountPoint.path, 2) }
         let source = try TemporaryDirectory("tmpfs-src")
         try Files.makeDirectory(source.url("media"))

@@ -153,12 +153,11 @@ struct RealFaultTests {
         #expect(TreeDiff.changes(from: manifest.snapshot, to: try PackageScan.scan(package, useManifest: false).snapshot).isEmpty)
     }
 
-    @Test("a full disk under journaled: the failed save's temporaries are gone at once, the old package intact")
+    @Test(
+        "a full disk under journaled: the failed save's temporaries are gone at once, the old package intact",
+        .enabled(if: Prerequisite.runs(Prerequisite.canMountTmpfs), "mounting a tmpfs needs root"))
     func fullDiskReturnsSpace() throws {
-        guard let mount = ScratchMount.tmpfs(size: "8m") else {
-            print("skipped: cannot mount a tmpfs here")
-            return
-        }
+        let mount = try #require(ScratchMount.tmpfs(size: "8m"), "a tmpfs could not be mounted")
         let source = try TemporaryDirectory("fulldisk-src")
         try Files.makeDirectory(source.url("media"))
         try Files.writeRandom(source.url("media/a.bin"), size: 3 << 20, seed: 1)
@@ -180,7 +179,7 @@ struct RealFaultTests {
     /// cleanly — the package stays the old version and verifies — never halfway through.
     @Test(
         "a journaled save that grows a large file on a nearly full disk fails before its commit",
-        .enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+        .enabled(if: Prerequisite.runs(Prerequisite.canMountTmpfs), "mounting a tmpfs needs root"))
     func growthOnAFullDiskFailsBeforeTheCommit() throws {
         let mount = try #require(ScratchMount.tmpfs(size: "48m"), "a tmpfs could not be mounted")
         let source = try TemporaryDirectory("growth-src")
@@ -283,13 +282,12 @@ struct RealFaultTests {
         }
     }
 
-    @Test("a journal committed but blocked by an immutable folder: readers answer, the save names the folder, and finishes once it is writable")
+    @Test(
+        "a journal committed but blocked by an immutable folder: readers answer, the save names the folder, and finishes once it is writable",
+        .enabled(if: Prerequisite.runs(Prerequisite.canMakeImmutable), "needs root and chattr +i"))
     func committedButBlocked() throws {
         let home = try TemporaryDirectory("blocked")
-        guard chattrWorks(in: home.path) else {
-            print("skipped: chattr +i does not work here")
-            return
-        }
+        try #require(chattrWorks(in: home.path), "chattr +i does not work here")
         let old = home.url("old")
         let new = home.url("new")
         try makeDocument(old, pages: 6, mediaSize: 4096)
@@ -327,13 +325,12 @@ struct RealFaultTests {
         #expect(try Trees.contentHash(package) == (try Trees.contentHash(new)))
     }
 
-    @Test("an immutable folder in the tree a full or atomic save replaces: the save succeeds, readers answer, the litter goes once it is writable")
+    @Test(
+        "an immutable folder in the tree a full or atomic save replaces: the save succeeds, readers answer, the litter goes once it is writable",
+        .enabled(if: Prerequisite.runs(Prerequisite.canMakeImmutable), "needs root and chattr +i"))
     func immutableFolderInReplacedTree() throws {
         let home = try TemporaryDirectory("immutable-old")
-        guard chattrWorks(in: home.path) else {
-            print("skipped: chattr +i does not work here")
-            return
-        }
+        try #require(chattrWorks(in: home.path), "chattr +i does not work here")
         let source = home.url("src")
         try makeDocument(source, pages: 4, mediaSize: 4096)
         for strategy in [SaveStrategy.full, .atomic] {
