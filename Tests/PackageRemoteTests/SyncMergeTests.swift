@@ -19,6 +19,36 @@ import Testing
         return (a, b)
     }
 
+    @Test func aConflictsRecordRoundTripsAndNothingElseDecodes() throws {
+        let version = String(repeating: "ab", count: 32)
+        let list = ConflictList([
+            ConflictVersion(
+                path: "b/caf\u{e9} x\n.txt", side: .other, kind: .file, permissions: 0o644, size: 3,
+                hash: ContentHash.of(Array("abc".utf8)), linkTarget: nil, remoteVersion: version, time: 1_796_183_450_123_000_000),
+            ConflictVersion(
+                path: "a", side: .local, kind: .deleted, permissions: 0, size: 0, hash: ContentHash(high: 0, low: 0),
+                linkTarget: nil, remoteVersion: version, time: 0),
+            ConflictVersion(
+                path: "l", side: .other, kind: .link, permissions: 0o777, size: 1, hash: ContentHash.of(Array("t".utf8)),
+                linkTarget: "t", remoteVersion: version, time: 5),
+        ])
+        #expect(try ConflictList.decode(list.encoded()) == list)
+        let good = String(decoding: list.encoded(), as: UTF8.self)
+        let pkgtoolPath = ConflictVersion.hex(".pkgtool/sync")
+        let bad: [String] = [
+            "", "pkgtool-conflicts 2\n", String(good.dropLast()), good + "other file 644 1\n",
+            good.replacingOccurrences(of: " 644 ", with: " 0644 "),
+            good.replacingOccurrences(of: " 3 ", with: " 03 "),
+            good.replacingOccurrences(of: version, with: version.uppercased()),
+            good.replacingOccurrences(of: ConflictVersion.hex("a"), with: pkgtoolPath),
+            good.replacingOccurrences(of: ConflictVersion.hex("a"), with: ConflictVersion.hex("../a")),
+            good.replacingOccurrences(of: "\n", with: "\r\n"),
+        ]
+        for text in bad {
+            #expect(throws: ConflictListRefusal.self, "\(text.debugDescription)") { try ConflictList.decode(Array(text.utf8)) }
+        }
+    }
+
     @Test func disjointEditsEndUpOnBothDevices() throws {
         let fixture = try RemoteFixture("merge-disjoint")
         let (a, b) = try Self.twoDevices(fixture)

@@ -220,7 +220,7 @@ public struct ConflictVersion: Sendable, Hashable {
         return PathOrder.hasBytePrefix(path.string, ancestor.string + "/")
     }
 
-    static func hex(_ text: String) -> String {
+    package static func hex(_ text: String) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(text.utf8.count * 2)
