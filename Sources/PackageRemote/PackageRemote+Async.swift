@@ -51,6 +51,22 @@ extension PackageRemote {
         }
     }
 
+    /// Syncs the package at `packagePath` with the remote, off the caller's thread: the
+    /// blocking `sync` for async code.
+    /// - Complexity: as the blocking call.
+    public static func sync(
+        _ packagePath: String, with location: RemoteLocation?, options: RemoteOptions, durability: Durability = .full,
+        progress: consuming Subprogress? = nil
+    ) async throws -> SyncResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        let location = try syncLocation(location, packagePath)
+        return try await onOwnThread(options) { options in
+            let store = RemoteStore(location: location, options: options)
+            return try SyncOperation.run(
+                packagePath: packagePath, store: store, options: options, durability: durability, progress: manager)
+        }
+    }
+
     /// The remote's versions, newest first (at most `limit`), off the caller's thread.
     /// - Complexity: as the blocking `log`.
     public static func log(_ location: RemoteLocation, options: RemoteOptions, limit: Int? = nil) async throws

@@ -59,6 +59,38 @@ public enum PackageRemote {
             durability: durability, progress: manager)
     }
 
+    /// Brings the package at `packagePath` and the remote together, whichever changed
+    /// (Specs/remote.md, "Sync"): pushes when only the package changed since its base
+    /// version, pulls when only the remote did, and when both did, merges the remote's head
+    /// into the package (`TreeMerge`: its base version, the package, the head) with one save,
+    /// then pushes the merged tree as the head's successor. A conflict keeps the package's
+    /// version at its path and the other side's as a *conflict version* in the package's
+    /// `.pkgtool/conflicts/`, listed until resolved (`SyncResult.conflicts`); nothing blocks.
+    /// When another device moves the head meanwhile, the whole sync starts over (at most
+    /// `SyncOperation.maximumAttempts` times).
+    /// - Complexity: a scan of the package and a GET of the head; then as a push, a pull, or
+    ///   for a merge: the base's and the head's manifests (cached), the bytes the package
+    ///   lacks in ranged GETs, one save, and a push.
+    public static func sync(
+        _ packagePath: String, with location: RemoteLocation?, options: RemoteOptions, durability: Durability = .full,
+        progress: consuming Subprogress? = nil
+    ) throws -> SyncResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        let store = RemoteStore(location: try syncLocation(location, packagePath), options: options)
+        return try SyncOperation.run(
+            packagePath: packagePath, store: store, options: options, durability: durability, progress: manager)
+    }
+
+    /// `location`, or when nil the remote the package remembers.
+    static func syncLocation(_ location: RemoteLocation?, _ packagePath: String) throws(RemoteError) -> RemoteLocation {
+        if let location { return location }
+        guard let remembered = remembered(by: packagePath) else {
+            throw RemoteError(
+                .configuration, "'\(packagePath)' remembers no remote: give its s3://BUCKET/PREFIX URL")
+        }
+        return remembered.location
+    }
+
     /// The remote a package was last pushed to or pulled from, as the package itself
     /// remembers it (`.pkgtool/sync`): the URL, and the endpoint when one was given
     /// explicitly. Nil when it has no record, or one that cannot be used (`note` hears why,

@@ -224,6 +224,15 @@ extension SaveContext {
             metadataOperations.append(.rename(temporary: name, path: path))
             statistics.metadataBytesWritten += Int64(record.count)
         }
+        // The conflicts record a merge commits with its tree. Its folder is made before the
+        // commit (an empty folder changes nothing the package holds).
+        if let record = options.conflictsRecord {
+            try ConflictStore.makeDirectory(packagePath: package.path, durability: options.durability)
+            let name = nextTemporary()
+            try writeMetadata(record, named: name, in: temporary.rawValue, displayName: PackageLayout.conflictsRecordPath)
+            metadataOperations.append(.rename(temporary: name, path: PackageLayout.conflictsRecordPath))
+            statistics.metadataBytesWritten += Int64(record.count)
+        }
         if durable { try temporary.sync() }
         return removals + directories + renames + patchOperations + permissions + metadataOperations
     }

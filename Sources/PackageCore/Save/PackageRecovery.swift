@@ -120,7 +120,7 @@ package enum PackageRecovery {
         let expectedKinds: [String: FileKind] = [
             SaveJournal.fileName: .regular, SaveJournal.temporaryDirectoryName: .directory,
             PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
-            PackageLayout.syncRecordFileName: .regular,
+            PackageLayout.syncRecordFileName: .regular, PackageLayout.conflictsDirectoryName: .directory,
         ]
         // (The listing's d_type spares a stat per entry; `unknown` costs one.)
         var present = Set<RelativePath>()
@@ -151,7 +151,8 @@ package enum PackageRecovery {
                 needsCheck =
                     needsCheck
                     || (!PathOrder.sameBytes(name, SaveJournal.temporaryDirectoryName)
-                        && !PathOrder.sameBytes(name, PackageLayout.syncRecordFileName))
+                        && !PathOrder.sameBytes(name, PackageLayout.syncRecordFileName)
+                        && !PathOrder.sameBytes(name, PackageLayout.conflictsDirectoryName))
             }
         }
 

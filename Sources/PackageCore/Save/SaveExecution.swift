@@ -124,7 +124,14 @@ final class SaveContext {
 
     /// Writes `options.syncRecord`, when there is one, for a save that writes no new tree:
     /// atomically on its own, since the content it describes does not change.
+    /// The conflicts record goes first: a crash between the two leaves the conflicts
+    /// listed with the old base, and the next merge lists them once again, never loses one.
     private func commitSyncRecordAlone(statistics: inout SaveStatistics) throws {
+        if let conflicts = options.conflictsRecord {
+            try checkCancellation()
+            try ConflictStore.writeRecord(conflicts, packagePath: packagePath, durability: options.durability)
+            statistics.metadataBytesWritten += Int64(conflicts.count)
+        }
         guard let record = options.syncRecord else { return }
         try checkCancellation()
         let root = try FileDescriptor.openDirectory(packagePath)

@@ -228,7 +228,11 @@ package struct SaveJournal: Equatable {
             return contentPath(path)
         case .rename(let temporary, let path):
             guard RelativePath.isValidName(temporary) else { return "it moves '\(temporary)', which is not a temporary of its own" }
-            if isManifestFile(path) || path == metadata + "/" + PackageLayout.syncRecordFileName { return nil }
+            if isManifestFile(path) || PathOrder.sameBytes(path, metadata + "/" + PackageLayout.syncRecordFileName)
+                || PathOrder.sameBytes(path, PackageLayout.conflictsRecordPath)
+            {
+                return nil
+            }
             return contentPath(path)
         case .patch(let path, let data, _, let size, let permissions, _, _):
             guard RelativePath.isValidName(data) else { return "it patches from '\(data)', which is not a temporary of its own" }

@@ -50,6 +50,10 @@ public struct SaveOptions: Sendable {
     /// moment leaves the old tree with the old record or the new tree with this one. Nil
     /// (the default) keeps the package's record as it is. Set by pulls.
     package var syncRecord: [UInt8]? = nil
+    /// A conflicts record (`ConflictList`) to commit with the new tree, as `syncRecord` is:
+    /// into `.pkgtool/conflicts/list` inside the save's commit. Nil (the default) keeps the
+    /// package's record and conflict versions as they are (a staged save carries them over).
+    package var conflictsRecord: [UInt8]? = nil
     /// The root hash the package must hold when the save starts, under its lock (an absent
     /// package holds the empty tree's): a save that finds another is refused
     /// (`SaveRefusal.Reason.sourceChanged`) with nothing written. A pull sets it to what it

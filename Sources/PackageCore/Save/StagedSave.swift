@@ -221,6 +221,25 @@ extension SaveContext {
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
         }
         try writeStagedSyncRecord(metadata, package: package, statistics: &statistics)
+        try writeStagedConflicts(metadata, package: package, statistics: &statistics)
+    }
+
+    /// The new tree's conflicts folder: the package's carried over (hard links), with the
+    /// record this save commits (`SaveOptions.conflictsRecord`, a merge) in place of its own.
+    private func writeStagedConflicts(
+        _ metadata: borrowing FileDescriptor, package: Int32?, statistics: inout SaveStatistics
+    ) throws {
+        let record = options.conflictsRecord
+        if let package {
+            try ConflictStore.carry(
+                from: package, into: metadata, withoutRecord: record != nil, shownAs: self.package.path)
+        } else if record != nil {
+            try FileSystem.makeDirectory(PackageLayout.conflictsDirectoryName, relativeTo: metadata.rawValue)
+        }
+        guard let record else { return }
+        let name = PackageLayout.conflictsDirectoryName + "/" + PackageLayout.conflictsRecordFileName
+        try writeMetadata(record, named: name, in: metadata.rawValue, displayName: PackageLayout.metadataDirectoryName + "/" + name)
+        statistics.metadataBytesWritten += Int64(record.count)
     }
 
     /// The new tree's sync record: the one this save commits (`SaveOptions.syncRecord`,

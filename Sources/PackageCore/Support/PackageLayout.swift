@@ -14,6 +14,19 @@ public enum PackageLayout {
     /// or pulled from (`SyncRecordFile`, Specs/remote.md).
     package static let syncRecordFileName = "sync"
 
+    /// The folder inside the metadata directory that keeps conflict versions: the other
+    /// side's version of every conflict a merge left (`ConflictStore`, Specs/remote.md).
+    package static let conflictsDirectoryName = "conflicts"
+
+    /// The conflicts record inside `conflictsDirectoryName`: the list of conflict versions
+    /// (`ConflictList`), committed with the save that writes the merged tree.
+    package static let conflictsRecordFileName = "list"
+
+    /// The conflicts record's path relative to the package root.
+    package static var conflictsRecordPath: String {
+        metadataDirectoryName + "/" + conflictsDirectoryName + "/" + conflictsRecordFileName
+    }
+
     /// The prefix of manifest delta files (`delta.000001`, …).
     package static let deltaFilePrefix = "delta."
 

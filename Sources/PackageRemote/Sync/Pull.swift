@@ -108,6 +108,63 @@ enum PullOperation {
             }
         }
 
+        let staging = try PullStaging(destination: destination)
+        defer { staging.unlock() }
+        let (origins, chunkLists) = try gatherContents(
+            manifest.entries, destination: destination, current: current, staging: staging, store: store, options: options,
+            progress: progress, result: &result)
+        let source = RemoteVersionSource(
+            manifest, origins: origins, chunkLists: chunkLists, destination: destination, current: current,
+            rootPermissions: rootPermissions)
+        // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
+        // back) is not trusted: the engine then checks DEST itself. The version's sync record
+        // is committed with its tree: a crash leaves DEST old with its old record, or new
+        // with this one.
+        var saveOptions = SaveOptions(
+            durability: durability, workers: options.workers, trustManifest: manifestVouches,
+            cancellation: store.cancellation.saveCancellation)
+        saveOptions.syncRecord = newState.encoded()
+        // What was checked above is what the save replaces: a save made since (under the
+        // lock the pull's own save then takes) is not discarded.
+        saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
+        let outcome: SaveOutcome
+        do {
+            outcome = try PackageSaver.save(
+                source, to: destination, options: saveOptions, progress: progress?.subprogress(assigningCount: 1))
+        } catch is CancellationError {
+            throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
+        } catch let refusal as SaveRefusal where refusal.isTransient {
+            throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; it was left as it is: pull again")
+        }
+        let statistics = outcome.statistics
+        result.notes += statistics.notes
+        guard statistics.rootHash == target.rootHash else {
+            throw RemoteError(
+                .verificationFailed,
+                "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
+        }
+        staging.remove()
+        progress?.complete(count: 1)
+        result.save = statistics
+        result.requests = store.counters.requests
+        result.retries = store.counters.retries
+        result.seconds = clock.seconds
+        return result
+    }
+
+    /// Gathers the contents of `wanted` that DEST (scanned as `current`) lacks at their
+    /// paths, each once (steps 4 and 5 of *Pull*): copied from another path of DEST,
+    /// streamed from DEST's unchanged pieces and fetched blobs, or fetched into `staging`
+    /// and assembled there, every blob checked against its SHA-256 and every content
+    /// against its XXH3. Contents in `wholeOnly` are always whole files (an origin that is
+    /// a path, never a stream): a sync keeps them as conflict versions.
+    /// - Returns: each content's origin for the save engine, and the chunk lists of large ones.
+    /// - Complexity: the missing bytes in ranged GETs, `--transfers` at a time.
+    static func gatherContents(
+        _ wanted: [RemoteEntry], wholeOnly: Set<FileKey> = [], destination: String, current: TreeSnapshot?,
+        staging: PullStaging, store: RemoteStore, options: RemoteOptions, progress: ProgressManager?,
+        result: inout PullResult
+    ) throws -> (origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList]) {
         // The contents DEST lacks at their paths, each assembled once.
         var localByContent: [FileKey: String] = [:]
         var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
@@ -118,25 +175,31 @@ enum PullOperation {
         var needed: [FileKey: RemoteEntry] = [:]
         var neededOrder: [FileKey] = []
         var pieceSources: [SnapshotEntry] = []  // DEST files whose unchanged pieces may serve
-        for entry in manifest.entries where entry.kind == .regular && entry.size > 0 {
+        for entry in wanted where entry.kind == .regular && entry.size > 0 {
             let key = FileKey(entry.contentHash, entry.size)
             if let old = currentByPath[RelativePath(trusted: entry.path)], old.hash == entry.contentHash, old.size == entry.size { continue }
             if needed[key] == nil {
                 needed[key] = entry
                 neededOrder.append(key)
             }
-            if let old = currentByPath[RelativePath(trusted: entry.path)], old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit {
+            if !wholeOnly.contains(key), let old = currentByPath[RelativePath(trusted: entry.path)],
+                old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit
+            {
                 pieceSources.append(old)
             }
         }
 
-        try requireRoom(
-            for: neededOrder.map { key in
-                let old = localByContent[key] == nil ? currentByPath[RelativePath(trusted: needed[key]!.path)] : nil
-                return (key.size, old?.size)
-            }, destination: destination)
-        let staging = try PullStaging(destination: destination)
-        defer { staging.unlock() }
+        do {
+            try requireRoom(
+                for: neededOrder.map { key in
+                    let old = localByContent[key] == nil ? currentByPath[RelativePath(trusted: needed[key]!.path)] : nil
+                    return (key.size, old?.size)
+                }, destination: destination)
+        } catch {
+            // Whatever an earlier pull staged cannot be finished here either: its room comes back.
+            staging.remove()
+            throw error
+        }
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
         let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {
@@ -169,7 +232,7 @@ enum PullOperation {
                         changeTime: old.changeTime, inode: old.inode, device: old.device))
                 result.contentsCopiedFromDestination += 1
                 progress?.complete(count: BlobUploader.units(key.size))
-            } else if blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
+            } else if !wholeOnly.contains(key), blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
                 streamed[key] = blobs.map { blob in
                     if let local = localPieces[blob.digest], local.length == Int(blob.length) {
                         result.blobsFromDestination += 1
@@ -281,43 +344,7 @@ enum PullOperation {
             origins[key] = .adopt(path: path, verified: try FileSystem.status(path))
         }
         for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
-        let source = RemoteVersionSource(
-            manifest, origins: origins, chunkLists: chunkLists, destination: destination, current: current,
-            rootPermissions: rootPermissions)
-        // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
-        // back) is not trusted: the engine then checks DEST itself. The version's sync record
-        // is committed with its tree: a crash leaves DEST old with its old record, or new
-        // with this one.
-        var saveOptions = SaveOptions(
-            durability: durability, workers: options.workers, trustManifest: manifestVouches,
-            cancellation: store.cancellation.saveCancellation)
-        saveOptions.syncRecord = newState.encoded()
-        // What was checked above is what the save replaces: a save made since (under the
-        // lock the pull's own save then takes) is not discarded.
-        saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
-        let outcome: SaveOutcome
-        do {
-            outcome = try PackageSaver.save(
-                source, to: destination, options: saveOptions, progress: progress?.subprogress(assigningCount: 1))
-        } catch is CancellationError {
-            throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
-        } catch let refusal as SaveRefusal where refusal.isTransient {
-            throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; it was left as it is: pull again")
-        }
-        let statistics = outcome.statistics
-        result.notes += statistics.notes
-        guard statistics.rootHash == target.rootHash else {
-            throw RemoteError(
-                .verificationFailed,
-                "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
-        }
-        staging.remove()
-        progress?.complete(count: 1)
-        result.save = statistics
-        result.requests = store.counters.requests
-        result.retries = store.counters.retries
-        result.seconds = clock.seconds
-        return result
+        return (origins, chunkLists)
     }
 
     /// Refuses a pull that would discard what DEST holds and no remote does: changes made

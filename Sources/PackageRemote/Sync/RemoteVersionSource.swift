@@ -28,7 +28,18 @@ struct RemoteVersionSource: SaveSource {
         _ manifest: VersionManifest, origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList] = [:],
         destination: String, current: TreeSnapshot?, rootPermissions: UInt32
     ) {
-        var snapshot = manifest.snapshot()
+        self.init(
+            tree: manifest.snapshot(), origins: origins, chunkLists: chunkLists, destination: destination, current: current,
+            rootPermissions: rootPermissions)
+    }
+
+    /// The same for any tree whose contents DEST holds at their paths or `origins` provide:
+    /// a merge of DEST with a version.
+    init(
+        tree: TreeSnapshot, origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList] = [:],
+        destination: String, current: TreeSnapshot?, rootPermissions: UInt32
+    ) {
+        var snapshot = tree
         for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
             let entry = snapshot.entries[index]
             if let list = chunkLists[FileKey(entry.hash, entry.size)] { snapshot.entries[index].chunks = list }

@@ -1,0 +1,147 @@
+/// Which version of a conflict a package keeps (`pkgtool resolve PKG PATH --keep …`).
+public enum ConflictKeep: String, Sendable, Hashable, CaseIterable {
+    /// This package's side: the conflict versions of the other side are dropped (a local
+    /// conflict version, kept when the tree took the other side, is restored).
+    case local
+    /// The other side: its conflict version replaces what the tree holds at the path.
+    case other
+    /// Both: the tree keeps what it holds, and the conflict version is written beside it as
+    /// a conflict copy (`ConflictCopyName`: `name (conflict 2026-12-06 host).ext`).
+    case both
+}
+
+/// Resolving conflicts a merge left in a package: no network, one ordinary save.
+public enum ConflictResolver {
+    /// The conflict versions the package at `packagePath` lists, in path order.
+    /// - Throws: `ConflictListRefusal` when its record cannot be read.
+    /// - Complexity: one read of `.pkgtool/conflicts/list`.
+    public static func conflicts(of packagePath: String) throws -> [ConflictVersion] {
+        try ConflictStore.list(packagePath: packagePath).versions
+    }
+
+    /// Settles the conflict versions at `path` and beneath it: per `keep`, the package's
+    /// tree is brought to the version kept (restored from `.pkgtool/conflicts/`, checked as
+    /// the engine writes it), and their records are removed — with one save, the record in
+    /// its commit.
+    ///
+    /// - Parameters:
+    ///   - day, host: name the conflict copy of `both`.
+    /// - Returns: the conflict versions settled, and the paths written (a copy's for `both`).
+    /// - Throws: `ConflictListRefusal` when no conflict is listed at `path` or the record is
+    ///   unusable; the save's errors (a package changed meanwhile is refused, untouched).
+    /// - Complexity: a scan of the package, then a save writing the restored entries.
+    @discardableResult
+    public static func resolve(
+        _ packagePath: String, path: RelativePath, keep: ConflictKeep, day: CalendarDay, host: String,
+        options: SaveOptions = SaveOptions()
+    ) throws -> (settled: [ConflictVersion], written: [RelativePath]) {
+        var warnings: [String] = []
+        var list = ConflictList()
+        let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
+            list = try ConflictStore.list(packagePath: packagePath)
+            return try PackageScan.scan(packagePath, workers: options.workers)
+        }
+        let settled = list.versions(under: path)
+        guard !settled.isEmpty else {
+            throw ConflictListRefusal("'\(packagePath)' lists no conflict at '\(path.string)'")
+        }
+        let remaining = ConflictList(list.versions.filter { version in !settled.contains(version) })
+        let current = scan.snapshot
+
+        // The versions to write, and where.
+        var restore: [ConflictVersion] = []
+        var removeAt: RelativePath?
+        var copyRoot: RelativePath?
+        switch keep {
+        case .local:
+            restore = settled.filter { $0.side == .local }
+            if !restore.isEmpty { removeAt = path }
+        case .other:
+            restore = settled.filter { $0.side == .other }
+            if !restore.isEmpty { removeAt = path }
+        case .both:
+            restore = settled.filter { $0.kind != .deleted }
+            if let top = restore.first {
+                copyRoot = ConflictCopyName.path(for: top.path, day: day, host: host, avoiding: current)
+            }
+        }
+        var entries = current.entries.filter { entry in
+            guard let removeAt else { return true }
+            return !ConflictVersion.isSameOrBeneath(RelativePath(trusted: entry.path), removeAt)
+        }
+        var origins: [RelativePath: ContentOrigin] = [:]  // names are bytes
+        var written: [RelativePath] = []
+        for version in restore where version.kind != .deleted {
+            var target = version.path
+            if let copyRoot, let top = restore.first {
+                let suffix = PathOrder.droppingBytes(top.path.string.utf8.count, from: version.path.string)
+                target = RelativePath(trusted: copyRoot.string + suffix)
+            }
+            let kind: FileKind = version.kind == .file ? .regular : version.kind == .directory ? .directory : .symbolicLink
+            entries.append(
+                SnapshotEntry(
+                    path: target.string, kind: kind, permissions: version.permissions, size: version.size, hash: version.hash,
+                    linkTarget: version.linkTarget))
+            written.append(target)
+            if version.kind == .file {
+                if version.size == 0 {
+                    origins[target] = .bytes([])
+                } else {
+                    let status = try ConflictStore.contentStatus(packagePath: packagePath, hash: version.hash, size: version.size)
+                    origins[target] = .file(
+                        path: ConflictStore.contentPath(packagePath, hash: version.hash, size: version.size), seen: status)
+                }
+            }
+        }
+        // Parents a restored entry needs and the tree lacks (a deleted folder) come back as folders.
+        var present = Set(entries.map { RelativePath(trusted: $0.path) })
+        for target in written {
+            var parent = target.parent
+            while !parent.isRoot, present.insert(parent).inserted {
+                entries.append(
+                    SnapshotEntry(path: parent.string, kind: .directory, permissions: 0o755, size: 0, hash: ContentHash(high: 0, low: 0)))
+                parent = parent.parent
+            }
+        }
+        let tree = TreeSnapshot.assemble(entries)
+        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
+        for entry in current.entries { currentByPath[RelativePath(trusted: entry.path)] = entry }
+        let contents = tree.entries.map { entry -> ContentOrigin? in
+            guard entry.kind == .regular else { return nil }
+            if let origin = origins[RelativePath(trusted: entry.path)] { return origin }
+            guard let old = currentByPath[RelativePath(trusted: entry.path)] else { return nil }
+            return .file(
+                path: PackageLayout.joined(packagePath, entry.path),
+                seen: FileStatus(
+                    kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                    changeTime: old.changeTime, inode: old.inode, device: old.device))
+        }
+        let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
+        var saveOptions = options
+        saveOptions.trustManifest = scan.manifest?.snapshot.rootHash == current.rootHash
+        saveOptions.conflictsRecord = remaining.encoded()
+        saveOptions.requiredCurrentRoot = current.rootHash
+        try PackageSaver.save(
+            FixedTreeSource(tree: SourceTree(snapshot: tree, contents: contents, rootPermissions: rootPermissions)),
+            to: packagePath, options: saveOptions)
+        // The settled contents no remaining version names are no longer needed.
+        let stillNamed = Set(
+            remaining.versions.filter { $0.kind == .file }.map {
+                RelativePath(trusted: ConflictStore.contentName($0.hash, size: $0.size))
+            })
+        for version in settled where version.kind == .file && version.size > 0 {
+            let name = ConflictStore.contentName(version.hash, size: version.size)
+            guard !stillNamed.contains(RelativePath(trusted: name)),
+                let folder = try? ConflictStore.openFolder(packagePath: packagePath)
+            else { continue }
+            try? FileSystem.remove(name, relativeTo: folder.rawValue)
+        }
+        return (settled, written)
+    }
+}
+
+/// A tree given whole, with its contents' origins.
+struct FixedTreeSource: SaveSource {
+    let tree: SourceTree
+    func wholeTree(in context: SaveSourceContext) throws -> SourceTree { tree }
+}

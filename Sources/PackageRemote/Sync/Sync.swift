@@ -1,0 +1,256 @@
+import PackageCore
+
+/// What a sync did.
+public struct SyncResult: Sendable {
+    /// What the sync had to do.
+    public enum Action: String, Sendable, Hashable {
+        /// The package and the remote's head were the same already.
+        case upToDate = "up to date"
+        /// Only the package had changed: pushed.
+        case pushed
+        /// Only the remote had moved on: pulled.
+        case pulled
+        /// Both had changed: merged into the package, then pushed.
+        case merged
+    }
+
+    /// What was done.
+    public var action: Action
+    /// The remote's head afterwards, which the package is now synced with.
+    public var version: VersionSummary
+    /// The pull, when one ran.
+    public var pulled: PullResult?
+    /// The push, when one ran (after a merge too).
+    public var pushed: PushResult?
+    /// For a merge: entries taken from the remote's version.
+    public var entriesFromRemote = 0
+    /// For a merge: entries kept from the package's changes.
+    public var entriesFromLocal = 0
+    /// The conflict versions this sync added (the side a merge could not keep in the tree).
+    public var newConflicts: [ConflictVersion] = []
+    /// Every conflict version the package lists afterwards, this sync's and older ones.
+    public var conflicts: [ConflictVersion] = []
+    /// Attempts made: more than one when another device moved the head during a sync.
+    public var attempts = 1
+    /// Things a person should know.
+    public var notes: [String] = []
+}
+
+/// `sync`: brings a package and a remote together — push, pull, or merge then push
+/// (Specs/remote.md, "Sync").
+enum SyncOperation {
+    /// Whole syncs tried when another device keeps moving the head meanwhile.
+    static let maximumAttempts = 5
+
+    static func run(
+        packagePath: String, store: RemoteStore, options: RemoteOptions, durability: Durability, progress: ProgressManager?
+    ) throws -> SyncResult {
+        let packagePath = PushOperation.trimmed(packagePath)
+        var attempt = 1
+        while true {
+            do {
+                var result = try once(
+                    packagePath: packagePath, store: store, options: options, durability: durability, progress: progress)
+                result.attempts = attempt
+                return result
+            } catch let error as RemoteError where error.kind == .conflict || error.kind == .localChange || error.kind == .unpushedChanges {
+                // The head moved, or the package changed, between this attempt's reads and
+                // its writes: nothing was lost; start over from what is there now.
+                guard attempt < maximumAttempts else {
+                    throw RemoteError(
+                        error.kind,
+                        "'\(packagePath)' could not be synced with \(store.location) in \(maximumAttempts) attempts: \(error.message)")
+                }
+                attempt += 1
+            }
+        }
+    }
+
+    static func once(
+        packagePath: String, store: RemoteStore, options: RemoteOptions, durability: Durability, progress: ProgressManager?
+    ) throws -> SyncResult {
+        let status = try FileSystem.status(packagePath, followSymlinks: true)
+        guard status.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': it is a \(status.kind), not a package directory")
+        }
+        let connection = store.connection()
+        let head = try store.readHead(connection)
+        var warnings: [String] = []
+        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
+        var existing = ConflictStore.Contents.absent
+        let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
+            sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
+            existing = ConflictStore.read(packagePath: packagePath)
+            return try PackageScan.scan(packagePath, workers: options.workers)
+        }
+        let listed: ConflictList
+        switch existing {
+        case .absent: listed = ConflictList()
+        case .list(let list): listed = list
+        case .unusable(let why):
+            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': its conflict versions cannot be read: \(why)")
+        }
+        let local = scan.snapshot
+        let base = sync.base
+
+        func pushed(_ action: SyncResult.Action) throws -> SyncResult {
+            let push = try PushOperation.run(
+                packagePath: packagePath, store: store, options: options, force: false, progress: progress)
+            var result = SyncResult(action: action, version: push.version, pushed: push)
+            result.conflicts = listed.versions
+            result.notes = warnings + push.notes
+            return result
+        }
+        guard let head else { return try pushed(.pushed) }  // a new remote
+        let latest = head.record.head
+        if latest.rootHash == local.rootHash {
+            var result = try pushed(.upToDate)  // records the version when the record lacks it
+            result.action = .upToDate
+            return result
+        }
+        if let base, base.version == latest.id { return try pushed(.pushed) }
+        if let base {
+            // The latest version must descend from the package's: a sync never goes back.
+            try PullOperation.refuseRollback(base, head: head.record, destination: packagePath, store: store, connection: connection)
+        }
+        let unchangedSinceBase = base.map { $0.rootHash == local.rootHash } ?? (local.rootHash == TreeSnapshot.empty.rootHash)
+        if unchangedSinceBase {
+            let pull = try PullOperation.run(
+                destination: packagePath, store: store, options: options, version: nil, force: false,
+                durability: durability, progress: progress)
+            var result = SyncResult(action: .pulled, version: pull.version, pulled: pull)
+            result.conflicts = listed.versions
+            result.notes = warnings + pull.notes
+            return result
+        }
+        return try merge(
+            packagePath: packagePath, scan: scan, base: base, head: latest, listed: listed, store: store,
+            connection: connection, options: options, durability: durability, progress: progress, notes: warnings)
+    }
+
+    /// Both sides changed: the three-way merge of the base version, the package and the
+    /// head, written into the package with one save (its new sync record and conflicts
+    /// record in the same commit), then pushed as the head's successor.
+    static func merge(
+        packagePath: String, scan: PackageScan, base: SyncBase?, head: VersionSummary, listed: ConflictList,
+        store: RemoteStore, connection: S3Connection, options: RemoteOptions, durability: Durability,
+        progress: ProgressManager?, notes: [String]
+    ) throws -> SyncResult {
+        let local = scan.snapshot
+        let baseTree = try base.map { try store.manifest($0.version, connection).snapshot() } ?? TreeSnapshot.empty
+        let otherManifest = try store.manifest(head.id, connection)
+        guard otherManifest.summary(id: head.id) == head else {
+            throw RemoteError(
+                .verificationFailed,
+                "the HEAD of \(store.location) disagrees with version \(head.shortID)'s manifest: the store holds damaged data")
+        }
+        let merged = TreeMerge(base: baseTree, local: local, other: otherManifest.snapshot())
+        var remoteByPath: [RelativePath: RemoteEntry] = [:]  // names are bytes
+        for entry in otherManifest.entries { remoteByPath[RelativePath(trusted: entry.path)] = entry }
+        var localByPath: [RelativePath: SnapshotEntry] = [:]
+        for entry in local.entries { localByPath[RelativePath(trusted: entry.path)] = entry }
+
+        // The conflict versions: for each conflict, the side the merged tree does not hold.
+        let now = Clock.now
+        var added: [ConflictVersion] = []
+        for conflict in merged.conflicts {
+            let keptOther = merged.source(of: conflict.path) == .other || conflict.local == nil
+            if keptOther {
+                added.append(
+                    ConflictVersion(
+                        path: conflict.path, side: .local, entry: conflict.local, remoteVersion: base?.version.description ?? head.id.description,
+                        time: now))
+            } else {
+                added.append(
+                    ConflictVersion(
+                        path: conflict.path, side: .other, entry: conflict.other, remoteVersion: head.id.description, time: now))
+                for entry in conflict.otherDescendants {
+                    added.append(
+                        ConflictVersion(
+                            path: RelativePath(trusted: entry.path), side: .other, entry: entry,
+                            remoteVersion: head.id.description, time: now))
+                }
+            }
+        }
+        let list = listed.adding(added)
+
+        // The bytes the package lacks: other's entries the merged tree takes, and other's
+        // conflict versions that are files (always whole files: they are kept as such).
+        var wanted: [RemoteEntry] = []
+        for (index, entry) in merged.tree.entries.enumerated() where merged.sources[index] == .other && entry.kind == .regular {
+            if let remote = remoteByPath[RelativePath(trusted: entry.path)] { wanted.append(remote) }
+        }
+        var wholeOnly = Set<FileKey>()
+        for version in added where version.side == .other && version.kind == .file && version.size > 0 {
+            if let remote = remoteByPath[version.path] {
+                wanted.append(remote)
+                wholeOnly.insert(FileKey(version.hash, version.size))
+            }
+        }
+        var pulled = PullResult(version: head)
+        let staging = try PullStaging(destination: packagePath)
+        defer { staging.unlock() }
+        let (origins, chunkLists) = try PullOperation.gatherContents(
+            wanted, wholeOnly: wholeOnly, destination: packagePath, current: local, staging: staging, store: store,
+            options: options, progress: progress, result: &pulled)
+
+        // Conflict versions' bytes, kept in the package before the save that lists them.
+        var localByContent: [FileKey: String] = [:]
+        for entry in local.entries where entry.kind == .regular { localByContent[FileKey(entry.hash, entry.size)] = entry.path }
+        for version in added where version.kind == .file && version.size > 0 {
+            let key = FileKey(version.hash, version.size)
+            let source: String
+            switch origins[key] {
+            case .file(let path, _)?, .adopt(let path, _)?: source = path
+            default:
+                guard let path = localByContent[key] else {
+                    throw RemoteError(
+                        .localFailure, "internal error: no bytes for the conflict version of '\(version.path.string)'")
+                }
+                source = PackageLayout.joined(packagePath, path)
+            }
+            try ConflictStore.keepContent(
+                from: source, hash: version.hash, size: version.size, packagePath: packagePath, durability: durability)
+        }
+
+        // One save: the merged tree, the new base and the conflicts, in one commit.
+        let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
+        let source = RemoteVersionSource(
+            tree: merged.tree, origins: origins, chunkLists: chunkLists, destination: packagePath, current: local,
+            rootPermissions: rootPermissions)
+        var saveOptions = SaveOptions(
+            durability: durability, workers: options.workers,
+            trustManifest: scan.manifest?.snapshot.rootHash == local.rootHash,
+            cancellation: store.cancellation.saveCancellation)
+        saveOptions.syncRecord = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: head).encoded()
+        if !added.isEmpty || !PathOrder.sameBytes(String(decoding: list.encoded(), as: UTF8.self), String(decoding: listed.encoded(), as: UTF8.self)) {
+            saveOptions.conflictsRecord = list.encoded()
+        }
+        saveOptions.requiredCurrentRoot = local.rootHash
+        let outcome: SaveOutcome
+        do {
+            outcome = try PackageSaver.save(source, to: packagePath, options: saveOptions)
+        } catch is CancellationError {
+            throw RemoteError(.cancelled, "cancelled: '\(packagePath)' was not changed")
+        } catch let refusal as SaveRefusal where refusal.isTransient {
+            throw RemoteError(.localChange, "'\(packagePath)' changed while it was being synced; it was left as it is")
+        }
+        guard outcome.statistics.rootHash == merged.tree.rootHash else {
+            throw RemoteError(
+                .verificationFailed,
+                "'\(packagePath)' was saved but hashes to \(outcome.statistics.rootHash), not to the merge's root \(merged.tree.rootHash)")
+        }
+        staging.remove()
+        pulled.save = outcome.statistics
+
+        // The merged tree, pushed on top of the head (a lost race starts the sync over).
+        let push = try PushOperation.run(packagePath: packagePath, store: store, options: options, force: false, progress: nil)
+        var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
+        result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
+        result.entriesFromLocal = merged.sources.filter { $0 == .local }.count
+        result.newConflicts = added
+        result.conflicts = list.versions
+        result.notes = notes + outcome.statistics.notes + push.notes
+        return result
+    }
+}
