@@ -118,12 +118,7 @@ struct ByteNameTests {
                 ])
             // What an attacker's own tool computes for this (malformed) tree.
             manifest.rootHash = manifest.snapshot().rootHash
-            let bytes = manifest.encoded()
-            let id = SHA256Digest.of(bytes)
-            let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
-            _ = try s3.put(bucket: fixture.bucket, key: RemoteLayout.version(id, fixture.location), bytes: bytes)
-            let hostile = HeadRecord(head: manifest.summary(id: id), history: [first.version])
-            _ = try s3.put(bucket: fixture.bucket, key: RemoteLayout.head(fixture.location), bytes: hostile.encoded())
+            try fixture.publish(manifest, history: [first.version])
 
             let cli = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-cli"))
             let fresh = fixture.path("fresh")
@@ -138,8 +133,7 @@ struct ByteNameTests {
             #expect(try Trees.names(outside).isEmpty, "nothing may be created outside DEST")
 
             // The store repaired, pulls work again.
-            let good = HeadRecord(head: first.version, history: [])
-            _ = try s3.put(bucket: fixture.bucket, key: RemoteLayout.head(fixture.location), bytes: good.encoded())
+            try fixture.restoreHead(first.version)
             let again = try cli.run("pull", fixture.location.description, synced)
             #expect(again.status == 0, "\(again.errors)")
         }

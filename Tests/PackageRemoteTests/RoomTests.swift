@@ -28,11 +28,7 @@ struct RoomTests {
         manifest.sequence = 2
         manifest.parent = first.version.id
         manifest.rootHash = manifest.snapshot().rootHash
-        let bytes = manifest.encoded()
-        let id = SHA256Digest.of(bytes)
-        _ = try s3.put(bucket: fixture.bucket, key: RemoteLayout.version(id, fixture.location), bytes: bytes)
-        let head = HeadRecord(head: manifest.summary(id: id), history: [first.version])
-        _ = try s3.put(bucket: fixture.bucket, key: RemoteLayout.head(fixture.location), bytes: head.encoded())
+        try fixture.publish(manifest, history: [first.version])
 
         let cli = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-cli"))
         let fresh = fixture.path("fresh")

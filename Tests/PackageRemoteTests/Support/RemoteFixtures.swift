@@ -70,4 +70,21 @@ struct RemoteFixture {
     }
 
     static func rootHash(_ path: String) throws -> ContentHash { try Trees.contentHash(path) }
+
+    /// Serves `manifest` as the remote's latest version, as a hostile store could: its
+    /// object under its SHA-256, and a HEAD naming it on top of `history` (newest first).
+    func publish(_ manifest: VersionManifest, history: [VersionSummary]) throws {
+        let bytes = manifest.encoded()
+        let id = SHA256Digest.of(bytes)
+        let s3 = S3Connection(configuration: server.configuration(), counters: TransferCounters(), cancellation: nil)
+        _ = try s3.put(bucket: bucket, key: RemoteLayout.version(id, location), bytes: bytes)
+        let head = HeadRecord(head: manifest.summary(id: id), history: history)
+        _ = try s3.put(bucket: bucket, key: RemoteLayout.head(location), bytes: head.encoded())
+    }
+
+    /// Serves `version` as the latest again (a store repaired).
+    func restoreHead(_ version: VersionSummary) throws {
+        let s3 = S3Connection(configuration: server.configuration(), counters: TransferCounters(), cancellation: nil)
+        _ = try s3.put(bucket: bucket, key: RemoteLayout.head(location), bytes: HeadRecord(head: version, history: []).encoded())
+    }
 }
