@@ -25,7 +25,13 @@ public enum ConflictResolver {
     /// its commit.
     ///
     /// - Parameters:
-    ///   - day, host: name the conflict copy of `both`.
+    ///   - packagePath: the package.
+    ///   - path: the conflicting path (a folder settles every version beneath it).
+    ///   - keep: which version the package keeps: its own, the other side's, or both (the
+    ///     other's beside it under a conflict-copy name).
+    ///   - day: the date that conflict copy's name carries.
+    ///   - host: the host name it carries.
+    ///   - options: how the save runs (strategy, durability, workers).
     /// - Returns: the conflict versions settled, and the paths written (a copy's for `both`).
     /// - Throws: `ConflictListRefusal` when no conflict is listed at `path` or the record is
     ///   unusable; the save's errors (a package changed meanwhile is refused, untouched).
