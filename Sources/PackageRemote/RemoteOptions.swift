@@ -35,9 +35,16 @@ public struct RemoteOptions: Sendable {
         self.cancellation = cancellation
     }
 
-    /// Options from the environment (`S3Configuration.fromEnvironment`), `endpoint` overriding it.
-    public static func fromEnvironment(endpoint: String? = nil) throws(RemoteError) -> RemoteOptions {
-        var options = RemoteOptions(configuration: try S3Configuration.fromEnvironment(endpoint: endpoint))
+    /// Options from the environment and the AWS shared configuration files
+    /// (`S3Configuration.fromEnvironment`).
+    /// - Parameters:
+    ///   - endpoint: an endpoint that overrides the configured one (`--endpoint`).
+    ///   - profile: the AWS profile to read, overriding `AWS_PROFILE` (`--profile`).
+    public static func fromEnvironment(endpoint: String? = nil, profile: String? = nil) throws(RemoteError)
+        -> RemoteOptions
+    {
+        var options = RemoteOptions(
+            configuration: try S3Configuration.fromEnvironment(endpoint: endpoint, profile: profile))
         if endpoint != nil { options.explicitEndpoint = options.configuration.endpoint }
         return options
     }

@@ -50,16 +50,28 @@ public enum ManualPage {
                 Results go to standard output, errors and warnings to standard error, one line
                 each, starting with "pkgtool: ". A name that holds a control character, a double
                 quote or a backslash is printed in double quotes with C escapes, as git quotes
-                names with core.quotePath=false (\\en, \\et, \\e", \\e\\e, \\e033 for ESC); C1 control
+                names with core.quotePath=false (\\n, \\t, \\", \\\\, \\033 for ESC); C1 control
                 characters are escaped too. No name can forge a line of output or send an escape
-                sequence to the terminal. ls and diff take \\-z: records end with NUL and names are
-                printed as they are. \\-\\-json prints one JSON document, keys in a fixed order,
+                sequence to the terminal. ls and diff take -z: records end with NUL and names are
+                printed as they are. --json prints one JSON document, keys in a fixed order,
                 control characters escaped.
                 """),
             ".SH ENVIRONMENT",
             ".TP",
             ".B SOURCE_DATE_EPOCH",
-            text("The modification time pack gives every entry when \\-\\-mtime is not given (Unix seconds)."),
+            text("The modification time pack gives every entry when --mtime is not given (Unix seconds)."),
+            ".TP",
+            ".B AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN",
+            text("The S3 credentials of push, pull, sync, log and diff; when unset, the profile's in the AWS files."),
+            ".TP",
+            ".B AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE",
+            text("The profile to read (default: default) and the two files it is read from."),
+            ".TP",
+            ".B AWS_REGION, AWS_DEFAULT_REGION, AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_CA_BUNDLE",
+            text("The region, endpoint and CA bundle; --endpoint overrides the endpoint, and the profile's region, endpoint_url and ca_bundle apply when these are unset."),
+            ".TP",
+            ".B PKGTOOL_CACHE_DIR",
+            text("Where the remote commands keep their cache of packs and manifests (default: $XDG_CACHE_HOME/pkgtool, else ~/.cache/pkgtool)."),
             ".SH FILES",
             ".TP",
             ".I PKG/.pkgtool/",
@@ -69,18 +81,44 @@ public enum ManualPage {
             text("A full or atomic save's new tree (or an unpack's), built beside its target; removed by the next command after a crash."),
             ".TP",
             ".I .PKG.<hash>.pkgtool-previous",
-            text("The version an atomic save with \\-\\-keep\\-previous replaced."),
+            text("The version an atomic save with --keep-previous replaced."),
             ".TP",
             ".I .OUT.zip.pkgtool-previous",
-            text("The archive a pack with \\-\\-keep\\-previous replaced."),
+            text("The archive a pack with --keep-previous replaced."),
+            ".TP",
+            ".I ~/.aws/credentials, ~/.aws/config",
+            text("The AWS shared credentials and config files (profiles, keys, region, endpoint_url)."),
+            ".TP",
+            ".I ~/.cache/pkgtool/",
+            text("The remote commands' cache (PKGTOOL_CACHE_DIR moves it); safe to remove."),
             ".TP",
             ".I (no lock file)",
             text("A save locks the package directory itself with flock(2)."),
+            ".SH EXAMPLES",
+        ]
+        page += examples()
+        page += [
             ".SH SEE ALSO",
             "git(1), xxhsum(1), zip(1), unzip(1), diff(1), cmp(1)",
             "",
         ]
         return page.joined(separator: "\n")
+    }
+
+    /// A person's first commands, each with a line saying what it does.
+    static let exampleList: [(command: String, meaning: String)] = [
+        ("pkgtool save Draft.notebook Notes.notebook", "Saves the folder Draft.notebook as the package Notes.notebook, writing only what changed."),
+        ("pkgtool diff --stat Draft.notebook Notes.notebook", "Shows what the next save would change, without changing anything."),
+        ("pkgtool hash Notes.notebook", "Prints the package's root hash: equal exactly when the contents are."),
+        ("pkgtool pack Notes.notebook Notes.zip", "Zips the package to share it; pkgtool unpack Notes.zip Copy.notebook unzips it safely."),
+        ("pkgtool verify Notes.zip", "Checks every entry of an archive (or every file of a package) against its recorded hashes."),
+        ("pkgtool push Notes.notebook s3://my-bucket/notes", "Uploads a new version to an S3 store; later pushes need no URL."),
+        ("pkgtool pull s3://my-bucket/notes Copy.notebook", "Brings the latest version to another device, downloading only what it lacks."),
+        ("pkgtool log s3://my-bucket/notes", "Lists the remote's versions, newest first."),
+    ]
+
+    static func examples() -> [String] {
+        exampleList.flatMap { example in [".TP", "\\fB\(escape(example.command))\\fR", text(example.meaning)] }
     }
 
     /// `.SS` for one command: usage, summary, details, options, exit statuses.

@@ -31,7 +31,8 @@ extension RemoteCommandSupport {
     /// Options from the environment and the command line (`endpoint`: the one a package
     /// remembers, used when `--endpoint` is not given).
     package static func options(_ arguments: ParsedArguments, usageLine: String, endpoint: String? = nil) throws -> RemoteOptions {
-        var options = try RemoteOptions.fromEnvironment(endpoint: arguments.value("endpoint") ?? endpoint)
+        var options = try RemoteOptions.fromEnvironment(
+            endpoint: arguments.value("endpoint") ?? endpoint, profile: arguments.value("profile"))
         if arguments.values["transfers"] != nil {
             options.configuration.transport.concurrency = try arguments.integer(
                 "transfers", in: 1...64, default: 4, usageLine: usageLine)

@@ -181,6 +181,28 @@ struct CompletionAndManualTests {
         }
         #expect(rendered.output.contains("--keep-previous"))
         #expect(rendered.output.contains("EXIT STATUS"))
+        // What a person reads: no roff escape shown raw, no file an installed user lacks.
+        for raw in ["\\-", "\\e", "\\&", "\\fB", "Specs/"] {
+            #expect(!rendered.output.contains(raw), "the rendered page shows '\(raw)'")
+        }
+        for section in ["EXAMPLES", "ENVIRONMENT", "FILES"] { #expect(rendered.output.contains("\n\(section)\n")) }
+        for name in ["AWS_PROFILE", "AWS_CONFIG_FILE", "PKGTOOL_CACHE_DIR", "~/.aws/credentials", "~/.cache/pkgtool"] {
+            #expect(rendered.output.contains(name), "\(name)")
+        }
+    }
+
+    @Test("the manual page's local examples run as written")
+    func examplesRun() throws {
+        let directory = try TemporaryDirectory("examples")
+        try FileManager.default.createDirectory(atPath: directory.url("Draft.notebook/pages"), withIntermediateDirectories: true)
+        try Files.write(directory.url("Draft.notebook/metadata.json"), "{}")
+        try Files.write(directory.url("Draft.notebook/pages/1.json"), "{\"text\": 1}")
+        for example in ManualPage.exampleList where !example.command.contains("s3://") {
+            let words = example.command.split(separator: " ").map(String.init)
+            #expect(words.first == "pkgtool")
+            let result = try runProgram(pkgtoolExecutable(), Array(words.dropFirst()), workingDirectory: directory.path)
+            #expect(result.status == 0, "\(example.command): \(result.error)")
+        }
     }
 
     @Test("--version and -V print the version")

@@ -29,39 +29,67 @@ public struct S3Configuration: Sendable {
         self.transport = transport
     }
 
-    /// The configuration every S3 tool reads from the environment: `AWS_ACCESS_KEY_ID`,
-    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (or `AWS_DEFAULT_REGION`;
-    /// default us-east-1), `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (default AWS's own),
-    /// `AWS_CA_BUNDLE`. `endpoint` (the `--endpoint` option) overrides the environment's.
+    /// The configuration every S3 tool reads, in the AWS CLI's order of precedence.
+    ///
+    /// - Credentials: `AWS_ACCESS_KEY_ID` + `AWS_SECRET_ACCESS_KEY` (+ `AWS_SESSION_TOKEN`),
+    ///   else the profile's `aws_access_key_id` + `aws_secret_access_key` (+
+    ///   `aws_session_token`) from the credentials file, else from the config file.
+    /// - Profile: `profile` (a `--profile` option), else `AWS_PROFILE`, else `default`; the
+    ///   files: `AWS_SHARED_CREDENTIALS_FILE` (`~/.aws/credentials`) and `AWS_CONFIG_FILE`
+    ///   (`~/.aws/config`). A profile asked for by name must exist in one of them.
+    /// - Region: `AWS_REGION`, `AWS_DEFAULT_REGION`, the profile's `region`, `us-east-1`.
+    /// - Endpoint: `endpoint` (the `--endpoint` option), `AWS_ENDPOINT_URL_S3`,
+    ///   `AWS_ENDPOINT_URL`, the profile's services section `s3 = endpoint_url`, its own
+    ///   `s3 = endpoint_url`, its `endpoint_url`, else AWS's own (for the region); the
+    ///   environment's and the files' are skipped when `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`
+    ///   is `true`. An endpoint given this way is addressed path-style, unless the profile
+    ///   says `s3 = addressing_style = virtual`.
+    /// - CA bundle: `AWS_CA_BUNDLE`, the profile's `ca_bundle`.
+    ///
+    /// - Parameters:
+    ///   - environment: the variables to read (the process's by default).
+    ///   - override: an endpoint that wins over every other (`--endpoint`).
+    ///   - profile: a profile name that wins over `AWS_PROFILE` (`--profile`).
     public static func fromEnvironment(
-        _ environment: [String: String] = currentEnvironment(), endpoint override: String? = nil
+        _ environment: [String: String] = currentEnvironment(), endpoint override: String? = nil,
+        profile: String? = nil
     ) throws(RemoteError) -> S3Configuration {
         func value(_ name: String) -> String? {
             guard let text = environment[name], !text.isEmpty else { return nil }
             return text
         }
-        guard let accessKey = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY") else {
+        let shared = try AWSSharedConfiguration(environment: environment, profile: profile)
+        let credentials: S3Credentials
+        if let accessKey = value("AWS_ACCESS_KEY_ID"), let secret = value("AWS_SECRET_ACCESS_KEY"), profile == nil {
+            credentials = S3Credentials(
+                accessKeyID: accessKey, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"))
+        } else if let fromFiles = try shared.credentials() {
+            credentials = fromFiles
+        } else {
             throw RemoteError(
-                .configuration, "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+                .configuration,
+                "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+                    + "or give the AWS profile '\(shared.profileName)' keys in '\(shared.credentialsPath)'")
         }
-        let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? "us-east-1"
-        let credentials = S3Credentials(
-            accessKeyID: accessKey, secretAccessKey: secret, sessionToken: value("AWS_SESSION_TOKEN"))
+        let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? shared.region ?? "us-east-1"
         var transport = TransportSettings()
-        if let bundle = value("AWS_CA_BUNDLE") {
+        if let bundle = value("AWS_CA_BUNDLE") ?? shared.certificateBundle {
             guard access(bundle, R_OK) == 0 else {
-                throw RemoteError(.configuration, "cannot read the CA bundle AWS_CA_BUNDLE names: '\(bundle)'")
+                throw RemoteError(.configuration, "cannot read the CA bundle '\(bundle)' (AWS_CA_BUNDLE or ca_bundle)")
             }
             transport.certificateBundle = bundle
         }
-        if let given = override ?? value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") {
+        let ignoreConfigured = value("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")?.lowercased() == "true"
+        let configured = ignoreConfigured ? nil : value("AWS_ENDPOINT_URL_S3") ?? value("AWS_ENDPOINT_URL") ?? shared.endpoint
+        if let given = override ?? configured {
             let endpoint = try Self.normalisedEndpoint(given)
             return S3Configuration(
-                endpoint: endpoint, pathStyle: true, region: region, credentials: credentials, transport: transport)
+                endpoint: endpoint, pathStyle: shared.addressingStyle != "virtual", region: region,
+                credentials: credentials, transport: transport)
         }
         return S3Configuration(
-            endpoint: "https://s3.\(region).amazonaws.com", pathStyle: false, region: region, credentials: credentials,
-            transport: transport)
+            endpoint: "https://s3.\(region).amazonaws.com", pathStyle: shared.addressingStyle == "path", region: region,
+            credentials: credentials, transport: transport)
     }
 
     /// Checks an endpoint URL: http or https, a host, an optional port, nothing after.

@@ -14,7 +14,7 @@ enum HashCommand: Command {
         details: """
             A regular file prints '<hash>  <path>', byte for byte what 'xxhsum -H2' prints;
             '-' hashes standard input ('<hash>  stdin', as xxhsum; ./- names a file '-').
-            A directory prints its tree's root hash (Specs/hashing.md): equal exactly when
+            A directory prints its tree's root hash (a Merkle tree of XXH3-128): equal exactly when
             names, kinds, executable bits and contents are equal. Symbolic links inside a
             tree are hashed by their target text and never followed; a path given on the
             command line is followed, as xxhsum does. FIFOs, sockets and devices inside a

@@ -13,7 +13,7 @@ enum ManifestCommand: Command {
         ],
         positionals: 1...1,
         details: """
-            Scans PKG and writes PKG/.pkgtool/index atomically (Specs/manifest.md), removing
+            Scans PKG and writes PKG/.pkgtool/index atomically, removing
             older delta files. Files whose stat data match a sound existing manifest are not
             reread unless --rehash is given; a damaged manifest is replaced.
             Prints the root hash, PKG (quoted as git quotes names when it holds a control

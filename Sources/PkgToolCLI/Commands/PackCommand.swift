@@ -35,7 +35,7 @@ enum PackCommand: Command {
         details: """
             Entries are written in depth-first path order with Unix modes, symbolic links,
             empty directories, extended timestamps, CRC-32 and pkgtool's XXH3-128 content hash
-            (Specs/zip.md). Files that do not compress (judged from a sample) are stored.
+            (a ZIP any unzip reads). Files that do not compress (judged from a sample) are stored.
             The same tree with the same --mtime gives the same bytes, whatever --jobs.
             OUT.zip is replaced atomically: readers see the old archive or the new one.
             With --keep-previous the archive OUT.zip replaces is kept beside it, hidden, and

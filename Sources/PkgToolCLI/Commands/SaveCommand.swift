@@ -10,7 +10,7 @@ enum SaveCommand: Command {
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
-                help: "full, atomic or journaled (default: \(SaveStrategy.default); Specs/save.md)",
+                help: "full, atomic or journaled (default: \(SaveStrategy.default))",
                 completion: .choices(SaveStrategy.allCases.map(\.rawValue))),
             OptionSpec(
                 "keep-previous",

@@ -16,7 +16,7 @@ enum UnpackCommand: Command {
         positionals: 2...2,
         details: """
             DEST must not exist or be an empty directory. The archive is checked first (names,
-            links, overlaps, limits: Specs/zip.md); the tree is built beside DEST and renamed
+            links, overlaps, limits); the tree is built beside DEST and renamed
             into place only when every entry's size, CRC-32 and content hash checked out. On
             refusal (exit 1), error (exit 2) or Ctrl-C nothing is left behind and DEST is
             untouched.

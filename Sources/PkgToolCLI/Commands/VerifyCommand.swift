@@ -22,7 +22,7 @@ enum VerifyCommand: Command {
             then a summary.
 
             A ZIP archive (a regular file) is checked instead: its structure as 'unpack' checks
-            it (Specs/zip.md), every entry's inflated size, CRC-32 and pkgtool's XXH3-128 content
+            it, every entry's inflated size, CRC-32 and pkgtool's XXH3-128 content
             hash when present. Prints 'ok: ZIP: N entries (B bytes), …' and exits 0, or exits 1
             with one line naming the entry and the fault. The --max-* options apply to archives.
 
