@@ -131,3 +131,9 @@ const int PKG_SEEK_DATA = SEEK_DATA;
 const int PKG_SEEK_HOLE = SEEK_HOLE;
 
 int pkg_ficlone(int dest_fd, int src_fd) { return ioctl(dest_fd, FICLONE, src_fd); }
+
+int pkg_terminal_columns(int fd) {
+    struct winsize size;
+    if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
+    return size.ws_col;
+}

@@ -120,17 +120,22 @@ public struct CommandSpec: Sendable {
 
     public var usageLine: String { arguments.isEmpty ? "usage: pkgtool \(name)" : "usage: pkgtool \(name) \(arguments)" }
 
-    public var helpText: String {
-        var lines = [usageLine, "", summary]
-        if !details.isEmpty { lines += ["", details] }
+    /// The help `--help` prints, filled to 80 columns.
+    public var helpText: String { helpText(width: 80) }
+
+    /// The help `--help` prints, filled to `width` columns (the terminal's).
+    public func helpText(width: Int) -> String {
+        var lines = [TextWrapping.usage(usageLine, width: width), "", TextWrapping.paragraphs(summary, width: width)]
+        if !details.isEmpty { lines += ["", TextWrapping.paragraphs(details, width: width)] }
         lines += ["", "options:"]
-        let width = options.map(\.synopsis.count).max() ?? 0
+        let labelWidth = min(options.map(\.synopsis.count).max() ?? 0, 28)
         for option in options {
-            let padding = String(repeating: " ", count: width - option.synopsis.count + 2)
-            lines.append("  \(option.synopsis)\(padding)\(option.help)")
+            lines.append(TextWrapping.item(option.synopsis, labelWidth: max(labelWidth, option.synopsis.count), text: option.help, width: width))
         }
         lines += ["", "exit status:"]
-        for exit in exitStatuses { lines.append("  \(exit.status.rawValue)  \(exit.meaning)") }
+        for exit in exitStatuses {
+            lines.append(TextWrapping.item("\(exit.status.rawValue)", labelWidth: 1, text: exit.meaning, width: width))
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

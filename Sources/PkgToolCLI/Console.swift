@@ -60,6 +60,10 @@ public final class Console {
         InterruptSignals.reraise(signal)
     }
 
+    /// The width help is filled to: the terminal's standard output is (at most 100
+    /// columns), else 80.
+    var helpWidth: Int { TextWrapping.helpWidth(terminalColumns: captureOnly ? nil : StandardStream.output.terminalColumns) }
+
     /// A console on the process's standard output and error, which `PkgTool.main` makes
     /// after reopening closed standard descriptors: output to a stream that was closed
     /// fails as writing to the closed descriptor would have.

@@ -58,26 +58,34 @@ public enum PkgTool {
         table.first { $0.spec.name == name }
     }
 
-    public static var usageText: String {
+    /// The list of commands `pkgtool --help` prints, filled to 80 columns.
+    public static var usageText: String { usageText(width: 80) }
+
+    /// The list of commands `pkgtool --help` prints, filled to `width` columns.
+    public static func usageText(width: Int) -> String {
         var lines = [
             "usage: pkgtool COMMAND [options] [arguments]",
             "",
-            "Content-hashed packages: hash, diff, save incrementally and zip document packages.",
+            TextWrapping.paragraphs(
+                "Content-hashed packages: hash, diff, save incrementally and zip document packages.", width: width),
             "",
             "commands:",
         ]
-        let width = commands.map { $0.spec.name.count }.max() ?? 0
+        let labelWidth = commands.map { $0.spec.name.count }.max() ?? 0
         for command in commands {
-            let name = command.spec.name
-            lines.append("  \(name)\(String(repeating: " ", count: width - name.count + 2))\(command.spec.summary)")
+            lines.append(TextWrapping.item(command.spec.name, labelWidth: labelWidth, text: command.spec.summary, width: width))
         }
         lines += [
             "",
-            "pkgtool help COMMAND, or pkgtool COMMAND --help, tells more about one command;",
-            "pkgtool man prints the manual page, pkgtool completion bash|zsh|fish a completion script.",
-            "Exit status: 0 success or no differences, 1 differences found, verification failed",
-            "or input refused, 2 usage error or trouble (missing path, I/O error, an input",
-            "diff cannot read).",
+            TextWrapping.paragraphs(
+                """
+                pkgtool help COMMAND, or pkgtool COMMAND --help, tells more about one command; \
+                pkgtool man prints the manual page, pkgtool completion bash|zsh|fish a completion script.
+
+                Exit status: 0 success or no differences, 1 differences found, verification failed \
+                or input refused, 2 usage error or trouble (missing path, I/O error, an input diff \
+                cannot read).
+                """, width: width),
         ]
         return lines.joined(separator: "\n") + "\n"
     }
@@ -110,12 +118,12 @@ public enum PkgTool {
     static func dispatch(_ arguments: [String], console: Console, commands table: [any Command.Type]) -> ExitStatus {
         defer { console.flush() }
         guard let first = arguments.first else {
-            console.errorText(usageText)
+            console.errorText(usageText(width: console.helpWidth))
             return .trouble
         }
         switch first {
         case "--help", "-h":
-            console.write(usageText)
+            console.write(usageText(width: console.helpWidth))
             return .success
         case "--version", "-V":
             console.line("pkgtool \(version)")
@@ -127,7 +135,7 @@ public enum PkgTool {
                 return .trouble
             }
             guard arguments.count == 2, !["--help", "-h", "help"].contains(arguments[1]) else {
-                console.write(usageText)
+                console.write(usageText(width: console.helpWidth))
                 return .success
             }
             guard let command = command(named: arguments[1], in: table) else {
@@ -135,7 +143,7 @@ public enum PkgTool {
                 console.error("unknown command '\(arguments[1])'\(hint); 'pkgtool --help' lists them")
                 return .trouble
             }
-            console.write(command.spec.helpText)
+            console.write(command.spec.helpText(width: console.helpWidth))
             return .success
         default:
             break
@@ -158,7 +166,7 @@ public enum PkgTool {
             }
             let parsed = try parseArguments(Array(arguments.dropFirst()), spec: command.spec)
             if parsed.helpRequested {
-                console.write(command.spec.helpText)
+                console.write(command.spec.helpText(width: console.helpWidth))
                 return .success
             }
             return try command.run(parsed, console: console)

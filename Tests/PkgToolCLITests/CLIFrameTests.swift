@@ -61,6 +61,28 @@ struct CLIFrameTests {
             for option in command.spec.options { #expect(text.contains("--\(option.long)")) }
         }
     }
+
+    /// Help is filled to 80 columns off a terminal, and to the terminal's width on one (a
+    /// pseudo-terminal of 60 columns, through script(1)); nothing of it is lost.
+    @Test func helpFitsTheWidth() throws {
+        for command in PkgTool.commands where command.spec.name != "bench" {
+            let text = pkgtool(command.spec.name, "--help").output
+            for line in text.split(separator: "\n") {
+                #expect(line.count <= 80, "\(command.spec.name): \(line)")
+            }
+            let words = { (text: String) in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) }
+            #expect(words(text) == words(command.spec.helpText(width: 1000)), "\(command.spec.name)")
+        }
+        let overview = pkgtool("--help").output
+        #expect(overview.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        let script = try #require(which("script"), "script(1) comes with util-linux (Scripts/dependencies.sh)")
+        let onTerminal = try runProgram(
+            script, ["-qec", "stty cols 60; '\(pkgtoolExecutable())' push --help", "/dev/null"])
+        #expect(onTerminal.status == 0)
+        let lines = onTerminal.output.split(whereSeparator: \.isNewline)
+        #expect(lines.count > 10)
+        for line in lines { #expect(line.count <= 60, "\(line)") }
+    }
 }
 
 @Suite("pkgtool hash")

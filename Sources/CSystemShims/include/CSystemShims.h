@@ -36,6 +36,9 @@ ssize_t pkg_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off
 /// fallocate(2) with FALLOC_FL_KEEP_SIZE: allocates the blocks of a range (beyond the end
 /// too) without changing the file's size, so that later writes there cannot meet ENOSPC.
 int pkg_fallocate_keep_size(int fd, int64_t offset, int64_t length);
+
+/// The width in columns of the terminal `fd` is (TIOCGWINSZ), or 0 when it is none or says none.
+int pkg_terminal_columns(int fd);
 int pkg_ofd_lock(int fd, int exclusive, int wait);
 int pkg_ofd_unlock(int fd);
 

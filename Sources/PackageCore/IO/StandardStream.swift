@@ -13,6 +13,9 @@ package enum StandardStream: Sendable {
     /// Whether the stream is a terminal (isatty(3)): progress lines are drawn only then.
     package var isTerminal: Bool { Syscall.isatty(descriptor) }
 
+    /// The width of the terminal the stream is, in columns; nil when it is not a terminal.
+    package var terminalColumns: Int? { Syscall.terminalColumns(descriptor) }
+
     /// Writes every byte, retrying short writes and EINTR; the error when the stream refused
     /// them, nil when all were written.
     ///

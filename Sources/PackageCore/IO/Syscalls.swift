@@ -274,6 +274,12 @@ extension Syscall {
         Glibc.isatty(descriptor) == 1
     }
 
+    /// The width of the terminal `descriptor` is, in columns; nil when it is not one.
+    static func terminalColumns(_ descriptor: Int32) -> Int? {
+        let columns = Int(pkg_terminal_columns(descriptor))
+        return columns > 0 ? columns : nil
+    }
+
     /// Whether `descriptor` is open (fcntl F_GETFD succeeds).
     static func isOpen(_ descriptor: Int32) -> Bool {
         Glibc.fcntl(descriptor, F_GETFD) != -1 || errno != EBADF
