@@ -19,7 +19,9 @@ struct SaveCommandTests {
         try makeSource(directory.url("src"), variant: 1)
         let first = pkgtool("save", "--stats", "--fsync", "none", directory.url("src"), directory.url("doc.pkg"))
         #expect(first.status == .success)
-        #expect(first.output.contains("written         42 files"))
+        #expect(first.output.contains("written         42 files, 1.0 MiB ("))
+        #expect(first.output.contains("source read     42 files, "))
+        #expect(!first.output.contains("1 files"))
         try Files.write(directory.url("src/pages/3.txt"), "edited")
         let second = pkgtool(
             "save", "--json", "--strategy", "atomic", directory.url("src"), directory.url("doc.pkg"))
@@ -29,6 +31,20 @@ struct SaveCommandTests {
         #expect(second.output.contains(#""strategy": "atomic""#))
         #expect(pkgtool("diff", directory.url("src"), directory.url("doc.pkg")).status == .success)
         #expect(pkgtool("verify", directory.url("doc.pkg")).status == .success)
+    }
+
+    /// `save draft draft` (or a package inside its source) is refused for what it is, with
+    /// no advice to pass --force, which would not lift it.
+    @Test func aTreeSavedIntoItselfIsRefusedBeforeAnyForceAdvice() throws {
+        let directory = try TemporaryDirectory("cli-save-nested")
+        try makeSource(directory.url("draft"), variant: 1)
+        for target in ["draft", "draft/inner.pkg"] {
+            let refused = pkgtool("save", directory.url("draft"), directory.url(target))
+            #expect(refused.status == .failure)
+            #expect(refused.errors.count == 1)
+            #expect(refused.errors.first?.contains("one lies inside the other") == true, "\(refused.errors)")
+            #expect(refused.errors.first?.contains("--force") == false)
+        }
     }
 
     @Test func badInput() throws {

@@ -115,13 +115,14 @@ enum PackCommand: Command {
     }
 
     static func text(_ r: ZipPackReport) -> String {
-        [
-            "entries         \(r.entries) (\(r.files) files, \(r.directories) directories, \(r.links) links)",
-            "deflated        \(r.deflated) entries",
-            "stored          \(r.stored) entries",
-            "reused          \(r.reused) entries\(r.reusedPrevious ? " (written over the kept previous archive)" : "")",
-            "input           \(r.inputBytes) bytes",
-            "archive         \(r.archiveBytes) bytes",
+        let count = StatisticsText.count
+        return [
+            "entries         \(r.entries) (\(count(r.files, "file", nil)), \(count(r.directories, "directory", "directories")), \(count(r.links, "link", nil)))",
+            "deflated        \(count(r.deflated, "entry", "entries"))",
+            "stored          \(count(r.stored, "entry", "entries"))",
+            "reused          \(count(r.reused, "entry", "entries"))\(r.reusedPrevious ? " (written over the kept previous archive)" : "")",
+            "input           \(StatisticsText.bytes(r.inputBytes))",
+            "archive         \(StatisticsText.bytes(r.archiveBytes))",
         ].joined(separator: "\n")
     }
 

@@ -80,7 +80,11 @@ enum SaveCommand: Command {
         if arguments.flag("stats") && arguments.flag("json") {
             throw UsageError("--stats and --json cannot be combined", usageLine: spec.usageLine)
         }
-        if !arguments.flag("force"), let refusal = ForeignDestination.check(package) { throw refusal }
+        if !arguments.flag("force") {
+            // A refusal --force would not lift comes first: never advise --force in vain.
+            try DirectorySource(source).validate(for: try PackageLocation(package))
+            if let refusal = ForeignDestination.check(package) { throw refusal }
+        }
         // Ctrl-C stops the save cleanly: its staging tree or temporaries are removed.
         console.stopOnInterrupt(cancellation)
         let statistics: SaveStatistics
@@ -103,28 +107,29 @@ enum SaveCommand: Command {
     static func text(_ s: SaveStatistics) -> String {
         var lines = [
             "strategy        \(s.strategy)\(s.unchanged ? " (nothing changed)" : "")",
-            "written         \(s.filesWritten) files, \(s.bytesWritten) bytes",
-            "linked          \(s.filesLinked) files\(s.reusedPrevious ? " (the kept previous version updated)" : "")",
+            "written         \(StatisticsText.count(s.filesWritten, "file")), \(StatisticsText.bytes(s.bytesWritten))",
+            "linked          \(StatisticsText.count(s.filesLinked, "file"))\(s.reusedPrevious ? " (the kept previous version updated)" : "")",
         ]
         if s.filesPatched + s.filesCloned > 0 {
             lines.append(
-                "chunks          \(s.filesPatched) files patched in place, \(s.filesCloned) cloned; \(s.bytesPatched) changed bytes")
+                "chunks          \(StatisticsText.count(s.filesPatched, "file")) patched in place, \(s.filesCloned) cloned; \(StatisticsText.bytes(s.bytesPatched)) changed")
         }
         if s.filesCopiedForLinks > 0 {
-            lines.append("copied          \(s.filesCopiedForLinks) files, \(s.bytesCopiedForLinks) bytes (no hard links here)")
+            lines.append("copied          \(StatisticsText.count(s.filesCopiedForLinks, "file")), \(StatisticsText.bytes(s.bytesCopiedForLinks)) (no hard links here)")
         }
         lines += [
             "symlinks        \(s.symbolicLinksWritten) written",
             "directories     \(s.directoriesCreated) created",
-            "removed         \(s.entriesRemoved) entries",
+            "removed         \(StatisticsText.count(s.entriesRemoved, "entry", "entries"))",
             "permissions     \(s.permissionsChanged) changed",
-            "metadata        \(s.metadataBytesWritten) bytes\(s.manifestCompacted ? " (manifest compacted)" : "")\(s.manifestRebuilt ? " (manifest rebuilt)" : "")",
-            "source read     \(s.filesHashed) files, \(s.bytesHashed) bytes",
-            "root hash       \(s.rootHash) (\(s.entryCount) entries)",
+            "metadata        \(StatisticsText.bytes(s.metadataBytesWritten))\(s.manifestCompacted ? " (manifest compacted)" : "")\(s.manifestRebuilt ? " (manifest rebuilt)" : "")",
+            "source read     \(StatisticsText.count(s.filesHashed, "file")), \(StatisticsText.bytes(s.bytesHashed))",
+            "root hash       \(s.rootHash) (\(StatisticsText.count(s.entryCount, "entry", "entries")))",
             "time            \(formatSeconds(s.seconds))",
         ]
         return lines.joined(separator: "\n")
     }
+
 
     static func json(_ s: SaveStatistics, source: String, package: String) -> JSON {
         .object([

@@ -59,7 +59,7 @@ enum UnpackCommand: Command {
         } else if arguments.flag("stats") {
             console.line(
                 """
-                files           \(report.files), \(report.bytes) bytes
+                files           \(report.files), \(StatisticsText.bytes(report.bytes))
                 directories     \(report.directories)
                 links           \(report.links)
                 """)
