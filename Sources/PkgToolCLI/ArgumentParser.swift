@@ -27,11 +27,15 @@ public struct OptionSpec: Sendable {
     public var repeatable: Bool
     /// What completion offers for the value (ignored for flags).
     public var completion: Completion
+    /// Other long spellings accepted for the same option (another command's spelling of
+    /// the concept, or an old one): parsed as `long`, never shown in help.
+    public var aliases: [String]
 
     public init(
         _ long: String, short: Character? = nil, _ kind: Kind = .flag, help: String, repeatable: Bool = false,
-        completion: Completion = .none
+        completion: Completion = .none, aliases: [String] = []
     ) {
+        self.aliases = aliases
         self.long = long
         self.short = short
         self.kind = kind
@@ -210,7 +214,9 @@ public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(Usag
     result.commandLine = arguments
     var index = 0
     var optionsEnded = false
-    let byLong = Dictionary(spec.options.map { ($0.long, $0) }, uniquingKeysWith: { first, _ in first })
+    let byLong = Dictionary(
+        spec.options.flatMap { option in ([option.long] + option.aliases).map { ($0, option) } },
+        uniquingKeysWith: { first, _ in first })
     let byShort = Dictionary(
         spec.options.compactMap { option in option.short.map { ($0, option) } }, uniquingKeysWith: { first, _ in first })
 

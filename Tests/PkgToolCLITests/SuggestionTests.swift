@@ -1,3 +1,4 @@
+import PackageTestSupport
 import Testing
 
 @testable import PkgToolCLI
@@ -19,15 +20,21 @@ struct SuggestionTests {
         #expect(Suggestions.distance(Array("ab".utf8), Array("ba".utf8)) == 1)
     }
 
-    @Test func theCommandLineSaysWhatWasMeant() {
+    @Test func theCommandLineSaysWhatWasMeant() throws {
         let command = pkgtool("sav", "a", "b")
         #expect(command.status == .trouble)
         #expect(command.errors.first?.contains("unknown command 'sav'; did you mean 'save'?") == true, "\(command.errors)")
-        let option = pkgtool("save", "--stat", "a", "b")
+        let option = pkgtool("save", "--strategi", "full", "a", "b")
         #expect(option.status == .trouble)
-        #expect(option.errors.first?.contains("did you mean '--stats'?") == true, "\(option.errors)")
+        #expect(option.errors.first?.contains("did you mean '--strategy'?") == true, "\(option.errors)")
         let help = pkgtool("help", "verfy")
         #expect(help.errors.first?.contains("did you mean 'verify'?") == true, "\(help.errors)")
+        // One concept, one spelling, the other kept as an alias: --stat and --stats both work.
+        let directory = try TemporaryDirectory("aliases")
+        try Files.makeDirectory(directory.url("src"))
+        try Files.write(directory.url("src/a"), "a")
+        #expect(pkgtool("save", "--stat", directory.url("src"), directory.url("pkg")).output.contains("written   "))
+        #expect(pkgtool("diff", "--stats", directory.url("src"), directory.url("pkg")).output.hasPrefix("0 changes"))
         let nothing = pkgtool("frobnicate")
         #expect(nothing.errors.first?.contains("did you mean") == false, "\(nothing.errors)")
     }

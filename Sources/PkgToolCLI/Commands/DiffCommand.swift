@@ -12,7 +12,7 @@ package enum DiffCommand: Command {
         arguments: "[--json | --stat | -z] [--no-renames] [--jobs N] (OLD NEW | PKG)",
         options: [
             OptionSpec("json", help: "print a JSON array of changes"),
-            OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes"),
+            OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes", aliases: ["stats"]),
             .null,
             OptionSpec("no-renames", help: "list moved content as a deletion and an addition"),
             .jobs, RemoteCommandSupport.endpoint,

@@ -28,7 +28,7 @@ enum PackCommand: Command {
             OptionSpec(
                 "keep-previous",
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
-            OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes"),
+            OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
         ],
         positionals: 2...2,

@@ -18,7 +18,7 @@ enum SaveCommand: Command {
             OptionSpec(
                 "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
                 completion: .choices(Durability.allCases.map(\.rawValue))),
-            OptionSpec("stats", help: "print what was written, linked and removed, and the time"),
+            OptionSpec("stats", help: "print what was written, linked and removed, and the time", aliases: ["stat"]),
             OptionSpec("json", help: "print the statistics as JSON"),
             OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
             OptionSpec(

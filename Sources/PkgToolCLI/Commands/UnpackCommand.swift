@@ -10,7 +10,7 @@ enum UnpackCommand: Command {
         options: [
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "threads (default: all cores)"),
             OptionSpec("sync", help: "fsync every file and directory before DEST appears"),
-            OptionSpec("stats", help: "print the files, directories and links written and the bytes"),
+            OptionSpec("stats", help: "print the files, directories and links written and the bytes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
         ] + ZipCommandSupport.limitOptions,
         positionals: 2...2,
