@@ -53,36 +53,7 @@ extension ZipArchive {
         to destination: String, workers: Int = ProcessInfoCores.active, durability: Durability = .none,
         progress: (@Sendable (Int64) -> Void)? = nil, cancellation: SaveCancellation? = nil
     ) throws -> ExtractReport {
-        var target = destination
-        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
-        let last = RelativePath.lastComponent(of: target)
-        guard !target.isEmpty, last != ".", last != "..", target != "/" else {
-            throw FileSystemError(
-                .create, path: destination,
-                reason:
-                    "name the destination directory itself (unpack puts a new tree in its place, and '\(last.isEmpty ? destination : last)' cannot be replaced)")
-        }
-        // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
-        target = try FileSystem.followingFinalSymbolicLinks(target)
-        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
-        if [".", ".."].contains(RelativePath.lastComponent(of: target)) || target == "/" {
-            throw FileSystemError(
-                .create, path: destination,
-                reason: "it leads to '\(target)': name the destination directory itself (unpack puts a new tree in its place)")
-        }
-        let existing = try FileSystem.statusIfExists(target)
-        if let existing {
-            guard existing.kind == .directory else {
-                throw FileSystemError(
-                    .create, path: target, errno: .fileExists,
-                    reason: "the destination exists and is a \(existing.kind), not a directory")
-            }
-            let handle = try FileDescriptor.openDirectory(target)
-            guard try DirectoryListing.names(in: handle).isEmpty else {
-                throw FileSystemError(
-                    .create, path: target, errno: .directoryNotEmpty, reason: "the destination exists and is not empty")
-            }
-        }
+        let (target, existing) = try Self.checkedDestination(destination)
         // Staging trees of earlier unpacks into DEST that were killed (Ctrl-C, a crash):
         // removed now, unless a live unpack still holds one.
         _ = try? StagedReplacement.sweepLeftovers(beside: target, durability: durability)
@@ -113,6 +84,46 @@ extension ZipArchive {
                 reason: "the destination appeared or filled while the archive was unpacked")
         }
         return report
+    }
+
+    /// The directory an extraction into `destination` would create or fill, and what stands
+    /// there now (an empty directory, or nothing), after every check `extract` makes before
+    /// writing: the name is a directory's own (not `.`, `..` or `/`; a final symbolic link
+    /// followed), and what stands there is an empty directory. Nothing is written.
+    ///
+    /// - Throws: `FileSystemError` naming the destination and why it cannot be used.
+    public static func checkedDestination(_ destination: String) throws -> (path: String, existing: FileStatus?) {
+        var target = destination
+        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        let last = RelativePath.lastComponent(of: target)
+        guard !target.isEmpty, last != ".", last != "..", target != "/" else {
+            throw FileSystemError(
+                .create, path: destination,
+                reason:
+                    "name the destination directory itself (unpack puts a new tree in its place, and '\(last.isEmpty ? destination : last)' cannot be replaced)")
+        }
+        // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
+        target = try FileSystem.followingFinalSymbolicLinks(target)
+        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        if [".", ".."].contains(RelativePath.lastComponent(of: target)) || target == "/" {
+            throw FileSystemError(
+                .create, path: destination,
+                reason: "it leads to '\(target)': name the destination directory itself (unpack puts a new tree in its place)")
+        }
+        let existing = try FileSystem.statusIfExists(target)
+        if let existing {
+            guard existing.kind == .directory else {
+                throw FileSystemError(
+                    .create, path: target, errno: .fileExists,
+                    reason: "the destination exists and is a \(existing.kind), not a directory")
+            }
+            let handle = try FileDescriptor.openDirectory(target)
+            guard try DirectoryListing.names(in: handle).isEmpty else {
+                throw FileSystemError(
+                    .create, path: target, errno: .directoryNotEmpty, reason: "the destination exists and is not empty")
+            }
+        }
+        return (target, existing)
     }
 
     /// Checks, before anything is written, that the staging root can be given the owner and

@@ -36,6 +36,12 @@ struct PackUnpackReportTests {
         let extract = try #require(try JSONSerialization.jsonObject(with: Data(unpacked.output.utf8)) as? [String: Any])
         #expect(extract["files"] as? Int == 2 && extract["links"] as? Int == 1)
         #expect(extract["bytes"] as? Int == 2600 + 10_000)
+        // A dry run checks the archive and DEST, lists what would be written, writes nothing.
+        let dry = pkgtool("unpack", "--dry-run", archive, directory.url("dry"))
+        #expect(dry.status == .success)
+        #expect(dry.output.split(separator: "\n").count == 5 && dry.output.split(separator: "\n").allSatisfy { $0.hasPrefix("A\t") })
+        #expect(try FileSystem.statusIfExists(directory.url("dry")) == nil)
+        #expect(pkgtool("unpack", "-n", archive, directory.url("dest")).status == .trouble)
         let text = pkgtool("unpack", "--stats", archive, directory.url("dest2"))
         #expect(text.output.hasPrefix("files           2, 12.3 KiB (12600 bytes)\n"))
         #expect(pkgtool("diff", source, directory.url("dest2")).status == .success)

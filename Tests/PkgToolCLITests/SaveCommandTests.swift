@@ -47,6 +47,31 @@ struct SaveCommandTests {
         }
     }
 
+    /// `save --dry-run` lists what the save would change, as diff does, and writes nothing:
+    /// not into an existing package, and no new one.
+    @Test func aDryRunListsTheChangesAndWritesNothing() throws {
+        let directory = try TemporaryDirectory("cli-save-dry")
+        try makeSource(directory.url("src"), variant: 1)
+        let fresh = pkgtool("save", "--dry-run", directory.url("src"), directory.url("new.pkg"))
+        #expect(fresh.status == .success)
+        #expect(fresh.output.contains("A\tmetadata.json\n") && fresh.output.contains("A\tpages/39.txt\n"))
+        #expect(try FileSystem.statusIfExists(directory.url("new.pkg")) == nil)
+        #expect(pkgtool("save", "--fsync", "none", directory.url("src"), directory.url("doc.pkg")).status == .success)
+        let before = try Trees.contentHash(directory.url("doc.pkg"))
+        let metadataBefore = try Trees.contentHash(directory.url("doc.pkg/.pkgtool"))
+        try Files.write(directory.url("src/pages/3.txt"), "edited")
+        try FileSystem.removeTree(directory.url("src/pages/4.txt"))
+        let listed = pkgtool("save", "-n", directory.url("src"), directory.url("doc.pkg"))
+        #expect(listed.status == .success)
+        #expect(listed.output == "D\tpages/4.txt\nM\tpages/3.txt\n" || listed.output == "M\tpages/3.txt\nD\tpages/4.txt\n", "\(listed.output)")
+        #expect(pkgtool("save", "-n", "--stats", directory.url("src"), directory.url("doc.pkg")).output.hasPrefix("2 changes"))
+        #expect(try Trees.contentHash(directory.url("doc.pkg")) == before)
+        #expect(try Trees.contentHash(directory.url("doc.pkg/.pkgtool")) == metadataBefore)
+        // The refusals a save would meet come first.
+        let nested = pkgtool("save", "-n", directory.url("src"), directory.url("src/inner"))
+        #expect(nested.status == .failure)
+    }
+
     @Test func badInput() throws {
         let directory = try TemporaryDirectory("cli-save-bad")
         try Files.write(directory.url("file"), "x")

@@ -6,7 +6,7 @@ enum SaveCommand: Command {
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
         arguments:
-            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--progress] [--check-package] [--force] [--jobs N] SRC PKG",
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--dry-run] [--progress] [--check-package] [--force] [--jobs N] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
@@ -19,6 +19,9 @@ enum SaveCommand: Command {
                 "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
                 completion: .choices(Durability.allCases.map(\.rawValue))),
             OptionSpec("stats", help: "print what was written, linked and removed, and the time", aliases: ["stat"]),
+            OptionSpec(
+                "dry-run", short: "n",
+                help: "print what the save would change (as diff SRC PKG does) and change nothing"),
             OptionSpec("json", help: "print the statistics as JSON"),
             OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
             OptionSpec(
@@ -85,6 +88,7 @@ enum SaveCommand: Command {
             try DirectorySource(source).validate(for: try PackageLocation(package))
             if let refusal = ForeignDestination.check(package) { throw refusal }
         }
+        if arguments.flag("dry-run") { return try dryRun(source: source, package: package, arguments, console: console) }
         // Ctrl-C stops the save cleanly: its staging tree or temporaries are removed.
         console.stopOnInterrupt(cancellation)
         let statistics: SaveStatistics
@@ -100,6 +104,27 @@ enum SaveCommand: Command {
             console.line(json(statistics, source: source, package: package).serialized(pretty: true))
         } else if arguments.flag("stats") {
             console.line(text(statistics))
+        }
+        return .success
+    }
+
+    /// `--dry-run`: the changes the save would make, as `diff PKG SRC` lists them (`A`, `D`,
+    /// `M`, `T`, `R` lines, `--json` the same array, `--stats` the one-line summary), after
+    /// the same refusals; nothing is written. Exit 0 whether or not something would change.
+    static func dryRun(source: String, package: String, _ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
+        let workers = try arguments.workers(usageLine: spec.usageLine)
+        try SnapshotLoading.requireDirectory(source)
+        let new = try SnapshotLoading.load(source, workers: workers, console: console).snapshot
+        let old =
+            try FileSystem.statusIfExists(package) == nil
+            ? TreeSnapshot.empty : try SnapshotLoading.load(package, workers: workers, console: console).snapshot
+        let changes = old.rootHash == new.rootHash ? [] : TreeDiff.changes(from: old, to: new, detectRenames: true)
+        if arguments.flag("json") {
+            console.line(JSON.array(changes.map(DiffCommand.json)).serialized(pretty: true))
+        } else if arguments.flag("stats") {
+            console.line(DiffCommand.summary(changes))
+        } else {
+            for change in changes { console.line(DiffCommand.nameStatusLine(change)) }
         }
         return .success
     }

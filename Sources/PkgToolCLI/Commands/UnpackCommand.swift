@@ -6,12 +6,15 @@ enum UnpackCommand: Command {
     static let spec = CommandSpec(
         name: "unpack",
         summary: "extract a ZIP archive into a new directory, refusing anything unsafe",
-        arguments: "[--jobs N] [--sync] [--stats | --json] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
+        arguments: "[--jobs N] [--sync] [--stats | --json] [--dry-run] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
         options: [
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "threads (default: all cores)"),
             OptionSpec("sync", help: "fsync every file and directory before DEST appears"),
             OptionSpec("stats", help: "print the files, directories and links written and the bytes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
+            OptionSpec(
+                "dry-run", short: "n",
+                help: "check the archive's structure and DEST, list the entries that would be written, write nothing"),
         ] + ZipCommandSupport.limitOptions,
         positionals: 2...2,
         details: """
@@ -37,6 +40,19 @@ enum UnpackCommand: Command {
             throw UsageError("--stats and --json cannot be combined", usageLine: usage)
         }
         let archive = try ZipArchive.open(arguments.positionals[0], limits: limits)
+        if arguments.flag("dry-run") {
+            _ = try ZipArchive.checkedDestination(arguments.positionals[1])
+            let snapshot = try archive.snapshot(computingMissingHashes: false)
+            let changes = TreeDiff.changes(from: .empty, to: snapshot, detectRenames: false)
+            if arguments.flag("json") {
+                console.line(JSON.array(changes.map(DiffCommand.json)).serialized(pretty: true))
+            } else if arguments.flag("stats") {
+                console.line(DiffCommand.summary(changes))
+            } else {
+                for change in changes { console.line(DiffCommand.nameStatusLine(change)) }
+            }
+            return .success
+        }
         let cancellation = SaveCancellation()
         console.stopOnInterrupt(cancellation)
         let report: ZipArchive.ExtractReport
