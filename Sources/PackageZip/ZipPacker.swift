@@ -42,6 +42,8 @@ public struct ZipPackOptions: Sendable {
     /// Raised to stop the pack before its next entry: `CancellationError`, and the output
     /// is left as it was (nothing is swapped in).
     public var cancellation: SaveCancellation?
+    /// Entries of the source left out of the archive (`--exclude`; none by default).
+    public var exclusions: PathExclusions = .none
 
     /// Options; every parameter is the property of the same name.
     public init(
@@ -151,10 +153,11 @@ public enum ZipPacker {
         // its manifest's stat cache (when sound) vouches for the hashes of unchanged files,
         // which then need not be read to be recognised.
         let manifest = base == nil ? nil : (try? PackageManifest.load(packagePath: source)) ?? nil
-        let scan = try TreeScanner(
+        var scanner = TreeScanner(
             workers: max(1, options.workers), hashContents: false, knownHash: manifest?.hashLookup,
-            excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
-        ).scan(source)
+            excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        scanner.exclusions = options.exclusions
+        let scan = try scanner.scan(source)
         report.skipped = scan.skipped.map(\.path)
         for entry in scan.snapshot.entries where entry.kind == .symbolicLink {
             if let target = entry.linkTarget, let reason = ZipNames.linkLeadsOut(path: entry.path, target: target) {

@@ -48,6 +48,18 @@ public struct OptionSpec: Sendable {
     public static let jobs = OptionSpec(
         "jobs", short: "j", .value(placeholder: "N"), help: "worker threads (default: all cores)")
 
+    /// `--exclude PATTERN` and `--no-default-excludes`: what save, pack and push leave out
+    /// of a package or an archive (`ParsedArguments.exclusions`).
+    public static let exclusionOptions = [
+        OptionSpec(
+            "exclude", .value(placeholder: "PATTERN"),
+            help: "leave out entries matching a glob: a name at any depth (*.tmp), a path with a / (media/cache), a directory with a trailing / (repeatable)",
+            repeatable: true),
+        OptionSpec(
+            "no-default-excludes",
+            help: "keep the litter left out by default (.DS_Store, ._*, Thumbs.db, desktop.ini, .*.swp, *~, .#*)"),
+    ]
+
     /// `-z, --null`: NUL-terminated records with names unquoted, for `ls` and `diff` (git's `-z`).
     public static let null = OptionSpec(
         "null", short: "z", help: "end each record with NUL instead of a newline, names unquoted (for scripts)")
@@ -171,6 +183,13 @@ public struct ParsedArguments: Sendable, Equatable {
 
     public func flag(_ name: String) -> Bool { values[name] != nil }
     public func value(_ name: String) -> String? { values[name]?.last }
+
+    /// What `--exclude` and `--no-default-excludes` leave out: the litter of desktop systems
+    /// and editors (`PathExclusions.litter`) unless told, plus every `--exclude` pattern.
+    public var exclusions: PathExclusions {
+        let given = PathExclusions(values["exclude"] ?? [])
+        return flag("no-default-excludes") ? given : PathExclusions.litter.adding(given)
+    }
     public func allValues(_ name: String) -> [String] { values[name] ?? [] }
 
     /// An integer option within `range`, or `defaultValue` when absent.

@@ -72,6 +72,26 @@ struct SaveCommandTests {
         #expect(nested.status == .failure)
     }
 
+    /// Litter is left out by default (kept with --no-default-excludes); --exclude adds
+    /// patterns; save and pack leave out the same.
+    @Test func excludedEntriesStayOut() throws {
+        let directory = try TemporaryDirectory("cli-save-exclude")
+        try makeSource(directory.url("src"), variant: 1)
+        try Files.write(directory.url("src/.DS_Store"), "finder")
+        try Files.write(directory.url("src/pages/0.txt~"), "backup")
+        try Files.makeDirectory(directory.url("src/cache"))
+        try Files.write(directory.url("src/cache/thumb"), "t")
+        let saved = pkgtool("save", "--fsync", "none", "--exclude", "cache/", directory.url("src"), directory.url("doc.pkg"))
+        #expect(saved.status == .success)
+        for left in [".DS_Store", "pages/0.txt~", "cache"] {
+            #expect(try FileSystem.statusIfExists(directory.url("doc.pkg/" + left)) == nil, "\(left)")
+        }
+        #expect(pkgtool("pack", "--exclude", "cache/", directory.url("src"), directory.url("a.zip")).status == .success)
+        #expect(pkgtool("diff", directory.url("a.zip"), directory.url("doc.pkg")).status == .success)
+        let kept = pkgtool("save", "-n", "--no-default-excludes", directory.url("src"), directory.url("doc.pkg"))
+        #expect(kept.output == "A\t.DS_Store\nA\tcache\nA\tcache/thumb\nA\tpages/0.txt~\n", "\(kept.output)")
+    }
+
     @Test func badInput() throws {
         let directory = try TemporaryDirectory("cli-save-bad")
         try Files.write(directory.url("file"), "x")

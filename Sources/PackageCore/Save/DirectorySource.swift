@@ -10,8 +10,15 @@ public struct DirectorySource: SaveSource {
     /// The directory, as the caller named it (a symbolic link to a directory is followed).
     public let path: String
 
-    /// The directory at `path` as the tree to save.
-    public init(_ path: String) { self.path = path }
+    /// Entries of the directory left out of the package (`--exclude`): a package already
+    /// holding one loses it, as it loses anything else the directory lacks.
+    public var exclusions: PathExclusions
+
+    /// The directory at `path` as the tree to save, without what `exclusions` names.
+    public init(_ path: String, excluding exclusions: PathExclusions = .none) {
+        self.path = path
+        self.exclusions = exclusions
+    }
 
     /// Refuses a path that is not a directory, and a directory that contains the package or
     /// lies inside it (saving a tree into itself would copy forever).
@@ -39,6 +46,7 @@ public struct DirectorySource: SaveSource {
             workers: context.options.workers, knownHash: context.manifest?.sourceHashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         if let cancellation = context.options.cancellation { scanner.isCancelled = { cancellation.isCancelled } }
+        scanner.exclusions = exclusions
         scanner.previousChunks = context.manifest?.chunkHints
         let scan = try scanner.scan(path)
         var entries = scan.snapshot.entries

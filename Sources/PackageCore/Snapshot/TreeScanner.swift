@@ -30,6 +30,9 @@ public struct TreeScanner: Sendable {
     package var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
+    /// Entries left out at any depth (`--exclude`): neither listed nor, for a directory,
+    /// entered. Not reported in `skipped`: leaving them out is what was asked.
+    public var exclusions: PathExclusions = .none
     /// Asked before each directory and file: true stops the scan with `CancellationError`
     /// (a save being cancelled while it describes its source). Called from worker threads.
     public var isCancelled: (@Sendable () -> Bool)?
@@ -161,6 +164,12 @@ final class ScanContext: Sendable {
                 status = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false))
             } catch {
                 throw FileSystemError(.stat, path: displayPath(node.childPath(entry.name)), errno: error)
+            }
+            if !scanner.exclusions.isEmpty
+                && scanner.exclusions.excludes(
+                    path: node.childPath(entry.name), name: entry.name, isDirectory: status.kind == .directory)
+            {
+                continue
             }
             guard status.kind.isPackageContent else {
                 skipped.withLock { $0.append((node.childPath(entry.name), status.kind)) }

@@ -9,7 +9,7 @@ enum PackCommand: Command {
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
         arguments:
-            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] SRC OUT.zip",
+            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] [--exclude PATTERN]... SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
@@ -30,7 +30,7 @@ enum PackCommand: Command {
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
             OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
-        ],
+        ] + OptionSpec.exclusionOptions,
         positionals: 2...2,
         details: """
             Entries are written in depth-first path order with Unix modes, symbolic links,
@@ -58,6 +58,7 @@ enum PackCommand: Command {
         options.base = arguments.value("base")
         options.reuseExistingOutput = !arguments.flag("fresh")
         options.first = arguments.value("first")
+        options.exclusions = arguments.exclusions
         options.durability = arguments.flag("sync") ? .full : .none
         options.keepsPrevious = arguments.flag("keep-previous")
         if arguments.flag("stats") && arguments.flag("json") {

@@ -6,7 +6,7 @@ enum SaveCommand: Command {
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
         arguments:
-            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--dry-run] [--progress] [--check-package] [--force] [--jobs N] SRC PKG",
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--dry-run] [--progress] [--check-package] [--force] [--exclude PATTERN]... [--jobs N] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
@@ -31,7 +31,7 @@ enum SaveCommand: Command {
                 "force",
                 help: "replace the contents of an existing directory that is not a package (no manifest of its own in .pkgtool)"),
             .jobs,
-        ],
+        ] + OptionSpec.exclusionOptions,
         positionals: 2...2,
         details: """
             PKG is created when absent. An existing PKG that holds files but is not a
@@ -93,7 +93,9 @@ enum SaveCommand: Command {
         console.stopOnInterrupt(cancellation)
         let statistics: SaveStatistics
         do {
-            statistics = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+            statistics = try PackageSaver.save(
+                DirectorySource(source, excluding: arguments.exclusions), to: package, options: options
+            ).statistics
         } catch {
             console.finishInterrupted()
             throw error
@@ -114,7 +116,9 @@ enum SaveCommand: Command {
     static func dryRun(source: String, package: String, _ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let workers = try arguments.workers(usageLine: spec.usageLine)
         try SnapshotLoading.requireDirectory(source)
-        let new = try SnapshotLoading.load(source, workers: workers, console: console).snapshot
+        var scanner = TreeScanner(workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        scanner.exclusions = arguments.exclusions
+        let new = try scanner.scan(source).snapshot
         let old =
             try FileSystem.statusIfExists(package) == nil
             ? TreeSnapshot.empty : try SnapshotLoading.load(package, workers: workers, console: console).snapshot
