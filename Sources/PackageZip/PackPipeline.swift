@@ -293,13 +293,13 @@ final class PackPipeline: Sendable {
                     }
                     report.reused += 1
                     if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
+                    progress?(header.uncompressedSize)
                 } else {
-                    try writeFile(index, entry, header: &header, out: out, file: file, hasher: hasher)
+                    try writeFile(index, entry, header: &header, out: out, file: file, hasher: hasher, progress: progress)
                     if header.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
                 }
                 report.files += 1
                 report.inputBytes += header.uncompressedSize
-                progress?(header.uncompressedSize)
             }
             HeaderWriter.central(header, into: &central)
             report.entries += 1
@@ -334,7 +334,7 @@ final class PackPipeline: Sendable {
     /// patches the header's CRC, sizes and hash.
     private func writeFile(
         _ index: Int, _ entry: PackEntry, header: inout EntryHeader, out: OutputBuffer,
-        file: borrowing FileDescriptor, hasher: borrowing ContentHasher
+        file: borrowing FileDescriptor, hasher: borrowing ContentHasher, progress: (@Sendable (Int64) -> Void)?
     ) throws {
         hasher.reset()
         var crc: UInt32 = 0
@@ -364,6 +364,7 @@ final class PackPipeline: Sendable {
             compressed += Int64(payload.count)
             try out.append(payload, to: file)
             free.signal()
+            progress?(Int64(job.length))
         }
         header.crc32 = crc
         header.compressedSize = compressed

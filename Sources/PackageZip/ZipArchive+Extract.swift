@@ -35,7 +35,8 @@ extension ZipArchive {
     ///   - destination: the directory to create (or an empty one to fill).
     ///   - workers: threads that inflate and write, every core by default.
     ///   - durability: `.full` fsyncs every file and directory before the rename.
-    ///   - progress: called from worker threads with the bytes of each file written.
+    ///   - progress: called from worker threads with the bytes of each piece written (at
+    ///     most 1 MiB: a large file moves a progress line as it is written).
     ///   - cancellation: asked before each file, each MiB written and the rename; once
     ///     raised, the extraction stops, removes its staging directory and throws
     ///     `CancellationError`, `destination` untouched.
@@ -180,6 +181,7 @@ extension ZipArchive {
                 // Each chunk, so that a large entry does not hold the stop back.
                 if cancellation?.isCancelled == true { throw CancellationError() }
                 try file.write(chunk)
+                progress?(Int64(chunk.count))
             }
             try file.setPermissions(entry.permissions)
             try file.setModificationTime(entry.modificationTime)
@@ -187,7 +189,6 @@ extension ZipArchive {
             try file.close()
             bytes.add(entry.uncompressedSize, ordering: .relaxed)
             files.add(1, ordering: .relaxed)
-            progress?(entry.uncompressedSize)
         }
 
         if cancellation?.isCancelled == true { throw CancellationError() }

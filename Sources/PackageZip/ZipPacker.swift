@@ -37,8 +37,12 @@ public struct ZipPackOptions: Sendable {
     /// crash right after a pack can leave the output torn; `verify` detects it.
     /// When false, a previous file left by an earlier pack is left alone.
     public var keepsPrevious: Bool
-    /// Called on the writing thread with the input bytes of each entry written.
+    /// Called on the writing thread with the input bytes of each piece written: an entry
+    /// reused or small, or one compressed piece of a large one.
     public var progress: (@Sendable (Int64) -> Void)?
+    /// Called once, before the first `progress`, with the input bytes `progress` will count
+    /// in all (the files' sizes as the scan found them).
+    public var progressTotal: (@Sendable (Int64) -> Void)?
     /// Raised to stop the pack before its next entry: `CancellationError`, and the output
     /// is left as it was (nothing is swapped in).
     public var cancellation: SaveCancellation?
@@ -197,6 +201,7 @@ public enum ZipPacker {
             }
             snapshotEntries.insert(snapshotEntries.remove(at: index), at: 0)
         }
+        options.progressTotal?(snapshotEntries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) })
         let root = try FileDescriptor.openDirectory(source)
         let reusable = try findReusable(snapshotEntries, base: base, root: root.rawValue, source: source, options: options)
 

@@ -117,7 +117,20 @@ public final class Console {
     }
 
     /// A `pkgtool: warning: …` line on standard error.
-    public func warning(_ message: String) { error("warning: " + message) }
+    public func warning(_ message: String) {
+        guard !quiet else { return }
+        error("warning: " + message)
+    }
+
+    /// `-q`: warnings and informational lines (`note`) are dropped; errors and the reports
+    /// a command was asked for (`--stats`, `--json`) are not.
+    public var quiet = false
+
+    /// An informational line on standard output (`pushed … as version 3`), dropped when quiet.
+    public func note(_ text: String) {
+        guard !quiet else { return }
+        line(text)
+    }
 
     /// Writes raw text to standard error (help on usage errors).
     public func errorText(_ text: String) {

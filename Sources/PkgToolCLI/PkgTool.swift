@@ -169,6 +169,7 @@ public enum PkgTool {
                 console.write(command.spec.helpText(width: console.helpWidth))
                 return .success
             }
+            console.quiet = parsed.flag("quiet")
             return try command.run(parsed, console: console)
         } catch let error as UsageError {
             console.error(error.message)

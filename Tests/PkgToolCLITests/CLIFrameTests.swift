@@ -175,3 +175,51 @@ struct HashCommandTests {
         #expect(result.error == "pkgtool: cannot open '\(directory.url("secret"))': Permission denied (EACCES from openat)\n")
     }
 }
+
+/// One progress line for every long command: drawn on a terminal's stderr (a
+/// pseudo-terminal through script(1)) unless -q or --no-progress, never when stderr is not
+/// a terminal, and erased when the command ends.
+@Suite("Progress lines")
+struct ProgressLineTests {
+    @Test func theLineReadsAsRsyncsAndRclonesDo() {
+        #expect(ProgressMeter.line(verb: "saving", completed: 0, total: nil, bytesPerSecond: 0, elapsed: 0) == "saving  0 B")
+        #expect(
+            ProgressMeter.line(verb: "saving", completed: 50 << 20, total: 200 << 20, bytesPerSecond: Double(25 << 20), elapsed: 2)
+                == "saving  25%  50.0 MiB of 200.0 MiB  25.0 MiB/s  0:06 left")
+        // No rate before the first percent: a file at a time would make it meaningless.
+        #expect(
+            ProgressMeter.line(verb: "verifying", completed: 692, total: 300 << 20, bytesPerSecond: 2300, elapsed: 5)
+                == "verifying  0%  692 B of 300.0 MiB")
+        #expect(ProgressMeter.duration(7) == "0:07" && ProgressMeter.duration(754) == "12:34" && ProgressMeter.duration(3723) == "1:02:03")
+    }
+
+    @Test func drawnOnATerminalUnlessQuietAndAlwaysErased() throws {
+        let script = try #require(which("script"), "script(1) comes with util-linux (Scripts/dependencies.sh)")
+        let directory = try TemporaryDirectory("progress")
+        try Files.makeDirectory(directory.url("src"))
+        try Files.writeRandom(directory.url("src/media.bin"), size: 8 << 20, seed: 3)
+        let tool = pkgtoolExecutable()
+        func onTerminal(_ command: String) throws -> String {
+            let result = try runProgram(script, ["-qec", command, "/dev/null"], workingDirectory: directory.path)
+            #expect(result.status == 0, "\(command): \(result.output)")
+            return result.output
+        }
+        let commands = [
+            ("saving", "'\(tool)' save --fsync none src doc.pkg"), ("packing", "'\(tool)' pack src a.zip"),
+            ("verifying", "'\(tool)' verify a.zip"), ("unpacking", "'\(tool)' unpack a.zip out"),
+            ("verifying", "'\(tool)' verify doc.pkg"),
+        ]
+        for (verb, command) in commands {
+            let shown = try onTerminal(command)
+            let drawn = try #require(shown.range(of: "\r\u{1B}[K\(verb)  ", options: .backwards), "\(command): \(shown.debugDescription)")
+            #expect(shown[drawn.upperBound...].contains("\r\u{1B}[K"), "\(command): the line is erased")
+        }
+        for flag in ["-q", "--no-progress"] {
+            let quiet = try onTerminal("'\(tool)' save \(flag) --fsync none src doc2\(flag).pkg")
+            #expect(!quiet.contains("saving"), "\(flag): \(quiet.debugDescription)")
+        }
+        // Standard error not a terminal: no line, whatever the rest is.
+        let piped = try runProgram(tool, ["pack", "src", "b.zip"], workingDirectory: directory.path)
+        #expect(piped.status == 0 && piped.error.isEmpty, "\(piped.error)")
+    }
+}

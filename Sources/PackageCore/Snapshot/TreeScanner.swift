@@ -30,6 +30,9 @@ public struct TreeScanner: Sendable {
     package var previousChunks: ChunkHintLookup?
     /// Names at the top level that are ours and never package content (the manifest).
     public var excludedTopLevelNames: Set<String>
+    /// Called from worker threads with the bytes of each file read and hashed (a progress
+    /// line's feed; files vouched for by `knownHash` are not read and not reported).
+    public var progress: (@Sendable (Int64) -> Void)?
     /// Entries left out at any depth (`--exclude`): neither listed nor, for a directory,
     /// entered. Not reported in `skipped`: leaving them out is what was asked.
     public var exclusions: PathExclusions = .none
@@ -250,6 +253,7 @@ final class ScanContext: Sendable {
             filesHashed.add(1, ordering: .relaxed)
             if scanner.knownHash != nil { hashedPaths.withLock { $0.append(relative) } }
             bytesHashed.add(size, ordering: .relaxed)
+            scanner.progress?(size)
         }
     }
 }

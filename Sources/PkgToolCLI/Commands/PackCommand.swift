@@ -9,7 +9,7 @@ enum PackCommand: Command {
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
         arguments:
-            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] [--exclude PATTERN]... SRC OUT.zip",
+            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] [--exclude PATTERN]... [-q] [--no-progress] SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
@@ -30,7 +30,7 @@ enum PackCommand: Command {
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
             OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
-        ] + OptionSpec.exclusionOptions,
+        ] + OptionSpec.exclusionOptions + OptionSpec.progressOptions,
         positionals: 2...2,
         details: """
             Entries are written in depth-first path order with Unix modes, symbolic links,
@@ -75,28 +75,24 @@ enum PackCommand: Command {
         }
         let source = arguments.positionals[0]
         let output = arguments.positionals[1]
-        if console.errorIsTerminal {
-            let done = Atomic<Int64>(0)
-            let box = ConsoleBox(console)
-            options.progress = { bytes in
-                let total = done.add(bytes, ordering: .relaxed).newValue
-                if total >> 26 != (total - bytes) >> 26 { box.console.progress("pack: \(total >> 20) MiB") }
-            }
-        }
         let cancellation = SaveCancellation()
         options.cancellation = cancellation
         console.stopOnInterrupt(cancellation)
         let report: ZipPackReport
         do {
-            report = try ZipPacker.pack(source, to: output, options: options)
+            report = try ProgressMeter.showing("packing", console: console, arguments: arguments) { meter in
+                if let meter {
+                    options.progress = { meter.add($0) }
+                    options.progressTotal = { meter.setTotal($0) }
+                }
+                return try ZipPacker.pack(source, to: output, options: options)
+            }
         } catch let error as ZipPackError {
-            console.clearProgress()
             throw UsageError(error.description, usageLine: usage)
         } catch {
             console.finishInterrupted()
             throw error
         }
-        console.clearProgress()
         if let reason = report.baseIgnored {
             console.warning("'\(output)' could not serve as a base and was rebuilt in full: \(reason)")
         }
@@ -145,9 +141,3 @@ enum PackCommand: Command {
     }
 }
 
-/// The console, handed to a progress callback that only runs on the writing thread.
-final class ConsoleBox: @unchecked Sendable {
-    // @unchecked: the callbacks that hold it run on one thread at a time (pack's writer).
-    let console: Console
-    init(_ console: Console) { self.console = console }
-}

@@ -6,7 +6,7 @@ enum SaveCommand: Command {
         name: "save",
         summary: "make a package's content equal to a directory's, writing only what changed",
         arguments:
-            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--dry-run] [--progress] [--check-package] [--force] [--exclude PATTERN]... [--jobs N] SRC PKG",
+            "[--strategy full|atomic|journaled] [--keep-previous] [--fsync full|none] [--stats | --json] [--dry-run] [-q | -v] [--no-progress] [--check-package] [--force] [--exclude PATTERN]... [--jobs N] SRC PKG",
         options: [
             OptionSpec(
                 "strategy", .value(placeholder: "S"),
@@ -23,7 +23,7 @@ enum SaveCommand: Command {
                 "dry-run", short: "n",
                 help: "print what the save would change (as diff SRC PKG does) and change nothing"),
             OptionSpec("json", help: "print the statistics as JSON"),
-            OptionSpec("progress", help: "draw a progress line on stderr (only when it is a terminal)"),
+            OptionSpec("progress", help: "draw the progress line (the default when stderr is a terminal)"),
             OptionSpec(
                 "check-package",
                 help: "stat every entry of PKG against its manifest first, to see edits made behind pkgtool's back"),
@@ -31,7 +31,7 @@ enum SaveCommand: Command {
                 "force",
                 help: "replace the contents of an existing directory that is not a package (no manifest of its own in .pkgtool)"),
             .jobs,
-        ] + OptionSpec.exclusionOptions,
+        ] + OptionSpec.exclusionOptions + OptionSpec.progressOptions + [.verbose],
         positionals: 2...2,
         details: """
             PKG is created when absent. An existing PKG that holds files but is not a
@@ -71,13 +71,11 @@ enum SaveCommand: Command {
             "fsync", among: Durability.allCases.map(\.rawValue), default: Durability.full.rawValue,
             usageLine: spec.usageLine)
         let strategy = SaveStrategy(rawValue: strategyName!)!
-        let showProgress = arguments.flag("progress") && console.errorIsTerminal
-        let progressConsole = console
         let cancellation = SaveCancellation()
-        let options = SaveOptions(
+        var options = SaveOptions(
             strategy: strategy, durability: Durability(rawValue: durabilityName!)!, workers: workers,
             trustManifest: !arguments.flag("check-package"), keepsPrevious: arguments.flag("keep-previous"),
-            progress: showProgress ? ProgressLine(console: progressConsole).report : nil, cancellation: cancellation)
+            cancellation: cancellation)
         let source = arguments.positionals[0]
         let package = arguments.positionals[1]
         if arguments.flag("stats") && arguments.flag("json") {
@@ -91,16 +89,22 @@ enum SaveCommand: Command {
         if arguments.flag("dry-run") { return try dryRun(source: source, package: package, arguments, console: console) }
         // Ctrl-C stops the save cleanly: its staging tree or temporaries are removed.
         console.stopOnInterrupt(cancellation)
-        let statistics: SaveStatistics
+        let outcome: SaveOutcome
         do {
-            statistics = try PackageSaver.save(
-                DirectorySource(source, excluding: arguments.exclusions), to: package, options: options
-            ).statistics
+            outcome = try ProgressMeter.showing("saving", console: console, arguments: arguments) { meter in
+                if let meter {
+                    options.progress = { meter.set(completed: $0.completedBytes, total: $0.totalBytes) }
+                }
+                return try PackageSaver.save(DirectorySource(source, excluding: arguments.exclusions), to: package, options: options)
+            }
         } catch {
             console.finishInterrupted()
             throw error
         }
-        if showProgress { console.clearProgress() }
+        let statistics = outcome.statistics
+        if arguments.flag("verbose") {
+            for path in outcome.written.keys.sorted() { console.line(NameQuoting.quoted(path.string)) }
+        }
         for note in statistics.notes { console.warning(note) }
         if arguments.flag("json") {
             console.line(json(statistics, source: source, package: package).serialized(pretty: true))
@@ -182,36 +186,6 @@ enum SaveCommand: Command {
     static func formatSeconds(_ seconds: Double) -> String {
         let milliseconds = (seconds * 1000).rounded() / 1000
         return "\(milliseconds) s"
-    }
-}
-
-/// Draws save progress as one terminal line, at most every 100 ms.
-final class ProgressLine: @unchecked Sendable {
-    // @unchecked: called only from the saving thread.
-    private let console: Console
-    private var lastDraw = Stopwatch()
-    private var drawn = false
-
-    init(console: Console) { self.console = console }
-
-    func report(_ progress: SaveProgress) {
-        let finished = progress.completedUnits == progress.totalUnits
-        guard !drawn || finished || lastDraw.seconds >= 0.1 else { return }
-        drawn = true
-        lastDraw = Stopwatch()
-        let percent = Int((progress.fractionCompleted * 100).rounded(.down))
-        console.progress(
-            "saving: \(percent)%  \(progress.completedFiles)/\(progress.totalFiles) files, "
-                + "\(progress.completedBytes >> 20)/\(progress.totalBytes >> 20) MiB")
-    }
-}
-
-/// Elapsed time, for rate-limiting progress lines.
-struct Stopwatch {
-    private let start = ContinuousClock.now
-    var seconds: Double {
-        let elapsed = ContinuousClock.now - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }
 

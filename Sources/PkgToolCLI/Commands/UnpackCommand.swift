@@ -6,7 +6,7 @@ enum UnpackCommand: Command {
     static let spec = CommandSpec(
         name: "unpack",
         summary: "extract a ZIP archive into a new directory, refusing anything unsafe",
-        arguments: "[--jobs N] [--sync] [--stats | --json] [--dry-run] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
+        arguments: "[--jobs N] [--sync] [--stats | --json] [--dry-run] [-q | -v] [--no-progress] [--max-entries N] [--max-size BYTES] [--max-ratio R] ZIP DEST",
         options: [
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "threads (default: all cores)"),
             OptionSpec("sync", help: "fsync every file and directory before DEST appears"),
@@ -15,7 +15,7 @@ enum UnpackCommand: Command {
             OptionSpec(
                 "dry-run", short: "n",
                 help: "check the archive's structure and DEST, list the entries that would be written, write nothing"),
-        ] + ZipCommandSupport.limitOptions,
+        ] + ZipCommandSupport.limitOptions + OptionSpec.progressOptions + [.verbose],
         positionals: 2...2,
         details: """
             DEST must not exist or be an empty directory. The archive is checked first (names,
@@ -57,13 +57,23 @@ enum UnpackCommand: Command {
         console.stopOnInterrupt(cancellation)
         let report: ZipArchive.ExtractReport
         do {
-            report = try archive.extract(
-                to: arguments.positionals[1], workers: workers, durability: arguments.flag("sync") ? .full : .none,
-                cancellation: cancellation)
+            report = try ProgressMeter.showing("unpacking", console: console, arguments: arguments) { meter in
+                var progress: (@Sendable (Int64) -> Void)?
+                if let meter {
+                    meter.setTotal(archive.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.uncompressedSize : 0) })
+                    progress = { meter.add($0) }
+                }
+                return try archive.extract(
+                    to: arguments.positionals[1], workers: workers, durability: arguments.flag("sync") ? .full : .none,
+                    progress: progress, cancellation: cancellation)
+            }
         } catch {
             // Ctrl-C: the staging tree is gone, DEST untouched; the process ends by the signal.
             console.finishInterrupted()
             throw error
+        }
+        if arguments.flag("verbose") {
+            for entry in archive.entries { console.line(NameQuoting.quoted(entry.path)) }
         }
         if arguments.flag("json") {
             console.line(

@@ -12,7 +12,7 @@ enum VerifyCommand: Command {
             OptionSpec("fast", help: "trust the manifest's stat cache: reread only files whose stat data changed"),
             OptionSpec("json", help: "print the result as JSON"),
             .jobs,
-        ] + ZipCommandSupport.limitOptions,
+        ] + ZipCommandSupport.limitOptions + OptionSpec.progressOptions,
         positionals: 1...1,
         details: """
             Reads every file of PKG (like git fsck), hashes it, and compares the tree with the
@@ -62,7 +62,10 @@ enum VerifyCommand: Command {
         } catch let failed as any InputRejectedError where arguments.flag("json") {
             // A verdict all the same: the JSON reader gets it on stdout, the person on stderr.
             console.line(
-                JSON.object([("path", .string(path)), ("ok", .bool(false)), ("error", .string(failed.description))])
+                JSON.object([
+                    ("path", .string(path)), ("kind", .string(ZipCommandSupport.isArchivePath(path) ? "archive" : "package")),
+                    ("ok", .bool(false)), ("error", .string(failed.description)),
+                ])
                     .serialized(pretty: true))
             console.error(failed.description)
             return .failure
@@ -84,10 +87,17 @@ enum VerifyCommand: Command {
             }
             throw VerificationError(message: "\(error); rebuild it with 'pkgtool manifest \(path)'")
         }
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: workers, knownHash: arguments.flag("fast") ? manifest.hashLookup : nil,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
-        let result = try scanner.scan(path)
+        let result = try ProgressMeter.showing("verifying", console: console, arguments: arguments) { meter in
+            if let meter, !arguments.flag("fast") {
+                // Every file is read: the manifest's sizes are the total.
+                meter.setTotal(manifest.snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) })
+                scanner.progress = { meter.add($0) }
+            }
+            return try scanner.scan(path)
+        }
         for skipped in result.skipped {
             console.warning("skipped '\(PackageLayout.joined(path, skipped.path))': a \(skipped.kind) is not package content")
         }
@@ -103,10 +113,10 @@ enum VerifyCommand: Command {
         if arguments.flag("json") {
             console.line(
                 JSON.object([
-                    ("path", .string(path)), ("ok", .bool(problems.isEmpty)),
+                    ("path", .string(path)), ("kind", .string("package")), ("ok", .bool(problems.isEmpty)),
                     ("entries", .int(result.snapshot.entries.count)), ("bytes", .int(bytes)),
-                    ("files_read", .int(result.filesHashed)),
                     ("problems", .array(problems.map { .object([("kind", .string($0.kind)), ("path", .string($0.path))]) })),
+                    ("files_read", .int(result.filesHashed)),
                 ]).serialized(pretty: true))
         } else {
             for problem in problems { console.line("\(problem.kind)\t\(NameQuoting.quoted(problem.path))") }

@@ -41,10 +41,15 @@ enum ZipCommandSupport {
     /// Verifies one archive; prints a summary line (or a JSON record). The lead's
     /// directory-aware `verify` dispatches here when `ZipArchive.looksLikeArchive(path)`.
     static func verifyArchive(
-        _ path: String, limits: ZipLimits, workers: Int
+        _ path: String, limits: ZipLimits, workers: Int, meter: ProgressMeter? = nil
     ) throws -> (archive: ZipArchive, report: ZipArchive.VerifyReport) {
         let archive = try ZipArchive.open(path, limits: limits)
-        let report = try archive.verify(workers: workers)
+        var progress: (@Sendable (Int64) -> Void)?
+        if let meter {
+            meter.setTotal(archive.entries.reduce(Int64(0)) { $0 + ($1.kind == .directory ? 0 : $1.uncompressedSize) })
+            progress = { meter.add($0) }
+        }
+        let report = try archive.verify(workers: workers, progress: progress)
         return (archive, report)
     }
 }

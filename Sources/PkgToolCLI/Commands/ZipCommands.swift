@@ -8,13 +8,15 @@ enum ZipVerify {
     static func run(_ path: String, arguments: ParsedArguments, usageLine: String, console: Console) throws -> ExitStatus {
         let workers = try arguments.integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usageLine)
         let limits = try ZipCommandSupport.limits(arguments, usageLine: usageLine)
-        let (archive, report) = try ZipCommandSupport.verifyArchive(path, limits: limits, workers: workers)
+        let (archive, report) = try ProgressMeter.showing("verifying", console: console, arguments: arguments) { meter in
+            try ZipCommandSupport.verifyArchive(path, limits: limits, workers: workers, meter: meter)
+        }
         if arguments.flag("json") {
             console.line(
                 JSON.object([
-                    ("path", .string(path)), ("ok", .bool(true)), ("entries", .int(report.entries)),
-                    ("bytes", .int(report.bytes)), ("hashes_checked", .int(report.hashesChecked)),
-                    ("zip64", .bool(archive.isZip64)),
+                    ("path", .string(path)), ("kind", .string("archive")), ("ok", .bool(true)),
+                    ("entries", .int(report.entries)), ("bytes", .int(report.bytes)), ("problems", .array([])),
+                    ("hashes_checked", .int(report.hashesChecked)), ("zip64", .bool(archive.isZip64)),
                 ]).serialized(pretty: true))
         } else {
             console.line(
