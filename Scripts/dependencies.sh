@@ -13,7 +13,7 @@ fi
 # Libraries the build links (zlib, xxHash, libcurl, libcrypto) and the tools tests and
 # benchmarks use or compare with. python3-venv holds SeaweedFS, the S3 server of the sync
 # tests and benchmark (Scripts/seaweedfs); rclone and restic are the sync suite's peers.
-BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev libcurl4-openssl-dev libssl-dev"
+BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev libcurl4-openssl-dev libssl-dev libxml2-dev"
 # git: quoting compared with git's, and the consumer check's tagged clone; zsh, fish, man-db
 # (with groff-base): the completion scripts and the manual page are run in them.
 TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 python3-venv util-linux git zsh fish man-db groff-base xfsprogs e2fsprogs rclone restic"

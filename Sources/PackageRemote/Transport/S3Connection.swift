@@ -150,7 +150,7 @@ final class S3Connection {
         let response = try send(
             method: "GET", bucket: bucket, key: nil, query: query, sink: sink, responseLimit: { 16 << 20 })
         try requireSuccess(response, bucket: bucket, key: nil)
-        return ListingParser.parse(sink.bytes)
+        return try ListingParser.parse(sink.bytes)
     }
 
     /// Creates a bucket (tests and benchmarks make their own).
@@ -266,59 +266,6 @@ final class S3Connection {
 
     func describe(_ bucket: String, _ key: String?) -> String {
         key.map { "s3://\(bucket)/\($0)" } ?? "s3://\(bucket)"
-    }
-}
-
-/// An S3 error document: `<Error><Code>…</Code><Message>…</Message></Error>`.
-struct S3ErrorDocument {
-    var code: String
-    var message: String
-
-    init?(_ bytes: [UInt8]) {
-        guard !bytes.isEmpty else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let code = Self.element("Code", in: text) else { return nil }
-        self.code = code
-        message = Self.element("Message", in: text) ?? ""
-    }
-
-    static func element(_ name: String, in text: String) -> String? {
-        guard let start = text.firstRange(of: "<\(name)>"),
-            let end = text[start.upperBound...].firstRange(of: "</\(name)>")
-        else { return nil }
-        return XMLText.unescape(String(text[start.upperBound..<end.lowerBound]))
-    }
-}
-
-/// The few pieces of ListObjectsV2's XML a remote needs: keys, sizes, the continuation.
-enum ListingParser {
-    static func parse(_ bytes: [UInt8]) -> (objects: [(key: String, size: Int64)], next: String?) {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var objects: [(key: String, size: Int64)] = []
-        var cursor = text.startIndex
-        while let start = text[cursor...].firstRange(of: "<Contents>"),
-            let end = text[start.upperBound...].firstRange(of: "</Contents>")
-        {
-            let item = String(text[start.upperBound..<end.lowerBound])
-            if let key = S3ErrorDocument.element("Key", in: item) {
-                objects.append((key, Int64(S3ErrorDocument.element("Size", in: item) ?? "") ?? 0))
-            }
-            cursor = end.upperBound
-        }
-        let truncated = S3ErrorDocument.element("IsTruncated", in: text) == "true"
-        return (objects, truncated ? S3ErrorDocument.element("NextContinuationToken", in: text) : nil)
-    }
-}
-
-/// XML character references S3 uses in keys and messages.
-enum XMLText {
-    static func unescape(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = text
-        for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&apos;", "'"), ("&#39;", "'")] {
-            result = result.replacing(entity, with: character)
-        }
-        return result.replacing("&amp;", with: "&")
     }
 }
 

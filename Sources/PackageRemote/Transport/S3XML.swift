@@ -1,0 +1,110 @@
+import Foundation
+import FoundationXML
+
+/// One element of an S3 answer: its name (without a namespace prefix), its text, its child
+/// elements in order. S3's answers are small (an error document, a listing page of at most
+/// 1,000 keys, capped at 16 MiB by the transport), so a whole tree is fine.
+///
+/// Parsed by the toolchain's FoundationXML (libxml2 beneath): entities, CDATA, namespaces,
+/// comments and encodings are an XML parser's job, not substring searches'. External
+/// entities are never resolved. FoundationXML costs start-up time only in `pkgtool-remote`,
+/// which links libcurl and libcrypto already; `pkgtool` itself does not link it.
+final class S3XMLElement {
+    let name: String
+    fileprivate(set) var text = ""
+    fileprivate(set) var children: [S3XMLElement] = []
+
+    init(name: String) { self.name = name }
+
+    /// The first child element called `name`.
+    func child(_ name: String) -> S3XMLElement? { children.first { $0.name == name } }
+
+    /// Every child element called `name`, in order.
+    func children(named name: String) -> [S3XMLElement] { children.filter { $0.name == name } }
+
+    /// The text of the first child called `name`.
+    func text(of name: String) -> String? { child(name)?.text }
+
+    /// The root element of `bytes`, or nil when they are not well-formed XML.
+    static func parse(_ bytes: [UInt8]) -> S3XMLElement? {
+        guard !bytes.isEmpty else { return nil }
+        let parser = XMLParser(data: Data(bytes))
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = true
+        let builder = TreeBuilder()
+        parser.delegate = builder
+        // A document cut short is refused, whatever the parser's own verdict.
+        guard parser.parse(), !builder.failed, builder.isComplete, let root = builder.root else { return nil }
+        return root
+    }
+
+    /// Builds the tree from the parser's events: text goes to the innermost open element.
+    private final class TreeBuilder: NSObject, XMLParserDelegate {
+        var root: S3XMLElement?
+        private var open: [S3XMLElement] = []
+        private(set) var failed = false
+        /// The root element was opened and closed.
+        var isComplete: Bool { root != nil && open.isEmpty }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) { failed = true }
+
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
+            let element = S3XMLElement(name: elementName)
+            if let parent = open.last { parent.children.append(element) } else if root == nil { root = element }
+            open.append(element)
+        }
+
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?
+        ) {
+            _ = open.popLast()
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) { open.last?.text += string }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            open.last?.text += String(decoding: CDATABlock, as: UTF8.self)
+        }
+    }
+}
+
+/// An S3 error document: `<Error><Code>…</Code><Message>…</Message></Error>`.
+struct S3ErrorDocument {
+    var code: String
+    var message: String
+
+    init?(_ bytes: [UInt8]) {
+        guard let root = S3XMLElement.parse(bytes), root.name == "Error", let code = root.text(of: "Code") else {
+            return nil
+        }
+        self.code = code
+        message = root.text(of: "Message") ?? ""
+    }
+}
+
+/// The few pieces of ListObjectsV2's answer a remote needs: keys, sizes, the continuation.
+enum ListingParser {
+    /// The page's objects and the next page's token; an answer that is not a listing is
+    /// an error, not an empty page.
+    static func parse(_ bytes: [UInt8]) throws(RemoteError) -> (objects: [(key: String, size: Int64)], next: String?) {
+        guard let root = S3XMLElement.parse(bytes), root.name == "ListBucketResult" else {
+            throw RemoteError(.server, "the store's answer to a listing is not a ListObjectsV2 result")
+        }
+        var objects: [(key: String, size: Int64)] = []
+        for item in root.children(named: "Contents") {
+            guard let key = item.text(of: "Key"), let size = Int64(item.text(of: "Size") ?? ""), size >= 0 else {
+                throw RemoteError(.server, "the store listed an object without a key or a size")
+            }
+            objects.append((key, size))
+        }
+        let truncated = root.text(of: "IsTruncated") == "true"
+        guard truncated else { return (objects, nil) }
+        guard let next = root.text(of: "NextContinuationToken"), !next.isEmpty else {
+            throw RemoteError(.server, "the store's listing is truncated but gives no continuation token")
+        }
+        return (objects, next)
+    }
+}
