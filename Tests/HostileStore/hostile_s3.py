@@ -17,6 +17,9 @@ proxy modes (forward to UPSTREAM, http://127.0.0.1:PORT):
   trickle-packs          GETs of packs/ keys sent at 2 bytes a second
   overlong-packs         GETs of packs/ keys go on past the range asked for (no Content-Length,
                          the connection closed at the end)
+  out-of-space           PUTs of packs/ keys: the first answered 500 InternalError "no free
+                         volumes", the next ones read and never answered (a SeaweedFS out of
+                         writable volumes)
 crafted modes (no store; every GET answers with the same 1 MiB object):
   trickle                2 bytes a second, forever
   endless                206 to a range, no Content-Length, bytes without end
@@ -134,6 +137,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if MODE == "revert-head" and method == "PUT" and is_head:
             status, _, data = upstream("GET", self.path, {}, b"")
             previous = data if status == 200 else None
+        if MODE == "out-of-space" and method == "PUT" and "/packs/" in path:
+            with lock:
+                probe_puts["out-of-space"] = probe_puts.get("out-of-space", 0) + 1
+                first = probe_puts["out-of-space"] == 1
+            if first:
+                text = b"<Error><Code>InternalError</Code><Message>no free volumes left</Message></Error>"
+                return self.reply(500, [("Content-Type", "application/xml")], text)
+            time.sleep(600)
+            return
         if MODE == "trickle-packs" and method == "GET" and "/packs/" in path:
             status, response_headers, data = upstream(method, self.path, headers, body)
             return self.trickle(status, response_headers, data)

@@ -90,7 +90,7 @@ struct HostileTransferTests {
         let fixture = try RemoteFixture("trickle-pull")
         let source = try fixture.makePackage("source", pages: 2, mediaSize: 4000)
         _ = try PackageRemote.push(source, to: fixture.location, options: fixture.options())
-        for (mode, expected) in [("trickle-packs", "cannot reach the S3 endpoint"), ("overlong-packs", "bytes asked for")] {
+        for (mode, expected) in [("trickle-packs", "took the request but did not answer in time"), ("overlong-packs", "bytes asked for")] {
             let hostile = try HostileStore(proxying: fixture.server, mode: mode)
             var device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-\(mode)"))
             device.extraEnvironment = ["AWS_ENDPOINT_URL": hostile.endpoint]
@@ -103,6 +103,25 @@ struct HostileTransferTests {
             #expect(run.errors.split(separator: "\n").count == 1, "\(mode): \(run.errors)")
             #expect(try FileSystem.statusIfExists(destination) == nil)
         }
+    }
+
+    /// A store that answers an error and then holds requests without answering (SeaweedFS
+    /// out of writable volumes) is not called unreachable: the line says it took the
+    /// request, did not answer in time, and what it answered before.
+    @Test func aStoreThatStopsAnsweringIsNotCalledUnreachable() throws {
+        let fixture = try RemoteFixture("silent-store")
+        let source = try fixture.makePackage("source", pages: 2, mediaSize: 4000)
+        let hostile = try HostileStore(proxying: fixture.server, mode: "out-of-space")
+        var device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
+        device.extraEnvironment = ["AWS_ENDPOINT_URL": hostile.endpoint]
+        let run = try device.run(
+            "push", "--speed-limit", "1k", "--speed-time", "1", "--max-time", "60", "--retries", "1", source,
+            fixture.location.description)
+        #expect(run.status == 2, "\(run.errors)")
+        #expect(run.errors.split(separator: "\n").count == 1, "\(run.errors)")
+        #expect(run.errors.contains("took the request but did not answer in time"), "\(run.errors)")
+        #expect(run.errors.contains("before that it answered HTTP 500 InternalError (no free volumes left)"), "\(run.errors)")
+        #expect(!run.errors.contains("cannot reach"), "\(run.errors)")
     }
 
     // MARK: A head claiming a million versions (item 4)

@@ -195,6 +195,17 @@ struct CurlFailure: Error, Sendable {
         ]
         return transient.contains { $0.rawValue == code }
     }
+
+    /// Whether the request reached a server: anything but a failure to resolve, connect
+    /// or complete a TLS handshake (a timeout after connecting means the server was slow
+    /// to answer, not unreachable).
+    var reachedServer: Bool {
+        ![CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_SSL_CONNECT_ERROR]
+            .contains { $0.rawValue == code }
+    }
+
+    /// Whether libcurl gave up on time: the low-speed limit or the request's deadline.
+    var timedOut: Bool { code == CURLE_OPERATION_TIMEDOUT.rawValue }
 }
 
 /// The Swift side of one `perform`: what the C callbacks reach through their opaque pointer.

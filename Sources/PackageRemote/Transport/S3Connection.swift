@@ -202,11 +202,7 @@ final class S3Connection {
                     throw RemoteError(.server, configuration.redacted("\(method) \(describe(bucket, key)) failed: \(cause)"))
                 }
                 guard failure.isTransient, attempt < settings.attempts else {
-                    let after = attempt > 1 ? " (after \(attempt) attempts)" : ""
-                    throw RemoteError(
-                        .unreachable,
-                        configuration.redacted(
-                            "cannot reach the S3 endpoint \(configuration.endpoint): \(failure.message)\(after)"))
+                    throw RemoteError(.unreachable, configuration.redacted(giveUpMessage(failure, attempt: attempt, lastProblem)))
                 }
                 lastProblem = failure.message
             case .success(let response):
@@ -215,10 +211,26 @@ final class S3Connection {
                 let transient =
                     response.status >= 500 || throttled || error?.code == "RequestTimeout" || error?.code == "InternalError"
                 guard transient, attempt < settings.attempts else { return response }
-                lastProblem = "HTTP \(response.status)\(error.map { " \($0.code)" } ?? "")"
+                lastProblem = "HTTP \(response.status)\(error.map { " \($0.code)" + ($0.message.isEmpty ? "" : " (\($0.message.prefix(200)))") } ?? "")"
             }
             try backOff(attempt: attempt, problem: lastProblem)
         }
+    }
+
+    /// The line a transfer that failed for good ends with: that the endpoint could not be
+    /// reached, or that it was reached and did not answer in time (an overloaded store, or
+    /// one out of space, holds requests so) — with what it answered before, if it did.
+    private func giveUpMessage(_ failure: CurlFailure, attempt: Int, _ lastProblem: String) -> String {
+        let after = attempt > 1 ? " (after \(attempt) attempts)" : ""
+        let earlier = lastProblem.hasPrefix("HTTP ") ? "; before that it answered \(lastProblem)" : ""
+        guard failure.reachedServer else {
+            return "cannot reach the S3 endpoint \(configuration.endpoint): \(failure.message)\(after)\(earlier)"
+        }
+        let how =
+            failure.timedOut
+            ? "took the request but did not answer in time (an overloaded store, or one out of space, does this)"
+            : "took the request but the exchange broke off"
+        return "the S3 endpoint \(configuration.endpoint) \(how): \(failure.message)\(after)\(earlier)"
     }
 
     /// Waits before attempt `attempt + 1`: `retryDelay × 2^(attempt-1)`, capped, ±25 %.
