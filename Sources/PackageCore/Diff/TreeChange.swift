@@ -43,3 +43,21 @@ public struct TreeChange: Sendable, Equatable {
         return "\(status.rawValue)\t\(path)"
     }
 }
+
+extension TreeChange: CustomStringConvertible {
+    /// What a person reads: `modified pages/3.txt`, `renamed media/a.png -> media/b.png`,
+    /// `added pages/4.txt (12 bytes)`; without inodes, devices or hashes.
+    public var description: String {
+        let words: String
+        switch status {
+        case .added: words = "added"
+        case .deleted: words = "deleted"
+        case .modified: words = contentChanged ? "modified" : "mode changed"
+        case .renamed: words = "renamed"
+        case .typeChanged: words = "type changed"
+        }
+        let subject = oldPath.map { "\($0) -> \(path)" } ?? path
+        guard status == .added, let entry = newEntry, entry.kind == .regular else { return "\(words) \(subject)" }
+        return "\(words) \(subject) (\(entry.size) byte\(entry.size == 1 ? "" : "s"))"
+    }
+}

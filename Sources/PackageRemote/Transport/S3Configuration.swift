@@ -17,7 +17,7 @@ public struct S3Configuration: Sendable {
     /// Parallelism, retries, timeouts, speed cap, CA bundle.
     public var transport: TransportSettings
 
-    /// A configuration with every part given; ``fromEnvironment(_:endpoint:)`` reads it as S3 tools do.
+    /// A configuration with every part given; ``fromEnvironment(_:endpoint:profile:)`` reads it as S3 tools do.
     public init(
         endpoint: String, pathStyle: Bool, region: String, credentials: S3Credentials,
         transport: TransportSettings = TransportSettings()

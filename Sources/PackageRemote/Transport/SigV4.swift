@@ -9,7 +9,7 @@ public struct S3Credentials: Sendable, Equatable {
     /// Temporary credentials (STS) come with a session token, sent as `x-amz-security-token`.
     public var sessionToken: String?
 
-    /// Credentials from their parts (``S3Configuration/fromEnvironment(_:endpoint:)`` reads them from the environment).
+    /// Credentials from their parts (``S3Configuration/fromEnvironment(_:endpoint:profile:)`` reads them from the environment).
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey

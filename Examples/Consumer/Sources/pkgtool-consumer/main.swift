@@ -94,6 +94,7 @@ func runGuides(in work: String, draft: String) async throws {
     try check(documentLog.count == 4 && documentLog[0] == "unsaved changes: true", "the document guide ran")
     try check(FileManager.default.fileExists(atPath: work + "/Groceries.zip"), "the export wrote an archive")
     try await runRemoteGuide(in: work, package: package)
+    try await runGettingStarted(in: URL(fileURLWithPath: work + "/start"), draft: URL(fileURLWithPath: draft))
     print("guides: every article's code ran")
 }
 
@@ -106,4 +107,25 @@ do {
 } catch {
     FileHandle.standardError.write(Data("pkgtool-consumer: \(error)\n".utf8))
     exit(1)
+}
+
+/// The "Getting started" article's programs, run in order on a copy of the draft.
+@MainActor
+func runGettingStarted(in folder: URL, draft original: URL) async throws {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let draft = folder.appendingPathComponent("Draft")
+    try FileManager.default.copyItem(at: original, to: draft)
+    let package = folder.appendingPathComponent("Notes.pkg")
+    try saveIncrementally(draft: draft, package: package)
+    try Data("page two, edited\n".utf8).write(to: draft.appendingPathComponent("pages/2.txt"))
+    let changes = try listChanges(draft: draft, package: package)
+    try check(changes.map(\.description) == ["modified pages/2.txt"], "the changes read as a person reads them")
+    try zipAndUnzip(package: package, archive: folder.appendingPathComponent("Notes.zip"), copy: folder.appendingPathComponent("Copy.pkg"))
+    try check(try rootHash(folder.path + "/Copy.pkg") == (try rootHash(package.path)), "the unzipped copy is the package")
+    if let remote = ProcessInfo.processInfo.environment["PKGTOOL_CONSUMER_S3"] {
+        try syncWithStore(package: package, remote: remote)
+    }
+    try await hostANote(at: folder.appendingPathComponent("Note.pkg"))
+    let note = try String(contentsOf: folder.appendingPathComponent("Note.pkg/note.txt"), encoding: .utf8)
+    try check(note == "second draft", "the note was saved")
 }
