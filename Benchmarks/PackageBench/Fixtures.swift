@@ -73,7 +73,7 @@ public enum FixtureWriter {
 }
 
 extension FixtureWriter {
-    /// The "document" package P1 of `design/baselines.md`: `smallFiles` small files (half
+    /// The "document" package: `smallFiles` small files (half
     /// JSON-like text, half random) in nested folders under `pages/`, and `mediaCount`
     /// random media files of 1–100 MiB under `media/` (`.mp4` and `.jpg`), about
     /// `mediaBytes` in all. Same seed, same bytes.

@@ -18,6 +18,7 @@ public enum HTMLReport {
         }
         body += "<p class=\"meta\">\(escape(run.started)) · \(String(format: "%.0f", run.durationSeconds)) s · \(escape(record.machine.summary)) · seed \(record.seed) · \(record.runs) runs after \(record.warmups) warm-up, jobs interleaved (medians; whiskers show min–max)</p>\n"
         body += "<p class=\"meta\">Bytes written are measured from outside each process (<code>/proc/PID/io</code> write_bytes, children included). Rows say which fsync policy pkgtool used: rsync and cp never fsync, so compare them with <code>fsync none</code>.</p>\n"
+        body += StrategyAdvice.html(record)
         body += checksSection(record)
         let save = record.measurements(suite: "save")
         for slug in TextReport.unique(save.compactMap(\.shape)) {
@@ -62,7 +63,7 @@ public enum HTMLReport {
                 if !checks.isEmpty {
                     var sourceOnly = source
                     sourceOnly.checks = checks
-                    body += checksSection(sourceOnly).replacingOccurrences(of: "<h2>Targets</h2>", with: "")
+                    body += checksSection(sourceOnly, heading: false)
                 }
             }
             body += lineChart(id: suite, rows: rows, axis: axis, panels: [.seconds, .bytesWritten])
@@ -347,19 +348,27 @@ public enum HTMLReport {
 
     // MARK: Tables
 
-    static func checksSection(_ record: BenchmarkRecord) -> String {
+    /// The goals this run is held to, in a person's words: what each means, and "not met"
+    /// said for what it is (slower or larger than intended here, never a wrong result).
+    static func checksSection(_ record: BenchmarkRecord, heading: Bool = true) -> String {
         guard !record.checks.isEmpty else { return "" }
-        var html = "<h2>Targets</h2>\n<table class=\"checks\">\n<tr><th>check</th><th>value</th><th>want</th><th></th><th>from</th></tr>\n"
-        for check in record.checks {
-            html += "<tr class=\"\(check.met ? "met" : "missed")\"><td>\(escape(check.name))</td><td class=\"num\">\(escape(check.shown))</td><td>\(escape(check.want))</td><td>\(check.met ? "met" : "MISSED")</td><td>\(escape(check.source))</td></tr>\n"
+        var html = ""
+        if heading {
+            let missed = record.checks.filter { !$0.met }.count
+            html += "<h2>How this run compares with pkgtool's goals</h2>\n"
+            html += "<p class=\"meta\">Each goal is a figure pkgtool aims for on a machine like this one. <em>Not met</em> means this run came out slower or larger than intended — where pkgtool is not yet as fast or as lean as it should be, or where the machine was busy — never that a result was wrong: every copy is checked byte for byte. \(missed == 0 ? "Every goal was met." : "\(missed) of \(record.checks.count) goals were not met.")</p>\n"
         }
-        return html + "</table>\n"
+        html += "<div class=\"scroll\"><table class=\"checks\">\n<tr><th>goal</th><th>this run</th><th>aim</th><th></th><th>why it matters</th></tr>\n"
+        for check in record.checks {
+            html += "<tr class=\"\(check.met ? "met" : "missed")\"><td class=\"text\">\(escape(check.name))</td><td class=\"num\">\(escape(check.shown))</td><td>\(escape(check.want))</td><td>\(check.met ? "met" : "not met")</td><td class=\"text\">\(escape(check.source))</td></tr>\n"
+        }
+        return html + "</table></div>\n"
     }
 
     static func measurementTable(_ rows: [JobMeasurement], ratios: Bool) -> String {
         let patched = rows.contains { ($0.filesPatched ?? 0) + ($0.filesCloned ?? 0) > 0 }
         let device = rows.contains { $0.deviceBytesWritten != nil }
-        var html = "<table class=\"data\">\n<tr><th>package</th><th>scenario</th><th>job</th><th>fsync</th><th>median</th><th>min</th><th>max</th><th>written</th><th>engine</th><th>files</th><th>peak RSS</th><th>cores</th>"
+        var html = "<div class=\"scroll\"><table class=\"data\">\n<tr><th>package</th><th>scenario</th><th>job</th><th>fsync</th><th>median</th><th>min</th><th>max</th><th>written</th><th>engine</th><th>files</th><th>peak RSS</th><th>cores</th>"
         if patched { html += "<th title=\"files patched in place (P) or cloned and patched (C): the changed chunks' bytes\">patched</th>" }
         if device { html += "<th>device wrote</th>" }
         if ratios { html += "<th>time/full</th><th>written/full</th>" }
@@ -376,24 +385,24 @@ public enum HTMLReport {
             }
             html += "</tr>\n"
         }
-        return html + "</table>\n"
+        return html + "</table></div>\n"
     }
 
     static func reproduction(_ record: BenchmarkRecord) -> String {
         var html = "<h2>Reproducing this run</h2>\n<p class=\"meta\">pkgbench \(escape(record.pkgbench.arguments.joined(separator: " "))) · seed \(record.seed) · work directory \(escape(record.machine.workDirectory)) (\(escape(record.machine.filesystem)), \(escape(record.machine.mountOptions)))</p>\n"
-        html += "<table class=\"data\">\n<tr><th>package</th><th>shape</th><th>bytes</th><th>entries</th><th>generated in</th></tr>\n"
+        html += "<div class=\"scroll\"><table class=\"data\">\n<tr><th>package</th><th>shape</th><th>bytes</th><th>entries</th><th>generated in</th></tr>\n"
         for shape in record.shapes {
             html += "<tr><td>\(escape(shape.slug))</td><td>\(escape(shape.label))</td><td class=\"num\">\(Format.bytes(shape.totalBytes))</td><td class=\"num\">\(Format.count(shape.entries))</td><td class=\"num\">\(Format.seconds(shape.generationSeconds))</td></tr>\n"
         }
-        html += "</table>\n<table class=\"data\">\n<tr><th>job</th><th>command</th></tr>\n"
+        html += "</table></div>\n<div class=\"scroll\"><table class=\"data\">\n<tr><th>job</th><th>command</th></tr>\n"
         for key in record.commands.keys.sorted() {
             html += "<tr><td>\(escape(key))</td><td><code>\(escape(record.commands[key]!))</code></td></tr>\n"
         }
-        html += "</table>\n<table class=\"data\">\n<tr><th>tool</th><th>version</th></tr>\n"
+        html += "</table></div>\n<div class=\"scroll\"><table class=\"data\">\n<tr><th>tool</th><th>version</th></tr>\n"
         for key in record.tools.keys.sorted() {
             html += "<tr><td>\(escape(key))</td><td>\(escape(record.tools[key]!))</td></tr>\n"
         }
-        html += "</table>\n"
+        html += "</table></div>\n"
         if !record.notes.isEmpty {
             html += "<ul class=\"notes\">\n" + record.notes.map { "<li>\(escape($0))</li>\n" }.joined() + "</ul>\n"
         }
@@ -439,7 +448,11 @@ public enum HTMLReport {
     }
 
     static let css = """
-        body { font: 13px/1.4 "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; max-width: 1500px; }
+        body { font: 13px/1.4 "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; max-width: 1200px; }
+        @media (max-width: 700px) { body { margin: 12px; } }
+        p { max-width: 60em; }
+        .scroll { overflow-x: auto; max-width: 100%; }
+        svg.chart { max-width: 100%; height: auto; }
         h1 { font-size: 22px; margin: 0 0 6px; }
         h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; padding-bottom: 3px; }
         .meta { color: #555; margin: 4px 0; }
@@ -457,6 +470,7 @@ public enum HTMLReport {
         svg polyline.series { fill: none; stroke-width: 2; }
         table { border-collapse: collapse; margin: 6px 0 14px; }
         th, td { padding: 2px 8px; border-bottom: 1px solid #eee; text-align: left; white-space: nowrap; }
+        td.text { white-space: normal; min-width: 14em; }
         th { background: #f4f4f4; }
         td.num { text-align: right; font-variant-numeric: tabular-nums; }
         tr.missed td { background: #fde8e8; }

@@ -3,7 +3,7 @@ import PackageCore
 
 /// Hashing against `xxhsum -H2`: one large file, a tree of small files on one and on all
 /// cores, and peak memory on a 4 GiB file; and, in-process on the same large file, hashing
-/// alone against hashing with content-defined chunking in the same pass (issue 13).
+/// alone against hashing with content-defined chunking in the same pass.
 public struct HashBenchmark {
     public var workDirectory: String
     public var pkgtool: String

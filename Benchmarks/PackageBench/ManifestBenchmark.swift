@@ -1,7 +1,7 @@
 import Foundation
 import PackageCore
 
-/// The manifest's figures (issue 3): loading 100,000 records, diffing two 100,000-entry
+/// The manifest's figures: loading 100,000 records, diffing two 100,000-entry
 /// manifests with 10 changes, and a no-change diff of a 100,000-file package against its
 /// manifest compared with `rsync -a --dry-run` on the same tree (the stat-walk floor).
 public struct ManifestBenchmark {

@@ -172,7 +172,8 @@ public struct Check: Codable, Sendable {
     /// The target: "≤ 512.0 KiB".
     public var want: String
     public var met: Bool
-    /// Where the target comes from: "issue 4".
+    /// Why the goal matters to a user, in words (the JSON key stays `source`): "a small
+    /// edit writes about what changed, never the whole package".
     public var source: String
 }
 

@@ -11,7 +11,7 @@ import PackageCore
 /// directory each round; those copies are removed after the scenario. No tree is deleted
 /// and recreated between rounds except by the jobs themselves: `full` replaces the whole
 /// package every time, and on this machine creating files soon after deleting many is
-/// slow (design/baselines.md) — `full` and `cp -r` pay that, as they would in real use.
+/// slow — `full` and `cp -r` pay that, as they would in real use.
 struct SaveSuite {
     var shape: PackageShape
     var scenarios: [Scenario]
@@ -139,7 +139,7 @@ struct SaveSuite {
                     suite: "save", name: "\(slug): every target equals its source byte for byte (and pkgtool verify passes)",
                     value: Double(wrong.count),
                     shown: wrong.isEmpty ? "all \(problems.count) equal" : "\(wrong.count) of \(problems.count) differ",
-                    want: "all equal", met: wrong.isEmpty, source: "issue 13"))
+                    want: "all equal", met: wrong.isEmpty, source: "every copy is exactly its source"))
             for (path, problem) in wrong { notes.append("\(slug): \(path) \(problem!)") }
         }
         addRatiosToFull(&measurements)
@@ -154,8 +154,8 @@ struct SaveSuite {
                     + "a save replacing the package (\(steady.scenario ?? ""), median) took \(Format.seconds(steady.seconds.median))"
                     + (slower
                         ? " — it creates every file again just after deleting the previous tree's, the slow path of this ext4 "
-                            + "(design/baselines.md); cp -r's copies meet it too"
-                        : " — the delete-then-create slow path of this ext4 (design/baselines.md) cost little in this run"))
+                            + "(measured on this machine's ext4 before); cp -r's copies meet it too"
+                        : " — the delete-then-create slow path of ext4 cost little in this run"))
         }
 
         if measureDiff, let last = scenarios.last, let (strategy, fsync) = targets.last(where: { includes(last, $0.0, $0.1) }) {

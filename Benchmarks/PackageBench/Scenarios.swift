@@ -128,7 +128,7 @@ public final class SourceTree {
             generator.fill(chunk)
             try handle.write(UnsafeRawBufferPointer(chunk), at: offset)
             try handle.setModificationTime(time)
-            // And one small JSON file, as issue 4's scenario says.
+            // And one small JSON file.
             var page = Edit()
             try rewriteSmall(editedPageIndex, time: time, edit: &page)
             edit.filesChanged = 1 + page.filesChanged

@@ -9,14 +9,14 @@ import Synchronization
 public struct PackageShape: Sendable, Codable, Equatable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
         /// About 20,000 small JSON/text pages (half compressible text, half random bytes)
-        /// in nested folders, plus about 40 random media files: design/baselines.md's P1.
+        /// in nested folders, plus about 40 random media files (the "document" package).
         case document
         /// 100,000 files of 0–4 KiB in nested folders: P2.
         case smallFiles = "small-files"
         /// A few multi-GiB files and a hundred small pages.
         case huge
         /// A 64 MiB document (2,000 pages and 8 media clips) plus one large media file
-        /// (1 GiB by default): the shape of issue 13's chunk-level saves.
+        /// (1 GiB by default): the shape of chunk-level saves.
         case media
 
         /// The shapes the save suite runs when none is named (`media` has its own suite,

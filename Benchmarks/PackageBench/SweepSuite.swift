@@ -95,7 +95,7 @@ struct SweepSuite {
                 "\(axis.rawValue): full's first saves into fresh directories took "
                     + fulls.map { "\(Format.seconds($0.1)) (\($0.0))" }.joined(separator: ", ")
                     + "; in the rounds every full save creates all the files again right after the previous save deleted as many, "
-                    + "the slow path of this ext4 (design/baselines.md), so its time grows less than its bytes")
+                    + "the slow path of ext4 (deleting many files, then creating as many), so its time grows less than its bytes")
         }
         return Result(shapes: workspaces.map(\.record), measurements: measurements, notes: notes)
     }

@@ -136,12 +136,21 @@ enum TextReport {
         }
 
         if !record.checks.isEmpty {
-            out += "\ntargets\n"
-            var table = Table(["check", "value", "want", "", "from"])
+            out += "\ngoals (not met: slower or larger than intended in this run, never a wrong result)\n"
+            var table = Table(["goal", "this run", "aim", "", "why it matters"])
             for check in record.checks {
-                table.add([check.name, check.shown, check.want, check.met ? "met" : "MISSED", check.source])
+                table.add([check.name, check.shown, check.want, check.met ? "met" : "not met", check.source])
             }
             out += table.rendered
+        }
+        if let advice = StrategyAdvice.figures(record), let journaled = advice.strategies["journaled"] {
+            out += "\nwhich strategy: journaled (the default) saves in place, crash-safe: \(journaled.shown) here"
+            if let rsync = advice.rsync, rsync.seconds > 0 {
+                out += " (\(Format.ratio(journaled.seconds / rsync.seconds)) rsync -a's time)"
+            }
+            out += "; atomic when readers must see the whole old or new version at once"
+            if let atomic = advice.strategies["atomic"] { out += " (\(Format.seconds(atomic.seconds)))" }
+            out += "; the HTML report says why and at what cost\n"
         }
         for note in record.notes { out += "note: \(note)\n" }
         return out

@@ -209,12 +209,30 @@ import Testing
         #expect(stack.isEmpty)
     }
 
+    /// The page opens with its conclusion for a reader choosing a strategy, says what a goal
+    /// not met means, cites nothing a reader lacks, and lets wide tables scroll inside the
+    /// page instead of widening it (checked in headless Chromium at 1280 px and 390 px).
+    @Test func thePageOpensWithItsConclusionAndCitesNothingInternal() throws {
+        let (record, html) = try Self.rendered()
+        let advice = try #require(html.range(of: "<h2>Which strategy to use</h2>"))
+        let goals = try #require(html.range(of: "<h2>How this run compares with pkgtool's goals</h2>"))
+        #expect(advice.lowerBound < goals.lowerBound)
+        #expect(html.range(of: "<h2>", options: [])?.lowerBound == advice.lowerBound, "the advice is the first section")
+        for strategy in ["journaled</strong> (the default)", "atomic</strong>", "full</strong>"] { #expect(html.contains(strategy)) }
+        #expect(html.contains("never that a result was wrong"))
+        #expect(!html.contains("MISSED") && html.contains("not met") == record.checks.contains { !$0.met })
+        #expect(html.range(of: #"issue \d"#, options: .regularExpression) == nil)
+        #expect(!html.contains("baselines.md") && !html.contains("design/"))
+        #expect(html.components(separatedBy: "<table").count - 1 == html.components(separatedBy: "<div class=\"scroll\"><table").count - 1)
+    }
+
     @Test func textTableShowsTheFigures() throws {
         let record = RecordFixture.make()
         let text = TextReport.render(record)
         #expect(text.contains("save: document-256MiB"))
         #expect(text.contains("pkgtool save journaled"))
         #expect(text.contains("sweep (a)"))
-        #expect(text.contains("MISSED") == record.checks.contains { !$0.met })
+        #expect(text.contains("not met") == record.checks.contains { !$0.met })
+        #expect(text.contains("which strategy: journaled (the default)"))
     }
 }
