@@ -137,3 +137,5 @@ int pkg_terminal_columns(int fd) {
     if (ioctl(fd, TIOCGWINSZ, &size) != 0) return 0;
     return size.ws_col;
 }
+
+int pkg_syncfs(int fd) { return syncfs(fd); }

@@ -37,6 +37,9 @@ ssize_t pkg_copy_file_range(int fd_in, int64_t *off_in, int fd_out, int64_t *off
 /// too) without changing the file's size, so that later writes there cannot meet ENOSPC.
 int pkg_fallocate_keep_size(int fd, int64_t offset, int64_t length);
 
+/// syncfs(2) (declared by glibc only under _GNU_SOURCE).
+int pkg_syncfs(int fd);
+
 /// The width in columns of the terminal `fd` is (TIOCGWINSZ), or 0 when it is none or says none.
 int pkg_terminal_columns(int fd);
 int pkg_ofd_lock(int fd, int exclusive, int wait);

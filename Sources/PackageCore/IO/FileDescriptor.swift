@@ -247,6 +247,15 @@ package struct FileDescriptor: ~Copyable {
         }
     }
 
+    /// Flushes everything written to the file system this descriptor is on (syncfs): one
+    /// call making a whole tree of new files durable, where an fsync per file would cost
+    /// a journal commit each. A failure is final, as for `sync()`.
+    package func syncFileSystem() throws(FileSystemError) {
+        do { try Syscall.syncfs(rawValue, path: path) } catch {
+            throw FileSystemError(.syncFileSystem, path: path, errno: error)
+        }
+    }
+
     /// Starts writing the file's dirty pages back without waiting for them
     /// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`): what ext4 does by itself when a file
     /// renamed over another was just written (`auto_da_alloc`), for writes that replace a

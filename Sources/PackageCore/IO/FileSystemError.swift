@@ -61,6 +61,7 @@ public struct FileOperation: Hashable, Sendable {
     package static let read = FileOperation(verb: "read", systemCall: "read")
     package static let write = FileOperation(verb: "write", systemCall: "write")
     package static let sync = FileOperation(verb: "sync", systemCall: "fsync")
+    package static let syncFileSystem = FileOperation(verb: "sync the file system of", systemCall: "syncfs")
     package static let stat = FileOperation(verb: "stat", systemCall: "fstatat")
     package static let readDirectory = FileOperation(verb: "list", systemCall: "readdir")
     package static let readLink = FileOperation(verb: "read link", systemCall: "readlinkat")

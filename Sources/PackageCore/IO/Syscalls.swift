@@ -90,6 +90,15 @@ enum Syscall {
         if Glibc.fsync(descriptor) != 0 { throw Errno.current }
     }
 
+    /// syncfs(2): every dirty page and inode of the file system `descriptor` is on, flushed
+    /// and waited for, then the file system's own commit. Since Linux 5.8 it reports a
+    /// write-back error that happened on that file system since `descriptor` was opened.
+    /// A sync point for fault injection, as `fsync` is; never retried, for the same reason.
+    static func syncfs(_ descriptor: Int32, path: String) throws(Errno) {
+        _ = try inject(.sync, path)
+        if pkg_syncfs(descriptor) != 0 { throw Errno.current }
+    }
+
     static func ftruncate(_ descriptor: Int32, _ length: Int64, path: String) throws(Errno) {
         _ = try inject(.truncate, path)
         _ = try retrying { Glibc.ftruncate(descriptor, off_t(length)) }

@@ -12,6 +12,9 @@ final class EntryWriter {
     let progress: SaveProgressTracker
     /// Called between chunks: throws to stop the save (cancellation).
     let checkpoint: () throws -> Void
+    /// Set by a save that writes many files: they are not fsynced one by one, and the save
+    /// makes them durable together (syncfs) before its commit (`SaveContext.makeDurable`).
+    var defersFileSync = false
 
     init(durability: Durability, progress: SaveProgressTracker, checkpoint: @escaping () throws -> Void) {
         self.durability = durability
@@ -96,7 +99,7 @@ final class EntryWriter {
         }
         try file.setPermissions(permissions)
         if let modificationTime { try file.setModificationTime(modificationTime) }
-        if durability == .full { try file.sync() }
+        if durability == .full && !defersFileSync { try file.sync() }
         let status = try file.status()
         try file.close()
         progress.fileWritten()
@@ -124,7 +127,7 @@ final class EntryWriter {
         }
         try file.setPermissions(permissions)
         if let modificationTime { try file.setModificationTime(modificationTime) }
-        if durability == .full { try file.sync() }
+        if durability == .full && !defersFileSync { try file.sync() }
         let final = try file.status()
         try file.close()
         progress.chunkWritten(expectedSize)

@@ -154,7 +154,7 @@ extension SaveContext {
                         name, relativeTo: temporary.rawValue, access: .writeOnly, options: [.create, .exclusive, .noFollow],
                         permissions: 0o600, displayPath: package.inside(entry.path))
                     try forEachChangedPiece(of: index, patch: patch) { _, bytes in try data.write(bytes) }
-                    if durable { try data.sync() }
+                    if durable && !writer.defersFileSync { try data.sync() }
                     try data.close()
                     progress.fileWritten()
                     patchOperations.append(
@@ -233,7 +233,7 @@ extension SaveContext {
             metadataOperations.append(.rename(temporary: name, path: PackageLayout.conflictsRecordPath))
             statistics.metadataBytesWritten += Int64(record.count)
         }
-        if durable { try temporary.sync() }
+        if try !makeDurableInBulk(temporary), durable { try temporary.sync() }
         return removals + directories + renames + patchOperations + permissions + metadataOperations
     }
 

@@ -159,7 +159,7 @@ extension SaveContext {
             let (folder, name) = try parents.locate(path.string)
             try FileSystem.setPermissions(name, bits, relativeTo: folder)
         }
-        if durable {
+        if try !makeDurableInBulk(staging), durable {
             try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
             // Children before parents; new directories are among them.
             let directories = touched.union(created.map { RelativePath(trusted: $0) })

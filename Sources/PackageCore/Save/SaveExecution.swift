@@ -205,6 +205,16 @@ final class SaveContext {
         }
         if linking { files += unchangedCount }
         progress.plan(files: files, bytes: bytes)
+        writer.defersFileSync = durable && plan.creations.count >= options.bulkSyncThreshold
+    }
+
+    /// Before a commit: when the files were written without their own fsync, one syncfs on
+    /// the file system of `directory` makes them, and every directory entry made for them,
+    /// durable. Returns whether it did (the per-directory fsyncs are then redundant).
+    func makeDurableInBulk(_ directory: borrowing FileDescriptor) throws -> Bool {
+        guard durable, writer.defersFileSync else { return false }
+        try directory.syncFileSystem()
+        return true
     }
 
     /// Writes new entry `index`'s bytes as `name` in `directory`.

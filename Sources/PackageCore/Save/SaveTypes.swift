@@ -59,6 +59,12 @@ public struct SaveOptions: Sendable {
     /// (`SaveRefusal.Reason.sourceChanged`) with nothing written. A pull sets it to what it
     /// checked, so that a save made between its check and its own save is never discarded.
     package var requiredCurrentRoot: ContentHash? = nil
+    /// From this many entries written, a save makes them durable together (one syncfs on
+    /// the package's file system) before its commit rather than one fsync each: the same
+    /// guarantee — nothing is published before its bytes are on the device — at one
+    /// file-system commit instead of one per file. Below it, per-file fsyncs cost less than
+    /// flushing the whole file system (which also waits for other programs' writes there).
+    package var bulkSyncThreshold = 64
 
     /// Options for a save; every parameter is the property of the same name, with the defaults
     /// a document app wants: the default strategy, full durability, every core.

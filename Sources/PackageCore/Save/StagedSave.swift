@@ -116,7 +116,7 @@ extension SaveContext {
             let (folder, name) = try parents.locate(entry.path)
             try FileSystem.setPermissions(name, entry.permissions, relativeTo: folder)
         }
-        if durable {
+        if try !makeDurableInBulk(staging), durable {
             try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
             // Children before parents: a directory's entry is flushed after its contents.
             for directory in directories.reversed() {

@@ -8,11 +8,21 @@ import Testing
 struct SaveMode: Sendable, CustomStringConvertible {
     var strategy: SaveStrategy
     var keepsPrevious = false
+    /// Files made durable together (syncfs before the commit) rather than one by one.
+    var syncsInBulk = false
 
     static let all: [SaveMode] = SaveStrategy.allCases.map { SaveMode(strategy: $0) } + [
         SaveMode(strategy: .atomic, keepsPrevious: true)
     ]
-    var description: String { keepsPrevious ? "\(strategy), keeping the previous version" : "\(strategy)" }
+    /// Every mode with its files made durable together.
+    static let allInBulk = all.map { mode in
+        var bulk = mode
+        bulk.syncsInBulk = true
+        return bulk
+    }
+    var description: String {
+        (keepsPrevious ? "\(strategy), keeping the previous version" : "\(strategy)") + (syncsInBulk ? ", synced in bulk" : "")
+    }
 }
 
 /// The oracle of Specs/save.md: whatever step a save stops at, after recovery the package
@@ -88,6 +98,7 @@ struct CrashConsistencyTests {
         func options(_ mode: SaveMode, record: [UInt8]?) -> SaveOptions {
             var options = SaveOptions(strategy: mode.strategy, durability: .full, workers: 1, keepsPrevious: mode.keepsPrevious)
             options.syncRecord = record
+            if mode.syncsInBulk { options.bulkSyncThreshold = 1 }
             return options
         }
 
@@ -327,6 +338,24 @@ struct CrashConsistencyTests {
         #expect(sweep.points > 20)
         print(
             "crash consistency (\(mode)): \(sweep.points) crash points in the save, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("a crash at every I/O step of a save whose files are made durable together (syncfs)", arguments: SaveMode.allInBulk)
+    func crashAtEveryStepInBulk(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepCrashes(try Fixture(syncRecords: true), mode: mode)
+        #expect(sweep.points > 10)
+        print(
+            "crash consistency (\(mode)): \(sweep.points) crash points, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test(
+        "an error at each step of a save whose files are made durable together (syncfs)",
+        arguments: SaveMode.allInBulk.filter { !$0.keepsPrevious && $0.strategy != .atomic })
+    func errorAtEveryStepInBulk(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepErrors(try Fixture(syncRecords: true), mode: mode)
+        print("error injection (\(mode)): \(sweep.points) faults, \(sweep.violations.count) violations")
         #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
     }
 
