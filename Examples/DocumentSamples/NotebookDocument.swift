@@ -13,7 +13,7 @@ import Observation
 import PackageDocument
 
 extension UTType {
-    static let notebook = UTType(exportedAs: "com.mycompany.notebook", conformingTo: .package, filenameExtension: "notebook")
+    static let notebook = UTType(exportedAs: "com.mycompany.notebook")
 }
 
 struct NotebookSnapshot {
