@@ -114,15 +114,17 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         // `previous` is what is at the writer's destination: a staged one starts empty.
         let previous = route == .direct && inPlace ? lastWritten(at: destination, contentType: contentType) : nil
         let handoff = FileWrapperHandoff(previous: lastFileWrapper)
+        if inPlace { handoff.mergeBase = baseTree }
         let writeConfiguration = DocumentWriteConfiguration(
             contentType: contentType, fileURL: destination.url, originalContentsURL: inPlace ? destination.url : nil,
             operation: operation, durability: durability, cancellation: run.cancellation, fileWrapperHandoff: handoff,
             saveRun: run)
         let writer = document.writer(configuration: writeConfiguration)
         let work = WriteWork(writer: writer, content: snapshot.handOver(), previous: previous?.handOver())
-        let plan = WritePlan(
+        var plan = WritePlan(
             destination: destination, route: route, finish: .commit, operation: DocumentError.Operation(operation),
             durability: durability, cancellation: run.cancellation, run: run, progress: root)
+        plan.handoff = handoff
         if let statistics = try await Self.perform([work], plan: plan) { handoff.statistics = statistics }
         return handoff
     }
@@ -139,6 +141,8 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         lastWrittenSnapshot = snapshot
         if let written = handoff.produced { lastFileWrapper = written }
         lastSaveStatistics = handoff.statistics
+        lastSaveConflicts = handoff.merge?.conflicts ?? []
+        baseTree = handoff.base
         if !isDocumentFile(destination, contentType: contentType) {
             configuration.update(fileURL: destination.url)
             self.contentType = contentType
@@ -244,6 +248,8 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         try WritePlan.checkCancellation(plan.cancellation)
         guard case .staged(let shape) = plan.route else {
             for work in works { try await work.run(to: url, progress: plan.progress.subprogress(assigningCount: 1)) }
+            // The package as saved, under the same lock: the base of the next save's merge.
+            plan.handoff?.base = recordedTree(at: url)
             return nil
         }
         let staged = try StagedDestination(
@@ -258,8 +264,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
             switch plan.finish {
             case .commit:
                 let progress: Subprogress? = shape == .package ? plan.progress.subprogress(assigningCount: 1) : nil
-                return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
-                    .statistics
+                let statistics = try staged.commit(
+                    durability: plan.durability, cancellation: plan.cancellation, progress: progress)?.statistics
+                plan.handoff?.base = recordedTree(at: url)
+                return statistics
             case .archive:
                 try staged.packAsArchive(at: plan.destination.path, durability: plan.durability, cancellation: plan.cancellation)
                 plan.progress.complete(count: 1)

@@ -44,8 +44,15 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     /// The progress of the running (or last) read or write, to observe from any task.
     public internal(set) var progress: ProgressManager?
     /// What the last save or export through a `FileWrapperDocumentWriter` wrote, as the
-    /// save engine counted it (files and bytes written, linked, removed).
+    /// save engine counted it (files and bytes written, linked, removed). Its `notes` also
+    /// say what the save found another writer had saved meanwhile, and which files both
+    /// changed (Specs/document.md, "Other writers").
     public internal(set) var lastSaveStatistics: SaveStatistics?
+    /// The conflict versions the last save added: files another writer had changed too
+    /// since the document read or last saved its package. The save succeeded and kept the
+    /// document's version of each; the other writer's is kept inside the package
+    /// (`conflicts`, `resolveConflict(at:keep:)`). Empty when nobody else saved meanwhile.
+    public internal(set) var lastSaveConflicts: [ConflictVersion] = []
     /// fsync policy of writes: `.full` unless a test or benchmark says otherwise.
     public var durability: Durability = .full
 
@@ -56,6 +63,11 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     var lastWrittenSnapshot: AnyObject?
     /// The wrapper last read from or written to the document's file, for FileWrapper writers.
     var lastFileWrapper: FileWrapper?
+    /// The package's tree as the document read it or last saved it (its manifest, taken
+    /// under the same lock): the base a save in place merges from when another writer saved
+    /// meanwhile (`OtherWriterMerge`). Nil for a flat file, a new document, or a package
+    /// that had no manifest when read.
+    var baseTree: TreeSnapshot?
     /// What the document's file was when last read or written: a file or a package. Decides
     /// what a type that does not declare its kind is written as (`DocumentForm.written`).
     var formOnDisk: DocumentForm?
@@ -198,6 +210,8 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
             nonisolated(unsafe) let read = try await withTaskExecutorPreference(DocumentIOExecutor.shared) {
                 nonisolated(unsafe) let snapshot = try await handedOver.read(
                     from: url, progress: root.subprogress(assigningCount: 1))
+                // The package as read, under the same lock: the base of the next save's merge.
+                handoff.base = DocumentSession.recordedTree(at: url)
                 return snapshot
             }
             return read
@@ -206,6 +220,7 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         try await document.apply(snapshot: kept.handOver(), previous: lastAppliedSnapshot?.handOver())
         lastAppliedSnapshot = kept
         if let wrapper = handoff.produced { lastFileWrapper = wrapper }
+        baseTree = handoff.base
         contentType = type
         savedChangeCount = changeCount
         if let status = try? FileSystem.status(FileCoordinator.path(of: url), followSymlinks: true) {
@@ -248,6 +263,18 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
                 recoverySuggestion: "Give it at least one type in readableContentTypes.")
         }
         return first
+    }
+
+    /// The tree the manifest of the package at `url` records; nil for a flat file or a
+    /// package without a (sound) manifest. Call under the document's lock.
+    ///
+    /// - Complexity: one load of the manifest (its index and deltas): O(entries).
+    nonisolated static func recordedTree(at url: URL) -> TreeSnapshot? {
+        guard let path = try? FileCoordinator.path(of: url),
+            (try? FileSystem.status(path, followSymlinks: true))?.kind == .directory,
+            let manifest = (try? PackageManifest.load(packagePath: path)) ?? nil
+        else { return nil }
+        return manifest.snapshot
     }
 
     /// The types the document writes, or nil for a document that only reads.
