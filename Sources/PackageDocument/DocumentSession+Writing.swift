@@ -265,7 +265,9 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
             case .commit:
                 let progress: Subprogress? = shape == .package ? plan.progress.subprogress(assigningCount: 1) : nil
                 let statistics = try staged.commit(
-                    durability: plan.durability, cancellation: plan.cancellation, progress: progress)?.statistics
+                    durability: plan.durability, cancellation: plan.cancellation, progress: progress,
+                    mergeBase: plan.handoff?.mergeBase)?.statistics
+                plan.handoff?.merge = staged.merge
                 plan.handoff?.base = recordedTree(at: url)
                 return statistics
             case .archive:

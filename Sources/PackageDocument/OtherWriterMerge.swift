@@ -47,69 +47,85 @@ struct OtherWriterMerge: Sendable {
     static func merge(
         into wrapper: FileWrapper, packagePath: String, base: TreeSnapshot, durability: Durability
     ) throws -> OtherWriterMerge? {
+        guard let other = try changedPackage(at: packagePath, since: base),
+            let local = try? wrapper.mergeSnapshot(packagePath: packagePath, base: base)
+        else { return nil }
+        let merged = TreeMerge(base: base, local: local, other: other)
+        var result = OtherWriterMerge()
+        try takeOthersChanges(merged, local: local, into: wrapper, packagePath: packagePath)
+        try result.keepConflicts(of: merged, packagePath: packagePath, durability: durability)
+        return result
+    }
+
+    /// Whether someone else saved the package at `packagePath` since the document knew it
+    /// as `base`: the package as it is now when so, else nil. Call under the exclusive lock.
+    ///
+    /// - Complexity: one load of the manifest; when it moved on, a scan of the package.
+    static func changedPackage(at packagePath: String, since base: TreeSnapshot) throws -> TreeSnapshot? {
         if let manifest = (try? PackageManifest.load(packagePath: packagePath)) ?? nil,
             manifest.snapshot.rootHash == base.rootHash
         {
             return nil
         }
         let other = try PackageScan.scan(packagePath).snapshot
-        guard other.rootHash != base.rootHash,
-            let local = try? wrapper.mergeSnapshot(packagePath: packagePath, base: base)
-        else { return nil }
-        let merged = TreeMerge(base: base, local: local, other: other)
-        var result = OtherWriterMerge()
-        result.entriesFromOther = try takeOthersChanges(merged, local: local, into: wrapper, packagePath: packagePath)
+        return other.rootHash == base.rootHash ? nil : other
+    }
 
+    /// Records `merged`'s conflicts as conflict versions: the other writer's version of each
+    /// (its bytes kept in the package now, before the save that lists them), or the
+    /// document's deletion where the other writer's version stays in the tree; and the
+    /// record the save commits, and the notes.
+    mutating func keepConflicts(of merged: TreeMerge, packagePath: String, durability: Durability) throws {
+        entriesFromOther = merged.sources.filter { $0 == .other }.count
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
         for conflict in merged.conflicts {
             if merged.source(of: conflict.path) == .other || conflict.local == nil {
                 // The document deleted what the other writer changed: the other's version
                 // stays in the package, the document's deletion is recorded.
-                result.conflicts.append(
+                conflicts.append(
                     ConflictVersion(
-                        path: conflict.path, side: .local, entry: conflict.local, remoteVersion: localWriterVersion, time: now))
-                result.notes.append(
+                        path: conflict.path, side: .local, entry: conflict.local, remoteVersion: Self.localWriterVersion,
+                        time: now))
+                notes.append(
                     "'\(conflict.path.string)' was deleted by the document and changed by another writer: the other "
                         + "writer's version was kept, the deletion is listed as a conflict version")
                 continue
             }
-            result.conflicts.append(
+            conflicts.append(
                 ConflictVersion(
-                    path: conflict.path, side: .other, entry: conflict.other, remoteVersion: localWriterVersion, time: now))
+                    path: conflict.path, side: .other, entry: conflict.other, remoteVersion: Self.localWriterVersion, time: now))
             for entry in conflict.otherDescendants {
-                result.conflicts.append(
+                conflicts.append(
                     ConflictVersion(
                         path: RelativePath(trusted: entry.path), side: .other, entry: entry,
-                        remoteVersion: localWriterVersion, time: now))
+                        remoteVersion: Self.localWriterVersion, time: now))
             }
-            result.notes.append(
+            notes.append(
                 "'\(conflict.path.string)' was also changed by another writer (\(conflict.kind.rawValue)): the document's "
                     + "version was saved, the other writer's is kept as a conflict version")
         }
         // The other writer's bytes, kept before the save that lists them (they are still on
         // disk: the save has not run yet).
-        for version in result.conflicts where version.side == .other && version.kind == .file && version.size > 0 {
+        for version in conflicts where version.side == .other && version.kind == .file && version.size > 0 {
             try ConflictStore.keepContent(
                 from: PackageLayout.joined(packagePath, version.path.string), hash: version.hash, size: version.size,
                 packagePath: packagePath, durability: durability)
         }
-        if !result.conflicts.isEmpty {
-            result.conflictsRecord = try ConflictStore.list(packagePath: packagePath).adding(result.conflicts).encoded()
+        if !conflicts.isEmpty {
+            conflictsRecord = try ConflictStore.list(packagePath: packagePath).adding(conflicts).encoded()
         }
-        result.notes.insert(
-            "another writer saved the package meanwhile: merged, \(result.entriesFromOther) entries taken from its version, "
-                + "\(result.conflicts.count) conflict versions kept", at: 0)
-        return result
+        notes.insert(
+            "another writer saved the package meanwhile: merged, \(entriesFromOther) entries taken from its version, "
+                + "\(conflicts.count) conflict versions kept", at: 0)
     }
 
     /// Brings into `wrapper` the entries the merged tree takes from the other side: removes
     /// what the other writer deleted (and the document did not change), and puts the other
     /// writer's files, links and folders where the merged tree has them — each file as a
-    /// wrapper of the package's file on disk, so the save leaves it as it is. Returns how
-    /// many entries came from the other side.
+    /// wrapper of the package's file on disk, so the save leaves it as it is.
     private static func takeOthersChanges(
         _ merged: TreeMerge, local: TreeSnapshot, into wrapper: FileWrapper, packagePath: String
-    ) throws -> Int {
+    ) throws {
         // Deleted on the other side only: gone from the merged tree (a folder with its subtree).
         var removedFolder: RelativePath?
         for entry in local.entries {
@@ -119,9 +135,7 @@ struct OtherWriterMerge: Sendable {
             if let (parent, child) = node(at: path, in: wrapper) { parent.removeFileWrapper(child) }
             if entry.kind == .directory { removedFolder = path }
         }
-        var taken = 0
         for (index, entry) in merged.tree.entries.enumerated() where merged.sources[index] == .other {
-            taken += 1
             let path = RelativePath(trusted: entry.path)
             guard let parent = directory(at: path.parent, in: wrapper) else { continue }
             let name = RelativePath.lastComponent(of: entry.path)
@@ -139,7 +153,6 @@ struct OtherWriterMerge: Sendable {
             onDisk.preferredFilename = name
             parent.addFileWrapper(onDisk)
         }
-        return taken
     }
 
     /// The wrapper at `path` below `root`, with its directory; nil when there is none.
@@ -159,4 +172,40 @@ struct OtherWriterMerge: Sendable {
         }
         return current
     }
+}
+
+/// The tree a custom writer staged, merged with what another writer saved meanwhile, as the
+/// new tree of the save into the document's package: each file from the staging folder
+/// (moved in, as `StagedDirectorySource` does) or, where the merged tree takes the other
+/// writer's version, from the package itself (left in place, since unchanged there).
+struct MergedStagedSource: SaveSource {
+    let tree: SourceTree
+
+    /// - Parameters:
+    ///   - merged: the merge of base, the staged tree and the package now.
+    ///   - stagedPath: the staging folder's package the writer wrote.
+    ///   - packagePath: the document's package.
+    init(merged: TreeMerge, stagedPath: String, packagePath: String) throws {
+        var contents: [ContentOrigin?] = []
+        contents.reserveCapacity(merged.tree.entries.count)
+        for (index, entry) in merged.tree.entries.enumerated() {
+            guard entry.kind == .regular else {
+                contents.append(nil)
+                continue
+            }
+            let seen = FileStatus(
+                kind: .regular, permissions: entry.permissions, size: entry.size, modificationTime: entry.modificationTime,
+                changeTime: entry.changeTime, inode: entry.inode, device: entry.device)
+            if merged.sources[index] == .other {
+                contents.append(.file(path: PackageLayout.joined(packagePath, entry.path), seen: seen))
+            } else {
+                contents.append(.adopt(path: PackageLayout.joined(stagedPath, entry.path), verified: seen))
+            }
+        }
+        let rootPermissions = try FileSystem.status(stagedPath, followSymlinks: true).permissions & 0o7777
+        tree = SourceTree(snapshot: merged.tree, contents: contents, rootPermissions: rootPermissions)
+    }
+
+    /// The merged tree, with its contents' origins.
+    func wholeTree(in context: SaveSourceContext) throws -> SourceTree { tree }
 }

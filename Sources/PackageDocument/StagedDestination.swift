@@ -34,6 +34,8 @@ final class StagedDestination {
     private let staged: StagedReplacement
     /// Where the writer writes.
     let destinationPath: String
+    /// What `commit` merged from another writer; nil when nobody else had saved.
+    private(set) var merge: OtherWriterMerge?
 
     /// Stages beside `target` (whose folder must exist).
     ///
@@ -70,8 +72,13 @@ final class StagedDestination {
     /// - Complexity: a file: one fsync and one rename (and the folder's fsync). A package:
     ///   the engine's save of a scanned directory — every staged file hashed once, the
     ///   differing ones moved into the target — then what is left of the staged tree removed.
+    ///
+    /// - Parameter mergeBase: for a save in place, the package's tree as the document read or
+    ///   last saved it: when another writer saved meanwhile, the staged tree is merged with
+    ///   the package (`OtherWriterMerge`) instead of replacing it, and `merge` says how.
     func commit(
-        durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil
+        durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil,
+        mergeBase: TreeSnapshot? = nil
     ) throws -> SaveOutcome? {
         switch shape {
         case .file:
@@ -94,7 +101,20 @@ final class StagedDestination {
             discard()
             return nil
         case .package, .either:
-            let options = SaveOptions(durability: durability, cancellation: cancellation)
+            var options = SaveOptions(durability: durability, cancellation: cancellation)
+            if let mergeBase, let other = try OtherWriterMerge.changedPackage(at: targetPath, since: mergeBase) {
+                let local = try PackageScan.scan(destinationPath, useManifest: false).snapshot
+                let merged = TreeMerge(base: mergeBase, local: local, other: other)
+                var result = OtherWriterMerge()
+                try result.keepConflicts(of: merged, packagePath: targetPath, durability: durability)
+                options.conflictsRecord = result.conflictsRecord
+                let source = try MergedStagedSource(merged: merged, stagedPath: destinationPath, packagePath: targetPath)
+                var outcome = try PackageSaver.save(source, to: targetPath, options: options, progress: progress.take())
+                outcome.statistics.notes += result.notes
+                merge = result
+                discard()
+                return outcome
+            }
             let outcome = try PackageSaver.save(
                 StagedDirectorySource(destinationPath), to: targetPath, options: options, progress: progress.take())
             discard()

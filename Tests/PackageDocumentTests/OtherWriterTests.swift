@@ -151,4 +151,36 @@ struct OtherWriterTests {
         #expect(try keptBytes(path, version) == "two, by pkgtool")
         try verifyPackage(path)
     }
+
+    @Test("a custom package writer: another session's change to another card kept, to the same card listed")
+    func customWriter() async throws {
+        let directory = try TemporaryDirectory("other-deck")
+        let path = directory.path + "/Game.deck"
+        let maker = try await DocumentSession.create { _, _ in CardDeckDocument() }
+        maker.durability = .none
+        maker.document.cards = ["a.txt": "a", "b.txt": "b", "c.txt": "c"]
+        try await maker.save(to: fileURL(path))
+        let first = try await DocumentSession.open(fileURL(path)) { _, _ in CardDeckDocument() }
+        let second = try await DocumentSession.open(fileURL(path)) { _, _ in CardDeckDocument() }
+        first.durability = .none
+        second.durability = .none
+
+        first.document.cards["a.txt"] = "a, by the first"
+        first.document.cards["c.txt"] = "c, by the first"
+        first.updateChangeCount(.done)
+        try await first.save()
+        second.document.cards["b.txt"] = "b, by the second"
+        second.document.cards["c.txt"] = "c, by the second"
+        second.updateChangeCount(.done)
+        try await second.save()
+
+        #expect(try text(at: path + "/a.txt") == "a, by the first", "the writer wrote its stale copy; the merge kept the change")
+        #expect(try text(at: path + "/b.txt") == "b, by the second")
+        #expect(try text(at: path + "/c.txt") == "c, by the second")
+        let version = try #require(second.lastSaveConflicts.first)
+        #expect(second.lastSaveConflicts.count == 1 && version.path.string == "c.txt")
+        #expect(try keptBytes(path, version) == "c, by the first")
+        try verifyPackage(path)
+        #expect(try Trees.names(directory.path) == ["Game.deck"])
+    }
 }
