@@ -12,4 +12,3 @@
 @_exported import struct PackageCore.FileSystemError
 @_exported import struct PackageCore.ConflictVersion
 @_exported import enum PackageCore.ConflictKeep
-@_exported import struct PackageCore.RelativePath
