@@ -38,7 +38,7 @@ extension DocumentSession {
     ///     writes the other writer's beside it under a conflict-copy name.
     ///   - host: the host name a `.both` copy's name carries.
     /// - Returns: the paths written into the package (the copy's for `.both`).
-    /// - Throws: `DocumentError` (operation `.revert`): `noFileYet`; `inTheWay` when keeping
+    /// - Throws: `DocumentError` (operation `.resolve`): `noFileYet`; `inTheWay` when keeping
     ///   another version would discard unsaved changes (save first); the resolver's refusal
     ///   (no conflict listed there); a failed reread.
     /// - Complexity: a scan of the package and a save writing the restored entries, then —
@@ -47,12 +47,12 @@ extension DocumentSession {
     public func resolveConflict(
         at path: RelativePath, keep: ConflictKeep, host: String = ProcessInfo.processInfo.hostName
     ) async throws -> [RelativePath] {
-        guard let url = configuration.fileURL else { throw record(DocumentError.noFileYet(.revert)) }
+        guard let url = configuration.fileURL else { throw record(DocumentError.noFileYet(.resolve)) }
         do {
             try await waitForRunningSave()
             if keep != .local && hasUnsavedChanges {
                 throw DocumentError(
-                    .revert, url: url, code: .inTheWay,
+                    .resolve, url: url, code: .inTheWay,
                     reason: "keeping another version of '\(path.string)' rereads the document, which has unsaved changes",
                     recoverySuggestion: "Save it first, then resolve the conflict.")
             }
@@ -76,7 +76,7 @@ extension DocumentSession {
             }
             return outcome.0
         } catch {
-            throw record(DocumentError(.revert, url: url, underlyingError: error))
+            throw record(DocumentError(.resolve, url: url, underlyingError: error))
         }
     }
 }
