@@ -1,19 +1,21 @@
 // The guide's package document (reference text, "Package documents (incremental
 // read/write)"). Corrections (Specs/document.md):
-// - imports; `.notebook` declared in code as a package type (no Info.plist on Linux);
+// - imports;
 // - the snapshot's wrapper is `fileWrapper` everywhere (the guide declares
 //   `previousFileWrapper` but builds and reads `fileWrapper`);
 // - the writer takes the two-argument closure and falls back to `previous` (the wrapper the
 //   host last wrote) when the snapshot carries none: with the one-argument form, a new
 //   notebook's second save would start from an empty directory and drop every page not
 //   edited since the first save;
-// - `loadPage(_:)`, the on-demand read the guide describes but does not show, added.
+// - `loadPage(_:)`, the on-demand read the guide describes but does not show, added;
+// - the metadata is encoded with sorted keys: equal metadata is then equal bytes, so two
+//   writers of one notebook that did not change it do not conflict on it.
 import Foundation
 import Observation
 import PackageDocument
 
 extension UTType {
-    static let notebook = UTType(exportedAs: "com.mycompany.notebook", conformingTo: .package, filenameExtension: "notebook")
+    static let notebook = UTType(exportedAs: "com.mycompany.notebook")
 }
 
 struct NotebookSnapshot {
@@ -105,7 +107,9 @@ extension NotebookDocument {
             if let existingMetadata = directory.fileWrappers?["metadata.json"] {
                 directory.removeFileWrapper(existingMetadata)
             }
-            let metadataData = try JSONEncoder().encode(snapshot.metadata)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = .sortedKeys  // equal metadata, equal bytes
+            let metadataData = try encoder.encode(snapshot.metadata)
             let metadataWrapper =
                 FileWrapper(regularFileWithContents: metadataData)
             metadataWrapper.preferredFilename = "metadata.json"

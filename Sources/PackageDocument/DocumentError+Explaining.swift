@@ -178,6 +178,7 @@ extension DocumentError {
         switch operation {
         case .open: return "Open it again when you are ready."
         case .revert: return "The document is as it was before the revert."
+        case .resolve: return "The conflict stays listed; the package is as it was."
         case .export: return "Nothing was exported; the destination is as it was. Export again when you are ready."
         case .save, .autosave, .saveAs:
             return "The file keeps its last saved version and the edits stay unsaved in the document: save again to write them."
@@ -191,6 +192,7 @@ extension DocumentError {
             return "The file keeps its last saved version; the edits stay in the document and the next save writes them."
         case .export: return "The destination is as it was."
         case .open, .revert: return ""
+        case .resolve: return "The conflict stays listed; the package is as it was."
         }
     }
 }
@@ -199,7 +201,7 @@ extension DocumentError.Operation {
     /// Whether the operation writes (a save, save as, autosave or export).
     var writes: Bool {
         switch self {
-        case .open, .revert: return false
+        case .open, .revert, .resolve: return false
         case .save, .autosave, .saveAs, .export: return true
         }
     }

@@ -27,6 +27,8 @@ public struct DocumentError: Error, CustomStringConvertible {
         case saveAs = "save as"
         /// Writing a copy (`export(to:contentType:)`).
         case export
+        /// Settling a conflict version of the document's package (`resolveConflict(at:keep:host:)`).
+        case resolve
     }
 
     /// What went wrong, for a program to act on. Extensible: compare with the static members.
@@ -128,6 +130,7 @@ public struct DocumentError: Error, CustomStringConvertible {
         switch operation {
         case .open: verb = "open"
         case .revert: verb = "revert"
+        case .resolve: verb = "resolve a conflict of"
         case .save, .autosave, .saveAs: verb = "save"
         case .export: verb = "export"
         }

@@ -41,7 +41,9 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     public func export(to url: URL, contentType: UTType) async throws {
         let writable = Content.writableContentTypes
         if contentType.conforms(to: .zip), !writable.contains(where: { contentType.conforms(to: $0) }) {
-            guard let packageType = writable.first(where: { $0.isPackage }) else {
+            // A package type, else one whose writer may write a package (`DocumentForm`).
+            guard let packageType = writable.first(where: { $0.isPackage }) ?? writable.first(where: { writtenForm(of: $0) != .file })
+            else {
                 throw record(DocumentError.notAPackageType(url: url, writable: writable))
             }
             try await write(to: url, contentType: contentType, operation: .export, archiving: packageType)

@@ -64,13 +64,14 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         guard writable.contains(where: { writtenType.conforms(to: $0) }) else {
             throw DocumentError.unsupportedContentType(contentType, documentOperation, url: url, supported: writable)
         }
-        let destination = try WriteDestination(
-            url, isPackage: packageType == nil && contentType.isPackage, operation: documentOperation)
+        let form = writtenForm(of: writtenType)
+        let destination = try WriteDestination(url, form: packageType == nil ? form : .file, operation: documentOperation)
         try WritePlan.checkCancellation(run.cancellation)
         if operation == .export {
-            try await exportWrites(to: destination, contentType: writtenType, archive: packageType != nil, run: run)
+            try await exportWrites(
+                to: destination, contentType: writtenType, form: form, archive: packageType != nil, run: run)
         } else {
-            try await saveWrites(to: destination, contentType: contentType, operation: operation, run: run)
+            try await saveWrites(to: destination, contentType: contentType, form: form, operation: operation, run: run)
         }
     }
 
@@ -79,9 +80,10 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// Writes the pending snapshots, then a new one, each committed to `destination`, which
     /// the document lives at from the first success on.
     private func saveWrites(
-        to destination: WriteDestination, contentType: UTType, operation: DocumentSaveOperation, run: SaveRun
+        to destination: WriteDestination, contentType: UTType, form: DocumentForm?, operation: DocumentSaveOperation,
+        run: SaveRun
     ) async throws {
-        let route = WritePlan.Route(for: Content.Writer.self, contentType: contentType)
+        let route = WritePlan.Route(for: Content.Writer.self, form: form)
         let unitsPerWrite = 1 + route.unitsAfterWrites
         let root = ProgressManager(totalCount: (pendingSnapshots.count + 1) * unitsPerWrite)
         progress = root
@@ -112,15 +114,17 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         // `previous` is what is at the writer's destination: a staged one starts empty.
         let previous = route == .direct && inPlace ? lastWritten(at: destination, contentType: contentType) : nil
         let handoff = FileWrapperHandoff(previous: lastFileWrapper)
+        if inPlace { handoff.mergeBase = baseTree }
         let writeConfiguration = DocumentWriteConfiguration(
             contentType: contentType, fileURL: destination.url, originalContentsURL: inPlace ? destination.url : nil,
             operation: operation, durability: durability, cancellation: run.cancellation, fileWrapperHandoff: handoff,
             saveRun: run)
         let writer = document.writer(configuration: writeConfiguration)
         let work = WriteWork(writer: writer, content: snapshot.handOver(), previous: previous?.handOver())
-        let plan = WritePlan(
+        var plan = WritePlan(
             destination: destination, route: route, finish: .commit, operation: DocumentError.Operation(operation),
             durability: durability, cancellation: run.cancellation, run: run, progress: root)
+        plan.handoff = handoff
         if let statistics = try await Self.perform([work], plan: plan) { handoff.statistics = statistics }
         return handoff
     }
@@ -137,6 +141,8 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         lastWrittenSnapshot = snapshot
         if let written = handoff.produced { lastFileWrapper = written }
         lastSaveStatistics = handoff.statistics
+        lastSaveConflicts = handoff.merge?.conflicts ?? []
+        baseTree = handoff.base
         if !isDocumentFile(destination, contentType: contentType) {
             configuration.update(fileURL: destination.url)
             self.contentType = contentType
@@ -144,6 +150,7 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         if let savedChangeCount { self.savedChangeCount = savedChangeCount }
         if let status = try? FileSystem.status(destination.path, followSymlinks: true) {
             configuration.update(lastContentModificationDate: DocumentSession.date(fromNanoseconds: status.modificationTime))
+            formOnDisk = DocumentForm(status.kind)
         }
     }
 
@@ -154,14 +161,14 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     /// document's file gains nothing, so a snapshot of a document with unsaved changes stays
     /// pending for its next save.
     private func exportWrites(
-        to destination: WriteDestination, contentType: UTType, archive: Bool, run: SaveRun
+        to destination: WriteDestination, contentType: UTType, form: DocumentForm?, archive: Bool, run: SaveRun
     ) async throws {
         let replays = pendingSnapshots.compactMap { $0 as? WrittenSnapshot }
         let chained = archive || !replays.isEmpty
         let route: WritePlan.Route =
             chained
-            ? .staged(archive || contentType.isPackage ? .package : .file)
-            : WritePlan.Route(for: Content.Writer.self, contentType: contentType)
+            ? .staged(archive ? .package : form.map { $0 == .package ? .package : .file } ?? .either)
+            : WritePlan.Route(for: Content.Writer.self, form: form)
         let root = ProgressManager(totalCount: replays.count + 1 + route.unitsAfterWrites)
         progress = root
         let keepsPending = hasUnsavedChanges
@@ -191,6 +198,13 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
     }
 
     // MARK: Helpers
+
+    /// What a write of `contentType` puts at its destination; nil when the writer decides
+    /// (`DocumentForm.written`).
+    func writtenForm(of contentType: UTType) -> DocumentForm? {
+        DocumentForm.written(
+            as: contentType, known: formOnDisk, wrapperWriter: DocumentForm.isWrapperWriter(Content.Writer.self))
+    }
 
     /// Whether `destination` as `contentType` is the document's file as its type.
     private func isDocumentFile(_ destination: WriteDestination, contentType: UTType) -> Bool {
@@ -234,6 +248,8 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
         try WritePlan.checkCancellation(plan.cancellation)
         guard case .staged(let shape) = plan.route else {
             for work in works { try await work.run(to: url, progress: plan.progress.subprogress(assigningCount: 1)) }
+            // The package as saved, under the same lock: the base of the next save's merge.
+            plan.handoff?.base = recordedTree(at: url)
             return nil
         }
         let staged = try StagedDestination(
@@ -248,8 +264,12 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
             switch plan.finish {
             case .commit:
                 let progress: Subprogress? = shape == .package ? plan.progress.subprogress(assigningCount: 1) : nil
-                return try staged.commit(durability: plan.durability, cancellation: plan.cancellation, progress: progress)?
-                    .statistics
+                let statistics = try staged.commit(
+                    durability: plan.durability, cancellation: plan.cancellation, progress: progress,
+                    mergeBase: plan.handoff?.mergeBase)?.statistics
+                plan.handoff?.merge = staged.merge
+                plan.handoff?.base = recordedTree(at: url)
+                return statistics
             case .archive:
                 try staged.packAsArchive(at: plan.destination.path, durability: plan.durability, cancellation: plan.cancellation)
                 plan.progress.complete(count: 1)
@@ -263,10 +283,14 @@ extension DocumentSession where Content: WritableDocument, Content.Writer.Destin
 }
 
 extension WritePlan.Route {
-    /// Straight to the destination for a writer atomic by itself, else staged by the kind
-    /// of type.
-    init<Writer: DocumentWriter>(for writer: Writer.Type, contentType: UTType) {
-        self = writer is any WritesDestinationAtomically.Type ? .direct : .staged(contentType.isPackage ? .package : .file)
+    /// Straight to the destination for a writer atomic by itself, else staged by what the
+    /// write puts there (`DocumentForm.written`: never nil for such a writer).
+    init<Writer: DocumentWriter>(for writer: Writer.Type, form: DocumentForm?) {
+        if DocumentForm.isWrapperWriter(writer) {
+            self = .direct
+        } else {
+            self = .staged(form == .package ? .package : .file)
+        }
     }
 }
 
@@ -298,6 +322,8 @@ extension WritePlan {
             detail = "wrote a \(kind) where a package (a folder) was expected"
         case (.file, let kind?) where kind != .regular:
             detail = "wrote a \(kind) where a file was expected"
+        case (.either, let kind?) where kind != .regular && kind != .directory:
+            detail = "wrote a \(kind) where a file or a package (a folder) was expected"
         default:
             return
         }

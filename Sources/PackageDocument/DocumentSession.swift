@@ -44,8 +44,15 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     /// The progress of the running (or last) read or write, to observe from any task.
     public internal(set) var progress: ProgressManager?
     /// What the last save or export through a `FileWrapperDocumentWriter` wrote, as the
-    /// save engine counted it (files and bytes written, linked, removed).
+    /// save engine counted it (files and bytes written, linked, removed). Its `notes` also
+    /// say what the save found another writer had saved meanwhile, and which files both
+    /// changed (Specs/document.md, "Other writers").
     public internal(set) var lastSaveStatistics: SaveStatistics?
+    /// The conflict versions the last save added: files another writer had changed too
+    /// since the document read or last saved its package. The save succeeded and kept the
+    /// document's version of each; the other writer's is kept inside the package
+    /// (`conflicts`, `resolveConflict(at:keep:)`). Empty when nobody else saved meanwhile.
+    public internal(set) var lastSaveConflicts: [ConflictVersion] = []
     /// fsync policy of writes: `.full` unless a test or benchmark says otherwise.
     public var durability: Durability = .full
 
@@ -56,6 +63,14 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     var lastWrittenSnapshot: AnyObject?
     /// The wrapper last read from or written to the document's file, for FileWrapper writers.
     var lastFileWrapper: FileWrapper?
+    /// The package's tree as the document read it or last saved it (its manifest, taken
+    /// under the same lock): the base a save in place merges from when another writer saved
+    /// meanwhile (`OtherWriterMerge`). Nil for a flat file, a new document, or a package
+    /// that had no manifest when read.
+    var baseTree: TreeSnapshot?
+    /// What the document's file was when last read or written: a file or a package. Decides
+    /// what a type that does not declare its kind is written as (`DocumentForm.written`).
+    var formOnDisk: DocumentForm?
 
     /// The write running now (saves run one at a time), until it has ended — which may be
     /// after its caller heard of its cancellation (`SaveRun`).
@@ -103,6 +118,7 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
             let status = try FileSystem.status(path, followSymlinks: true)
             let type = try contentType ?? inferContentType(of: url, isDirectory: status.kind == .directory)
             typeRead = type
+            try refuseUnwritableKind(type, of: url, isDirectory: status.kind == .directory)
             let configuration = URLDocumentConfiguration(
                 fileURL: url, lastContentModificationDate: date(fromNanoseconds: status.modificationTime))
             let document = try await makeDocument(configuration, DocumentCreationContext())
@@ -115,6 +131,13 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     }
 
     /// A new, untitled document (no file yet: `save(to:contentType:)` gives it one).
+    ///
+    /// - Parameters:
+    ///   - contentType: the type it is saved as; by default its first readable type. A
+    ///     document that saves refuses a type it does not write, before any edit is made.
+    ///   - creationSource: where the new document comes from (a template, an import).
+    ///   - makeDocument: creates the (empty) document, as `DocumentGroup`'s closure does.
+    /// - Throws: `DocumentError` (operation `.open`, code `unsupportedContentType`).
     public static func create(
         contentType: UTType? = nil, creationSource: DocumentCreationSource? = nil,
         makeDocument: @MainActor (URLDocumentConfiguration, DocumentCreationContext) async throws -> Content
@@ -123,6 +146,13 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
             throw DocumentError(
                 .open, url: nil, code: .unsupportedContentType, reason: "the document type declares no readable type",
                 recoverySuggestion: "Give it at least one type in readableContentTypes.")
+        }
+        if let writable = writableContentTypes, !writable.contains(where: { type.conforms(to: $0) }) {
+            throw DocumentError(
+                .open, url: nil, contentType: type, code: .unsupportedContentType,
+                reason: "the document does not write \(type.identifier), so it could never be saved",
+                recoverySuggestion: "Create it as one of the types it writes: "
+                    + writable.map(\.identifier).joined(separator: ", ") + ".")
         }
         let configuration = URLDocumentConfiguration(fileURL: nil)
         let document = try await makeDocument(configuration, DocumentCreationContext(creationSource: creationSource))
@@ -180,6 +210,8 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
             nonisolated(unsafe) let read = try await withTaskExecutorPreference(DocumentIOExecutor.shared) {
                 nonisolated(unsafe) let snapshot = try await handedOver.read(
                     from: url, progress: root.subprogress(assigningCount: 1))
+                // The package as read, under the same lock: the base of the next save's merge.
+                handoff.base = DocumentSession.recordedTree(at: url)
                 return snapshot
             }
             return read
@@ -188,10 +220,12 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
         try await document.apply(snapshot: kept.handOver(), previous: lastAppliedSnapshot?.handOver())
         lastAppliedSnapshot = kept
         if let wrapper = handoff.produced { lastFileWrapper = wrapper }
+        baseTree = handoff.base
         contentType = type
         savedChangeCount = changeCount
         if let status = try? FileSystem.status(FileCoordinator.path(of: url), followSymlinks: true) {
             configuration.update(lastContentModificationDate: DocumentSession.date(fromNanoseconds: status.modificationTime))
+            formOnDisk = DocumentForm(status.kind)
         }
     }
 
@@ -213,20 +247,57 @@ public final class DocumentSession<Content: ReadableDocument> where Content.Read
     }
 
     /// The readable type for `url`: by filename extension, else by kind (package for a
-    /// directory, flat for a file), else the first readable type.
+    /// directory, flat for a file — a type that does not declare its kind fits either),
+    /// else the first readable type.
     static func inferContentType(of url: URL, isDirectory: Bool) throws -> UTType {
         let types = Content.readableContentTypes
         let pathExtension = url.pathExtension.lowercased()
         if !pathExtension.isEmpty, let match = types.first(where: { $0.preferredFilenameExtension == pathExtension }) {
             return match
         }
-        if let match = types.first(where: { $0.isPackage == isDirectory }) { return match }
+        if let match = types.first(where: { $0.declaresKind && $0.isPackage == isDirectory }) { return match }
+        if let match = types.first(where: { !$0.declaresKind }) { return match }
         guard let first = types.first else {
             throw DocumentError(
                 .open, url: url, code: .unsupportedContentType, reason: "the document type declares no readable type",
                 recoverySuggestion: "Give it at least one type in readableContentTypes.")
         }
         return first
+    }
+
+    /// The tree the manifest of the package at `url` records; nil for a flat file or a
+    /// package without a (sound) manifest. Call under the document's lock.
+    ///
+    /// - Complexity: one load of the manifest (its index and deltas): O(entries).
+    nonisolated static func recordedTree(at url: URL) -> TreeSnapshot? {
+        guard let path = try? FileCoordinator.path(of: url),
+            (try? FileSystem.status(path, followSymlinks: true))?.kind == .directory,
+            let manifest = (try? PackageManifest.load(packagePath: path)) ?? nil
+        else { return nil }
+        return manifest.snapshot
+    }
+
+    /// The types the document writes, or nil for a document that only reads.
+    static var writableContentTypes: [UTType]? {
+        (Content.self as? any WritableDocument.Type).map { $0.writableContentTypes }
+    }
+
+    /// Refuses to open, as a type the document saves, an item it could never save back: a
+    /// folder as a flat-file type (one that declares it), or a file as a package type. The
+    /// person hears of it now, not after editing. A document that only reads, or does not
+    /// write `type`, opens anything its reader reads.
+    static func refuseUnwritableKind(_ type: UTType, of url: URL, isDirectory: Bool) throws {
+        guard let writable = writableContentTypes, writable.contains(where: { type.conforms(to: $0) }) else { return }
+        let form = DocumentForm.written(as: type, known: isDirectory ? .package : .file, wrapperWriter: false)
+        guard let form, form != (isDirectory ? .package : .file) else { return }
+        let found = isDirectory ? "a folder" : "a file"
+        throw DocumentError(
+            .open, url: url, contentType: type, code: .unsupportedContentType,
+            reason: "it is \(found), and \(type.identifier) is written as \(form.described): it could be opened "
+                + "but never saved back",
+            recoverySuggestion: isDirectory
+                ? "Open a file of that type instead, or declare the type as a package (conformingTo: .package)."
+                : "Open a package (a folder) of that type instead, or declare the type as a flat file.")
     }
 }
 

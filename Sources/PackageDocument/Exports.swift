@@ -10,3 +10,5 @@
 @_exported import class PackageCore.SaveCancellation
 @_exported import enum PackageCore.Durability
 @_exported import struct PackageCore.FileSystemError
+@_exported import struct PackageCore.ConflictVersion
+@_exported import enum PackageCore.ConflictKeep

@@ -65,7 +65,7 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
             configuration.operation == .export ? [.atomic] : [.atomic, .withNameUpdating]
         let cancellation = configuration.cancellation ?? SaveCancellation()
         let saveRun = configuration.saveRun
-        let saveOptions = SaveOptions(
+        var saveOptions = SaveOptions(
             durability: configuration.durability,
             progress: { step in
                 // The engine reports its plan before it writes its first file.
@@ -79,6 +79,15 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
             },
             cancellation: cancellation)
         let originalContentsURL = configuration.originalContentsURL
+        // In place, under the exclusive lock: what another writer saved since the document
+        // read or last saved the package is merged in, never overwritten unseen.
+        var merge: OtherWriterMerge?
+        if originalContentsURL != nil, wrapper.isDirectory, let base = configuration.fileWrapperHandoff.mergeBase {
+            merge = try OtherWriterMerge.merge(
+                into: wrapper, packagePath: try FileCoordinator.path(of: destination), base: base,
+                durability: configuration.durability)
+            saveOptions.conflictsRecord = merge?.conflictsRecord
+        }
         // The engine checks the flag before each file and after each chunk; the task's
         // cancellation raises it, whichever thread the engine runs on.
         let statistics = try await withTaskCancellationHandler {
@@ -89,7 +98,12 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
             cancellation.cancel()
         }
         configuration.fileWrapperHandoff.produced = wrapper
-        configuration.fileWrapperHandoff.statistics = statistics
+        var noted = statistics
+        if let merge {
+            noted.notes += merge.notes
+            configuration.fileWrapperHandoff.merge = merge
+        }
+        configuration.fileWrapperHandoff.statistics = noted
         manager.complete(count: 1)
     }
 }

@@ -1,3 +1,4 @@
+import PackageCore
 import Synchronization
 
 /// The wrapper a FileWrapper reader or writer passes back to the host, and the previous one
@@ -10,6 +11,7 @@ import Synchronization
 final class FileWrapperHandoff: Sendable {
     private let slots = Mutex<(previous: FileWrapper?, produced: FileWrapper?, statistics: SaveStatistics?)>(
         (nil, nil, nil))
+    private let extra = Mutex<(mergeBase: TreeSnapshot?, merge: OtherWriterMerge?, base: TreeSnapshot?)>((nil, nil, nil))
     /// The handoff of the write just before this one into the same place, if any.
     private let predecessor: FileWrapperHandoff?
 
@@ -23,6 +25,26 @@ final class FileWrapperHandoff: Sendable {
     var previous: FileWrapper? {
         if let produced = predecessor?.produced { return produced }
         return slots.withLock { $0.previous }
+    }
+
+    /// The package's tree as the document read it or last saved it, handed to a writer
+    /// saving in place, which merges what another writer saved since (`OtherWriterMerge`).
+    var mergeBase: TreeSnapshot? {
+        get { extra.withLock { $0.mergeBase } }
+        set { extra.withLock { $0.mergeBase = newValue } }
+    }
+
+    /// What that merge did; nil when nobody else had saved.
+    var merge: OtherWriterMerge? {
+        get { extra.withLock { $0.merge } }
+        set { extra.withLock { $0.merge = newValue } }
+    }
+
+    /// The package's tree as read (under the read's lock) or as saved (under the save's),
+    /// the base of the next save's merge; nil for a flat file.
+    var base: TreeSnapshot? {
+        get { extra.withLock { $0.base } }
+        set { extra.withLock { $0.base = newValue } }
     }
 
     /// What the write did, as the save engine counted it.

@@ -14,6 +14,10 @@ import PackageCore
 ///   engine's lock, recovery, crash guarantee and manifest; files that differ are moved
 ///   into it from the staging folder (not written twice), the others stay as they are.
 ///   The staged folder is then removed.
+/// - A type whose kind the host does not know yet (`.either`: a new document of a type that
+///   does not declare its kind, written by a `FileWrapperDocumentWriter`) gets the same
+///   staged folder; `commit` then goes by what the writer made: a folder is saved through
+///   the engine as above, a file is fsynced and renamed over the target.
 ///
 /// The staged entry is held under `StagedReplacement`'s liveness lock while it lives, so a
 /// sweep run meanwhile by another process leaves it alone, and one run after a crash
@@ -21,13 +25,17 @@ import PackageCore
 /// saving to a path that does not exist yet, locks the folder that will hold it — which
 /// must not be the staged folder, whose liveness lock this process already holds.
 final class StagedDestination {
-    enum Shape { case file, package }
+    enum Shape { case file, package, either }
 
     let shape: Shape
     let targetPath: String
+    /// The folder holding the target.
+    let targetFolder: String
     private let staged: StagedReplacement
     /// Where the writer writes.
     let destinationPath: String
+    /// What `commit` merged from another writer; nil when nobody else had saved.
+    private(set) var merge: OtherWriterMerge?
 
     /// Stages beside `target` (whose folder must exist).
     ///
@@ -37,11 +45,12 @@ final class StagedDestination {
     init(for target: PackageLocation, shape: Shape, permissions: UInt32 = 0o644) throws {
         self.shape = shape
         targetPath = target.path
+        targetFolder = target.parentPath
         switch shape {
         case .file:
             staged = try StagedReplacement(replacing: target.path, kind: .file(permissions: permissions))
             destinationPath = staged.stagingPath
-        case .package:
+        case .package, .either:
             staged = try StagedReplacement(replacing: target.path, kind: .directory(permissions: 0o700))
             let content = RelativePath.join(staged.stagingPath, "content")
             try FileSystem.makeDirectory(content)
@@ -63,8 +72,13 @@ final class StagedDestination {
     /// - Complexity: a file: one fsync and one rename (and the folder's fsync). A package:
     ///   the engine's save of a scanned directory — every staged file hashed once, the
     ///   differing ones moved into the target — then what is left of the staged tree removed.
+    ///
+    /// - Parameter mergeBase: for a save in place, the package's tree as the document read or
+    ///   last saved it: when another writer saved meanwhile, the staged tree is merged with
+    ///   the package (`OtherWriterMerge`) instead of replacing it, and `merge` says how.
     func commit(
-        durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil
+        durability: Durability, cancellation: SaveCancellation?, progress: consuming Subprogress? = nil,
+        mergeBase: TreeSnapshot? = nil
     ) throws -> SaveOutcome? {
         switch shape {
         case .file:
@@ -75,8 +89,32 @@ final class StagedDestination {
             if let cancellation, cancellation.isCancelled { throw CancellationError() }
             try staged.commit(durability: durability, exchange: false)
             return nil
-        case .package:
-            let options = SaveOptions(durability: durability, cancellation: cancellation)
+        case .either where try writtenKind() != .directory:
+            // A file made where the kind was the writer's to choose: renamed over the target.
+            if durability == .full {
+                let file = try FileDescriptor.open(destinationPath, options: [.noFollow])
+                try file.sync()
+            }
+            if let cancellation, cancellation.isCancelled { throw CancellationError() }
+            try FileSystem.rename(destinationPath, to: targetPath)
+            if durability == .full { try FileSystem.syncDirectory(targetFolder) }
+            discard()
+            return nil
+        case .package, .either:
+            var options = SaveOptions(durability: durability, cancellation: cancellation)
+            if let mergeBase, let other = try OtherWriterMerge.changedPackage(at: targetPath, since: mergeBase) {
+                let local = try PackageScan.scan(destinationPath, useManifest: false).snapshot
+                let merged = TreeMerge(base: mergeBase, local: local, other: other)
+                var result = OtherWriterMerge()
+                try result.keepConflicts(of: merged, packagePath: targetPath, durability: durability)
+                options.conflictsRecord = result.conflictsRecord
+                let source = try MergedStagedSource(merged: merged, stagedPath: destinationPath, packagePath: targetPath)
+                var outcome = try PackageSaver.save(source, to: targetPath, options: options, progress: progress.take())
+                outcome.statistics.notes += result.notes
+                merge = result
+                discard()
+                return outcome
+            }
             let outcome = try PackageSaver.save(
                 StagedDirectorySource(destinationPath), to: targetPath, options: options, progress: progress.take())
             discard()

@@ -17,10 +17,17 @@ public struct UTType: Hashable, Sendable, CustomStringConvertible {
     /// Whether this process declares the type (`exportedAs:`) rather than borrowing a type
     /// another application owns (`importedAs:`) or using a built-in one.
     public let isDeclared: Bool
+    /// Whether the type says what kind of item it is — a flat file or a package (a folder):
+    /// true for the built-in types and for a type given its parent in code (`conformingTo:`);
+    /// false for `UTType(exportedAs:)` / `UTType(importedAs:)` without one, as the guide
+    /// declares its notebook. On Apple platforms the app's Info.plist would say; here the
+    /// document host learns it from the item it opens and from what the writer writes
+    /// (Specs/document.md, "Packages and flat files").
+    public let declaresKind: Bool
 
     init(
         builtIn identifier: String, conformingTo parents: [UTType], filenameExtension: String? = nil,
-        isDeclared: Bool = false
+        isDeclared: Bool = false, declaresKind: Bool = true
     ) {
         self.identifier = identifier
         var supertypes: Set<String> = []
@@ -28,21 +35,58 @@ public struct UTType: Hashable, Sendable, CustomStringConvertible {
         supertypeIdentifiers = supertypes
         preferredFilenameExtension = filenameExtension
         self.isDeclared = isDeclared
+        self.declaresKind = declaresKind
     }
 
-    /// A type this application owns, such as "com.mycompany.notebook".
+    /// A type this application owns, such as "com.mycompany.notebook", of the kind its parent
+    /// says: `.package` for a directory shown as one document, `.data` (or a descendant such
+    /// as `.text`) for a flat file.
     ///
-    /// On Apple platforms the conformance comes from the app's Info.plist when it declares
-    /// the type; here it comes from `parentType`: `.data` (the default) for a flat file,
-    /// `.package` for a directory shown as one document.
-    public init(exportedAs identifier: String, conformingTo parentType: UTType = .data, filenameExtension: String? = nil) {
+    /// - Parameters:
+    ///   - identifier: the reverse-DNS identifier.
+    ///   - parentType: the type it conforms to, which says whether it is a package.
+    ///   - filenameExtension: the extension its files usually have, without the dot.
+    public init(exportedAs identifier: String, conformingTo parentType: UTType, filenameExtension: String? = nil) {
         self.init(
             builtIn: identifier, conformingTo: [parentType], filenameExtension: filenameExtension, isDeclared: true)
     }
 
-    /// A type another application owns, which this one reads or writes.
-    public init(importedAs identifier: String, conformingTo parentType: UTType = .data, filenameExtension: String? = nil) {
+    /// A type this application owns, declared as the guide does: `UTType(exportedAs:
+    /// "com.mycompany.notebook")`.
+    ///
+    /// On Apple platforms its conformance comes from the app's Info.plist. Here it conforms
+    /// to `.data`, as Apple's default parent says, but does not declare its kind
+    /// (`declaresKind` is false): a document of this type opened from a folder is a package,
+    /// and a new one is whatever its `FileWrapperDocumentWriter` writes.
+    ///
+    /// - Parameters:
+    ///   - identifier: the reverse-DNS identifier.
+    ///   - filenameExtension: the extension its files usually have, without the dot.
+    public init(exportedAs identifier: String, filenameExtension: String? = nil) {
+        self.init(
+            builtIn: identifier, conformingTo: [.data], filenameExtension: filenameExtension, isDeclared: true,
+            declaresKind: false)
+    }
+
+    /// A type another application owns, which this one reads or writes, of the kind its
+    /// parent says.
+    ///
+    /// - Parameters:
+    ///   - identifier: the reverse-DNS identifier.
+    ///   - parentType: the type it conforms to, which says whether it is a package.
+    ///   - filenameExtension: the extension its files usually have, without the dot.
+    public init(importedAs identifier: String, conformingTo parentType: UTType, filenameExtension: String? = nil) {
         self.init(builtIn: identifier, conformingTo: [parentType], filenameExtension: filenameExtension)
+    }
+
+    /// A type another application owns, without its parent: it conforms to `.data` and does
+    /// not declare its kind, like `init(exportedAs:filenameExtension:)`.
+    ///
+    /// - Parameters:
+    ///   - identifier: the reverse-DNS identifier.
+    ///   - filenameExtension: the extension its files usually have, without the dot.
+    public init(importedAs identifier: String, filenameExtension: String? = nil) {
+        self.init(builtIn: identifier, conformingTo: [.data], filenameExtension: filenameExtension, declaresKind: false)
     }
 
     /// The built-in type with `identifier`, or nil (there is no registry of other types).

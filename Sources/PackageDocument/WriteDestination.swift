@@ -8,8 +8,8 @@ struct WriteDestination: Sendable {
     let url: URL
     /// The destination's one identity (its folder resolved, links above it followed).
     let location: PackageLocation
-    /// Whether the content type is a package type (a directory).
-    let isPackage: Bool
+    /// What the write puts there; nil when the writer decides (`DocumentForm.written`).
+    let form: DocumentForm?
     /// What is there now, if anything.
     let existing: FileStatus?
 
@@ -17,7 +17,8 @@ struct WriteDestination: Sendable {
 
     /// Resolves `url` and checks, in order: the folder that will hold it exists and is a
     /// folder; nothing of the wrong kind is in the way (a file where a package goes, a
-    /// folder where a file goes); the folder (and, for a package written in place, the
+    /// folder where a file goes — nothing is in the way of a writer that chooses the kind
+    /// itself, `form` nil); the folder (and, for a package written in place, the
     /// package) can be written to; the item the lock is taken on can be opened.
     ///
     /// The write checks are real: an unnamed file (`O_TMPFILE`) is created and dropped in
@@ -29,9 +30,9 @@ struct WriteDestination: Sendable {
     ///   `readOnlyVolume`, `lockUnavailable`, …).
     /// - Complexity: two `realpath`, up to three `stat`, one or two `openat(O_TMPFILE)`,
     ///   one `openat` for the lock check.
-    init(_ url: URL, isPackage: Bool, operation: DocumentError.Operation) throws {
+    init(_ url: URL, form: DocumentForm?, operation: DocumentError.Operation) throws {
         self.url = url
-        self.isPackage = isPackage
+        self.form = form
         guard url.isFileURL else {
             throw DocumentError(
                 operation, url: url, code: .notFound, reason: "it is not a file URL",
@@ -55,12 +56,11 @@ struct WriteDestination: Sendable {
         do { existing = try FileSystem.statusIfExists(location.path) } catch {
             throw DocumentError(operation, url: url, underlyingError: error)
         }
-        if let existing, (existing.kind == .directory) != isPackage {
+        if let existing, let form, DocumentForm(existing.kind) != form {
             let found = existing.kind == .directory ? "a folder" : "a \(existing.kind)"
-            let wanted = isPackage ? "a package (a folder)" : "a file"
             throw DocumentError(
                 operation, url: url, code: .inTheWay,
-                reason: "\(found) is in the way where \(wanted) should be written",
+                reason: "\(found) is in the way where \(form.described) should be written",
                 recoverySuggestion: "Move it away, or choose another name. " + DocumentError.editsStay(operation))
         }
         try WriteDestination.checkWritable(folder, isFolder: true, operation: operation, url: url)

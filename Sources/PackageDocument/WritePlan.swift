@@ -31,6 +31,9 @@ struct WritePlan: Sendable {
     var run: SaveRun
     /// The operation's root progress: each write takes one unit of it.
     var progress: ProgressManager
+    /// A save's handoff, which learns the package's tree as saved (`FileWrapperHandoff.base`);
+    /// nil for an export, which leaves the document's file as it is.
+    var handoff: FileWrapperHandoff?
 
     /// Throws `CancellationError` when the task or the host's save was cancelled.
     static func checkCancellation(_ cancellation: SaveCancellation?) throws {

@@ -93,4 +93,87 @@ struct BehindTheBackTests {
         try await session.save()
         try verifyPackage(path)
     }
+
+    @Test("a folder the document never loaded removed behind its back: the save proceeds, writing what the document holds")
+    func folderRemoved() async throws {
+        let directory = try TemporaryDirectory("behind-folder")
+        let path = directory.path + "/Trip.notebook"
+        let ids = try await makeNotebook(at: path, pageCount: 5)
+        let session = try await openNotebook(path)
+        _ = try session.document.loadPage(ids[2])  // page 0 was read at open, page 2 now
+        try FileSystem.removeTree(path + "/pages")
+        session.document.edit(ids[1], text: "edited")
+        session.updateChangeCount(.done)
+        try await session.save()
+        #expect(try text(at: path + "/pages/\(ids[0].uuidString).txt") == "page 0")
+        #expect(try text(at: path + "/pages/\(ids[1].uuidString).txt") == "edited")
+        #expect(try text(at: path + "/pages/\(ids[2].uuidString).txt") == "page 2")
+        #expect(try visibleNames(in: path + "/pages").count == 3, "pages whose bytes are gone are not saved from nowhere")
+        let notes = try #require(session.lastSaveStatistics).notes
+        #expect(notes.contains { $0.contains(ids[3].uuidString) && $0.contains("removed behind the document's back") })
+        try verifyPackage(path)
+        // Every later save too.
+        session.document.edit(ids[0], text: "again")
+        session.updateChangeCount(.done)
+        try await session.save()
+        #expect(try text(at: path + "/pages/\(ids[0].uuidString).txt") == "again")
+        try verifyPackage(path)
+    }
+
+    @Test("the package replaced by a file behind the document's back: in place is refused clearly, save as elsewhere works")
+    func packageReplacedByAFile() async throws {
+        let directory = try TemporaryDirectory("behind-file")
+        let path = directory.path + "/Trip.notebook"
+        let ids = try await makeNotebook(at: path, pageCount: 4)
+        let session = try await openNotebook(path)
+        _ = try session.document.loadPage(ids[1])
+        try FileSystem.removeTree(path)
+        try Files.write(path, "someone else's file")
+        session.document.edit(ids[1], text: "edited")
+        session.updateChangeCount(.done)
+        await #expect {
+            try await session.save()
+        } throws: { error in
+            (error as? DocumentError)?.code == .inTheWay
+        }
+        #expect(try text(at: path) == "someone else's file", "the file in the way is left alone")
+        #expect(session.hasUnsavedChanges)
+        let elsewhere = directory.path + "/Rescued.notebook"
+        try await session.save(to: fileURL(elsewhere))
+        #expect(try text(at: elsewhere + "/pages/\(ids[0].uuidString).txt") == "page 0")
+        #expect(try text(at: elsewhere + "/pages/\(ids[1].uuidString).txt") == "edited")
+        #expect(!session.hasUnsavedChanges && session.configuration.fileURL?.path == elsewhere)
+        #expect(session.lastSaveStatistics?.notes.contains { $0.contains(ids[2].uuidString) } == true)
+        try verifyPackage(elsewhere)
+        session.document.edit(ids[0], text: "later")
+        session.updateChangeCount(.done)
+        try await session.save()
+        try verifyPackage(elsewhere)
+    }
+
+    @Test("a file where a folder of the package is expected: no edit is lost, and save as elsewhere works")
+    func folderReplacedByAFile() async throws {
+        let directory = try TemporaryDirectory("behind-pages-file")
+        let path = directory.path + "/Trip.notebook"
+        let ids = try await makeNotebook(at: path, pageCount: 4)
+        let session = try await openNotebook(path)
+        try FileSystem.removeTree(path + "/pages")
+        try Files.write(path + "/pages", "a file now")
+        session.document.edit(ids[0], text: "edited")
+        session.updateChangeCount(.done)
+        // In place, the file someone put there is not overwritten unseen: refused, clearly,
+        // and the edits stay.
+        await #expect {
+            try await session.save()
+        } throws: { error in
+            (error as? DocumentError)?.description.contains("'pages' in it was a directory when it was read and is a regular file now") == true
+        }
+        #expect(try text(at: path + "/pages") == "a file now")
+        #expect(session.hasUnsavedChanges && session.pendingSnapshotCount == 1)
+        let elsewhere = directory.path + "/Rescued.notebook"
+        try await session.save(to: fileURL(elsewhere))
+        #expect(try text(at: elsewhere + "/pages/\(ids[0].uuidString).txt") == "edited")
+        #expect(!session.hasUnsavedChanges)
+        try verifyPackage(elsewhere)
+    }
 }

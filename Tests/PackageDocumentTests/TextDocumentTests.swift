@@ -146,7 +146,7 @@ struct TextDocumentTests {
         #expect(try text(at: path) == "lost?")
     }
 
-    @Test("a new document has no file until saved as; the quick sample's reader refuses a directory")
+    @Test("a new document has no file until saved as; a directory is not opened as flat text")
     func newDocument() async throws {
         let directory = try TemporaryDirectory("doc-new")
         let session = try await DocumentSession.create(creationSource: .note) { configuration, context in
@@ -165,9 +165,10 @@ struct TextDocumentTests {
             _ = try await DocumentSession.open(fileURL(directory.path + "/folder.txt")) { _, _ in QuickTextDocument() }
             Issue.record("a directory opened as text")
         } catch let error as DocumentError {
-            #expect((error.underlyingError as? CocoaError)?.code == .fileReadCorruptFile)
-            #expect(error.code == .damaged)
-            #expect(error.description.contains("not in the format the document reads"))
+            // A folder could never be saved back as flat text: refused before the reader
+            // runs (issue 26 item 4).
+            #expect(error.code == .unsupportedContentType)
+            #expect(error.description.contains("it is a folder, and public.plain-text is written as a file"))
         }
     }
 }

@@ -45,6 +45,64 @@ import Testing
     }
 }
 
+/// Issue 26: an app on two devices saves its document, then syncs instead of pushing — a
+/// push after a save fails once the other device moved the remote on; a sync merges.
+@Suite("Sync after a save, on two devices") @MainActor struct DocumentHostSyncTests {
+    func open(_ path: String) async throws -> DocumentSession<NotebookDocument> {
+        let session = try await DocumentSession.open(URL(fileURLWithPath: path)) { configuration, _ in
+            NotebookDocument(configuration: configuration)
+        }
+        session.durability = .none
+        return session
+    }
+
+    @Test func twoDevicesSaveAndSyncTheirEditsTogether() async throws {
+        let fixture = try RemoteFixture("dochost-sync")
+        let laptopPath = fixture.path("laptop/Trip.notebook")
+        try FileManager.default.createDirectory(atPath: fixture.path("laptop"), withIntermediateDirectories: true)
+        let maker = try await DocumentSession.create { configuration, _ in NotebookDocument(configuration: configuration) }
+        maker.durability = .none
+        let pages = (0..<6).map { maker.document.addPage("page \($0)") }
+        try await maker.save(to: URL(fileURLWithPath: laptopPath))
+        _ = try await PackageRemote.sync(laptopPath, with: fixture.location, options: fixture.options(), durability: .none)
+        let desktopPath = fixture.path("desktop")
+        _ = try await PackageRemote.pull(fixture.location, to: desktopPath, options: fixture.options(device: "b"))
+
+        let laptop = try await open(laptopPath)
+        let desktop = try await open(desktopPath)
+        laptop.document.edit(pages[1], text: "one, on the laptop")
+        laptop.updateChangeCount(.done)
+        try await laptop.save()
+        _ = try await PackageRemote.sync(laptopPath, with: nil, options: fixture.options(), durability: .none)
+
+        desktop.document.edit(pages[4], text: "four, on the desktop")
+        desktop.updateChangeCount(.done)
+        try await desktop.save()
+        // A push after the save is refused: the remote moved on.
+        await #expect(throws: RemoteError.self) {
+            _ = try await PackageRemote.push(desktopPath, to: fixture.location, options: fixture.options(device: "b"))
+        }
+        let merged = try await PackageRemote.sync(desktopPath, with: nil, options: fixture.options(device: "b"), durability: .none)
+        #expect(merged.action == .merged && merged.newConflicts.isEmpty)
+        _ = try await PackageRemote.sync(laptopPath, with: nil, options: fixture.options(), durability: .none)
+
+        for path in [laptopPath, desktopPath] {
+            let reopened = try await open(path)
+            #expect(try reopened.document.loadPage(pages[1]).text == "one, on the laptop")
+            #expect(try reopened.document.loadPage(pages[4]).text == "four, on the desktop")
+        }
+        // The open laptop session saves again after the sync wrote into its package: the
+        // desktop's page stays (the host merges what the sync saved).
+        laptop.document.edit(pages[2], text: "two, on the laptop")
+        laptop.updateChangeCount(.done)
+        try await laptop.save()
+        #expect(laptop.lastSaveConflicts.isEmpty)
+        let final = try await open(laptopPath)
+        #expect(try final.document.loadPage(pages[4]).text == "four, on the desktop")
+        #expect(try final.document.loadPage(pages[2]).text == "two, on the laptop")
+    }
+}
+
 /// The async calls end with `cancelled` when their task is cancelled, and leave nothing half
 /// done. Not on the main actor: under a full test run, other suites keep it (and Swift's
 /// pool) busy for seconds, so the cancel comes from a thread of its own, once the transfer

@@ -144,7 +144,15 @@ public struct FileWrapperSource: SaveSource {
     ///   hashed: streamed in 1 MiB chunks); one `lstat` per never-loaded file of this package.
     public func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
         var notes: [String] = []
-        if context.packageExists {
+        // Files changed behind the tree's back in the package it was read from (or last
+        // saved to): this one; or — a save elsewhere that the tree will describe afterwards
+        // (`adoptsPackage`: a document's save as) — the one it came from, which may be gone
+        // or replaced by a file. A plain copy (an export) still fails on a vanished file: the
+        // tree it leaves unchanged still names it.
+        let origin = root.state.withLock { $0.diskRecord?.path } ?? root.packageState?.packagePath
+        if adoptsPackage, let origin {
+            root.reconcileFilesBehindItsBack(packagePath: origin, notes: &notes)
+        } else if context.packageExists {
             root.reconcileFilesBehindItsBack(packagePath: context.package.path, notes: &notes)
         }
         // Files on disk not hashed yet, on all cores, stopping when the save is cancelled.

@@ -135,7 +135,9 @@ struct EditedTreeWalk {
             case .left(let i):
                 try addRemoved(onDisk[i].name, onDisk[i].status, parent: relativePath, descriptor: descriptor)
             case .right(let j):
-                try addCreated(inMemory[j].child, path: RelativePath.join(relativePath, inMemory[j].name.string))
+                let path = RelativePath.join(relativePath, inMemory[j].name.string)
+                noteVanishedDirectory(inMemory[j].child, path: path)
+                try addCreated(inMemory[j].child, path: path)
             case .both(let i, let j):
                 try compare(inMemory[j].child, with: onDisk[i], parent: relativePath, descriptor: descriptor)
             }
@@ -167,6 +169,44 @@ struct EditedTreeWalk {
         return kept
     }
 
+    /// A folder of this package the tree holds (read or saved here) that is no longer on
+    /// disk: removed behind the tree's back. The save writes back what the tree holds of it
+    /// (its files never loaded are gone for good: `dropVanishedDescendants`); the manifest
+    /// must forget every entry it had beneath it. An entry of another kind at its path in
+    /// `current` says so to the plan: a kind change removes the old subtree from the
+    /// manifest (the journal's removal of what is not there is a no-op) and creates the
+    /// folder afresh.
+    private mutating func noteVanishedDirectory(_ node: FileWrapper, path: String) {
+        let (kind, record) = node.state.withLock { ($0.kind, $0.diskRecord) }
+        guard kind == .directory, let record, PathOrder.sameBytes(record.path, package.inside(path)) else { return }
+        var gone = Self.entry(path: path, status: record.status, hash: .empty)
+        gone.kind = .regular
+        current.append(gone)
+        unknownContent.insert(RelativePath(trusted: path))
+        notes.append("the folder '\(path)' was removed behind the document's back: what the document holds of it was written back")
+    }
+
+    /// Drops, below the directory `node` (at `path`), the regular files backed by a file of
+    /// this package at their own path, never loaded, that are no longer on disk (their folder
+    /// was removed or replaced): their bytes are gone, so they leave the tree, noted.
+    ///
+    /// - Complexity: one `lstat` per such file.
+    private mutating func dropVanishedDescendants(of node: FileWrapper, path: String) {
+        for (name, child) in node.sortedChildren ?? [] {
+            let childPath = RelativePath.join(path, name.string)
+            let (kind, record, loaded) = child.state.withLock { ($0.kind, $0.diskRecord, $0.contents != nil) }
+            if kind == .directory {
+                dropVanishedDescendants(of: child, path: childPath)
+                continue
+            }
+            guard kind == .regular, !loaded, let record, PathOrder.sameBytes(record.path, package.inside(childPath))
+            else { continue }
+            if let now = try? FileSystem.status(record.path), now.kind == .regular { continue }
+            node.removeFileWrapper(child)
+            notes.append("'\(childPath)' was removed behind the document's back: it is no longer part of the package")
+        }
+    }
+
     /// One name on disk and in memory.
     private mutating func compare(
         _ child: FileWrapper, with disk: (name: String, status: FileStatus), parent: String,
@@ -176,6 +216,17 @@ struct EditedTreeWalk {
         let path = RelativePath.join(parent, name)
         let kind = child.kind
         guard kind == status.kind else {
+            if let record = child.state.withLock({ $0.diskRecord }), record.status.kind == kind,
+                PathOrder.sameBytes(record.path, package.inside(path))
+            {
+                // What the tree read here was replaced by another kind of item behind its
+                // back: someone else's, not to be overwritten unseen.
+                throw SaveRefusal(
+                    path: package.inside(path),
+                    reason: .refusedBySource(
+                        "'\(path)' in it was a \(kind) when it was read and is a \(status.kind) now: someone else "
+                            + "replaced it, and saving here would overwrite it; save elsewhere, or move it away"))
+            }
             try addRemoved(name, status, parent: parent, descriptor: descriptor)
             try addCreated(child, path: path)
             return
@@ -264,6 +315,7 @@ struct EditedTreeWalk {
     /// `node` (and, for a directory, everything below it) as new entries, with where each
     /// file's bytes come from.
     private mutating func addCreated(_ node: FileWrapper, path: String) throws {
+        if node.isDirectory { dropVanishedDescendants(of: node, path: path) }
         let hash = try node.contentHash
         let (kind, permissions, data, record, linkTarget, modificationTime, generation, chunks) = node.state.withLock {
             (

@@ -64,3 +64,42 @@ extension FileWrapper {
         }
     }
 }
+
+extension FileWrapper {
+    /// The snapshot of this tree as the local side of a three-way merge (`TreeMerge`) with
+    /// the package at `packagePath`, which it was read from (or last saved as) in the state
+    /// `base`, and which another writer may have changed since.
+    ///
+    /// A regular file of that package the tree still refers to, never loaded and not hashed
+    /// yet, whose file no longer matches what was read (another writer changed or removed
+    /// it), cannot be hashed; the tree never looked at it, so it is taken as `base` holds it
+    /// at its path — unchanged on this side — and its hash is cached as that. (A save then
+    /// rereads or drops it, as for any file changed behind the tree's back.) Every other
+    /// node is hashed as `snapshot()` does.
+    ///
+    /// - Parameters:
+    ///   - packagePath: the package the tree was read from or last saved as.
+    ///   - base: the package's tree as the tree last knew it.
+    /// - Throws: `FileSystemError` when a file cannot be hashed and `base` has no file at its path.
+    /// - Complexity: one `stat` per file not hashed yet, then `snapshot()`'s.
+    package func mergeSnapshot(packagePath: String, base: TreeSnapshot) throws -> TreeSnapshot {
+        var pending: [PendingFile] = []
+        collectUnhashedFilesOnDisk(into: &pending)
+        let prefix = packagePath + "/"
+        for file in pending {
+            if let now = try? FileSystem.status(file.record.path), file.record.stillDescribes(now) { continue }
+            guard PathOrder.hasBytePrefix(file.record.path, prefix),
+                let index = base.index(of: PathOrder.droppingBytes(prefix.utf8.count, from: file.record.path)),
+                base.entries[index].kind == .regular, base.entries[index].size == file.record.status.size
+            else { continue }
+            let hash = base.entries[index].hash
+            file.node.state.withLock { node in
+                if node.generation == file.generation && node.diskRecord == file.record && node.cachedHash == nil {
+                    node.cachedHash = hash
+                }
+            }
+            // (No directory above it has a cached hash: it needs this file's.)
+        }
+        return try snapshot()
+    }
+}
