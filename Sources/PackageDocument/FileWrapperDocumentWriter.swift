@@ -20,6 +20,7 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
 
     private let configuration: DocumentWriteConfiguration
     private let makeWrapper: MakeWrapper
+    private var contentMerge: ContentMerge?
 
     /// A writer whose closure builds the wrapper from the snapshot alone.
     public init(
@@ -36,6 +37,17 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
     ) {
         self.configuration = configuration
         makeWrapper = .fromSnapshotAndPrevious(write)
+    }
+
+    /// This writer, merging the contents of the files `contentMerge` covers when another
+    /// writer changed them too since the document read the package (a `metadata.json` both
+    /// added a page to): the merged bytes are saved instead of keeping the other writer's
+    /// version as a conflict version (Specs/document.md, "Other writers").
+    /// - Parameter contentMerge: the app's merge; nil merges file by file.
+    public func merging(_ contentMerge: ContentMerge?) -> Self {
+        var copy = self
+        copy.contentMerge = contentMerge
+        return copy
     }
 
     /// Builds the wrapper and writes it to `destination` (the final location: the write is
@@ -85,7 +97,7 @@ public struct FileWrapperDocumentWriter<Snapshot>: DocumentWriter, WritesDestina
         if originalContentsURL != nil, wrapper.isDirectory, let base = configuration.fileWrapperHandoff.mergeBase {
             merge = try OtherWriterMerge.merge(
                 into: wrapper, packagePath: try FileCoordinator.path(of: destination), base: base,
-                durability: configuration.durability)
+                durability: configuration.durability, contentMerge: contentMerge)
             saveOptions.conflictsRecord = merge?.conflictsRecord
         }
         // The engine checks the flag before each file and after each chunk; the task's

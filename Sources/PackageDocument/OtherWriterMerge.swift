@@ -38,6 +38,8 @@ struct OtherWriterMerge: Sendable {
     ///   - packagePath: the package, as saved in place.
     ///   - base: the package's tree as the document read it or last saved it.
     ///   - durability: for the conflict versions' bytes kept before the save.
+    ///   - contentMerge: the app's merge of the files it covers (base's bytes are not at hand
+    ///     here: the other writer replaced them), or nil.
     /// - Throws: `FileSystemError` or `ConflictListRefusal` (an unusable conflicts record, a
     ///   conflict version's bytes changed as they were kept): the save fails, its snapshot
     ///   stays pending.
@@ -45,14 +47,40 @@ struct OtherWriterMerge: Sendable {
     ///   the package (one `lstat` per entry, files the manifest does not vouch for hashed),
     ///   the tree's snapshot, one merge walk, and one copy of each conflicting file.
     static func merge(
-        into wrapper: FileWrapper, packagePath: String, base: TreeSnapshot, durability: Durability
+        into wrapper: FileWrapper, packagePath: String, base: TreeSnapshot, durability: Durability,
+        contentMerge: ContentMerge? = nil
     ) throws -> OtherWriterMerge? {
         guard let other = try changedPackage(at: packagePath, since: base),
             let local = try? wrapper.mergeSnapshot(packagePath: packagePath, base: base)
         else { return nil }
-        let merged = TreeMerge(base: base, local: local, other: other)
+        var mergedContents: [RelativePath: [UInt8]] = [:]
+        var failure: (any Error)?
+        let merged = TreeMerge(base: base, local: local, other: other) { conflict in
+            guard failure == nil, let contentMerge, contentMerge.applies(to: conflict),
+                let mine = node(at: conflict.path, in: wrapper)?.child.regularFileContents
+            else { return nil }
+            do {
+                let theirs = try Data(contentsOf: URL(fileURLWithPath: PackageLayout.joined(packagePath, conflict.path.string)))
+                guard let bytes = try contentMerge.merge(conflict.path, base: nil, local: Array(mine), other: Array(theirs))
+                else { return nil }
+                mergedContents[conflict.path] = bytes
+                return .use(ContentMerge.entry(for: bytes, resolving: conflict))
+            } catch {
+                failure = error
+                return nil
+            }
+        }
+        if let failure { throw failure }
         var result = OtherWriterMerge()
         try takeOthersChanges(merged, local: local, into: wrapper, packagePath: packagePath)
+        for (path, bytes) in mergedContents {
+            guard let (parent, child) = node(at: path, in: wrapper) else { continue }
+            parent.removeFileWrapper(child)
+            let file = FileWrapper(regularFileWithContents: Data(bytes))
+            file.preferredFilename = RelativePath.lastComponent(of: path.string)
+            parent.addFileWrapper(file)
+            result.notes.append("'\(path.string)' was also changed by another writer: the two versions were merged by the app")
+        }
         try result.keepConflicts(of: merged, packagePath: packagePath, durability: durability)
         return result
     }
