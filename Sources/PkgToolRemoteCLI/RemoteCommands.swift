@@ -3,13 +3,14 @@ import PackageRemote
 import PkgToolCLI
 
 /// The command table of `pkgtool-remote`: pkgtool's, with the commands that reach a remote
-/// (`push`, `pull`, `log`, and `diff` with an `s3://` side) doing their work here instead of
+/// (`push`, `pull`, `sync`, `log`, and `diff` with an `s3://` side) doing their work here instead of
 /// handing it on (`RemoteHelper`).
 public enum RemoteCommands {
     public static let all: [any Command.Type] = PkgTool.commands.map { (command: any Command.Type) -> any Command.Type in
         switch command.spec.name {
         case PushCommand.spec.name: RemotePushCommand.self
         case PullCommand.spec.name: RemotePullCommand.self
+        case SyncCommand.spec.name: RemoteSyncCommand.self
         case LogCommand.spec.name: RemoteLogCommand.self
         case DiffCommand.spec.name: RemoteAwareDiffCommand.self
         default: command
