@@ -243,8 +243,11 @@ enum SyncOperation {
         staging.remove()
         pulled.save = outcome.statistics
 
-        // The merged tree, pushed on top of the head (a lost race starts the sync over).
-        let push = try PushOperation.run(packagePath: packagePath, store: store, options: options, force: false, progress: nil)
+        // The merged tree, pushed on top of the head (a lost race starts the sync over): a
+        // version with two parents, the head and the version PKG's changes were based on.
+        let push = try PushOperation.run(
+            packagePath: packagePath, store: store, options: options, force: false, progress: nil,
+            secondParent: base?.version)
         var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
         result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
         result.entriesFromLocal = merged.sources.filter { $0 == .local }.count
