@@ -58,8 +58,9 @@ enum RemoteSyncCommand: Command {
         case .merged:
             let merged = result.pulled.map { "version \($0.version.sequence) (\($0.version.shortID))" } ?? "the latest version"
             let added = result.newConflicts.count
+            let entries = result.entriesFromRemote == 1 ? "entry" : "entries"
             text =
-                "merged \(merged) of \(location) into \(package) (\(result.entriesFromRemote) entries from the remote, "
+                "merged \(merged) of \(location) into \(package) (\(result.entriesFromRemote) \(entries) from the remote, "
                 + "\(result.entriesFromLocal) from \(package), \(added) new conflict version\(added == 1 ? "" : "s")) "
                 + "and pushed the merge as \(version)"
         }

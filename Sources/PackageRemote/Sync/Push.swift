@@ -167,7 +167,8 @@ enum PushOperation {
                 throw RemoteError(
                     .conflict,
                     "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
-                        + "nothing was lost: pull (into another directory to keep these changes), then push again")
+                        + "nothing was lost: 'pkgtool sync \(packagePath)' merges both, or pull (into another directory "
+                        + "to keep these changes), then push again")
             }
         } else {
             // Stored: read it back. A store that ignored the condition may have let another
@@ -224,8 +225,8 @@ enum PushOperation {
             throw RemoteError(
                 .conflict,
                 "the remote moved on: \(location) is at \(describe(head)) but '\(packagePath)' was last synced with "
-                    + "version \(record.version.description.prefix(12)); pull (into another directory to keep these "
-                    + "changes), then push again, or push --force")
+                    + "version \(record.version.description.prefix(12)); 'pkgtool sync \(packagePath)' merges both, "
+                    + "or pull (into another directory to keep these changes), then push again, or push --force")
         }
     }
 
