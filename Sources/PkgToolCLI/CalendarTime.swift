@@ -1,4 +1,3 @@
-import Glibc
 import PackageCore
 
 /// Times and the machine's name as the conflict commands print them: an instant as ISO 8601
@@ -19,21 +18,14 @@ package enum CalendarTime {
         return "\(day)T\(pad(ofDay / 3600, 2)):\(pad(ofDay / 60 % 60, 2)):\(pad(ofDay % 60, 2)).\(pad(milliseconds, 3))Z"
     }
 
-    /// The day it is now in this machine's time zone (`localtime_r`'s offset), the date a
-    /// person reads on their clock.
+    /// The day it is now in this machine's time zone, the date a person reads on their clock.
     package static func today() -> CalendarDay {
-        var now = time(nil)
-        var parts = tm()
-        guard localtime_r(&now, &parts) != nil else { return CalendarDay(secondsSince1970: Int64(now)) }
-        return CalendarDay(secondsSince1970: Int64(now), offsetSeconds: Int64(parts.tm_gmtoff))
+        let (seconds, offset) = ProcessEnvironment.nowWithLocalOffset()
+        return CalendarDay(secondsSince1970: seconds, offsetSeconds: offset)
     }
 
-    /// This machine's name (`gethostname`), up to its first dot; "" when it has none.
+    /// This machine's name up to its first dot; "" when it has none.
     package static func hostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
-        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
-        let name = String(decoding: bytes, as: UTF8.self)
-        return name.split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
+        ProcessEnvironment.hostName.split(separator: ".", maxSplits: 1).first.map(String.init) ?? ""
     }
 }
