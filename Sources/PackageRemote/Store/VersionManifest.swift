@@ -28,8 +28,8 @@ package struct RemoteEntry: Sendable, Hashable {
 /// One version of a remote: its summary and every entry, in depth-first path order.
 ///
 /// Stored as `versions/<sha256>` (Specs/remote.md, "The version manifest"): a fixed 128-byte
-/// header that `log` can read with a ranged GET, then a zlib stream of the pack table and
-/// the entries. Decoding refuses anything out of bounds, out of order or inconsistent, and
+/// header that `log` can read with a ranged GET, for a merge (format 2) its second parent's
+/// id, then a zlib stream of the pack table and the entries. Decoding refuses anything out of bounds, out of order or inconsistent, and
 /// checks that the entries hash to the root the header states.
 struct VersionManifest: Sendable {
     static let magic: [UInt8] = Array("PKGRVER".utf8) + [0]
