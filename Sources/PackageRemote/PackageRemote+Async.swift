@@ -59,7 +59,7 @@ extension PackageRemote {
         progress: consuming Subprogress? = nil
     ) async throws -> SyncResult {
         let manager = progress.take()?.start(totalCount: nil)
-        let location = try syncLocation(location, packagePath)
+        let (location, options) = try syncTarget(location, packagePath, options)
         return try await onOwnThread(options) { options in
             let store = RemoteStore(location: location, options: options)
             return try SyncOperation.run(

@@ -67,7 +67,9 @@ public enum PackageRemote {
     /// version at its path and the other side's as a *conflict version* in the package's
     /// `.pkgtool/conflicts/`, listed until resolved (`SyncResult.conflicts`); nothing blocks.
     /// When another device moves the head meanwhile, the whole sync starts over (at most
-    /// `SyncOperation.maximumAttempts` times).
+    /// `SyncOperation.maximumAttempts` times). With `location` nil, the remote is the one the
+    /// package remembers, through the endpoint remembered with it unless
+    /// `options.explicitEndpoint` is set.
     /// - Complexity: a scan of the package and a GET of the head; then as a push, a pull, or
     ///   for a merge: the base's and the head's manifests (cached), the bytes the package
     ///   lacks in ranged GETs, one save, and a push.
@@ -76,19 +78,29 @@ public enum PackageRemote {
         progress: consuming Subprogress? = nil
     ) throws -> SyncResult {
         let manager = progress.take()?.start(totalCount: nil)
-        let store = RemoteStore(location: try syncLocation(location, packagePath), options: options)
+        let (location, options) = try syncTarget(location, packagePath, options)
+        let store = RemoteStore(location: location, options: options)
         return try SyncOperation.run(
             packagePath: packagePath, store: store, options: options, durability: durability, progress: manager)
     }
 
-    /// `location`, or when nil the remote the package remembers.
-    static func syncLocation(_ location: RemoteLocation?, _ packagePath: String) throws(RemoteError) -> RemoteLocation {
-        if let location { return location }
+    /// `location` and `options` as given; or, when `location` is nil, the remote the package
+    /// remembers, reached through the endpoint remembered with it unless `options` names
+    /// one explicitly (as `pkgtool push PKG` does without a URL).
+    static func syncTarget(_ location: RemoteLocation?, _ packagePath: String, _ options: RemoteOptions)
+        throws(RemoteError) -> (RemoteLocation, RemoteOptions)
+    {
+        if let location { return (location, options) }
         guard let remembered = remembered(by: packagePath) else {
             throw RemoteError(
                 .configuration, "'\(packagePath)' remembers no remote: give its s3://BUCKET/PREFIX URL")
         }
-        return remembered.location
+        var options = options
+        if options.explicitEndpoint == nil, let endpoint = remembered.endpoint {
+            options.configuration.endpoint = endpoint
+            options.explicitEndpoint = endpoint
+        }
+        return (remembered.location, options)
     }
 
     /// The remote a package was last pushed to or pulled from, as the package itself

@@ -20,8 +20,8 @@ public protocol Command: Sendable {
 public enum PkgTool {
     public static let version = "0.1.0"
 
-    /// Every command, in the order help lists them. `push`, `pull`, `log` and `diff` with an
-    /// `s3://` side run their transfers in `pkgtool-remote` (`RemoteHelper`), which runs this
+    /// Every command, in the order help lists them. `push`, `pull`, `sync`, `log` and `diff`
+    /// with an `s3://` side run their transfers in `pkgtool-remote` (`RemoteHelper`), which runs this
     /// frame with `RemoteCommands.all`, the same table with those commands' work linked in.
     public static let commands: [any Command.Type] = [
         HashCommand.self,
@@ -32,7 +32,8 @@ public enum PkgTool {
         SaveCommand.self,
         PackCommand.self,
         UnpackCommand.self,
-        PushCommand.self, PullCommand.self, LogCommand.self,
+        PushCommand.self, PullCommand.self, SyncCommand.self, LogCommand.self,
+        ConflictsCommand.self, ResolveCommand.self,
         BenchCommand.self,
         CompletionCommand.self,
         ManCommand.self,

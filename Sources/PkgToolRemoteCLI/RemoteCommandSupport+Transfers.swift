@@ -96,6 +96,7 @@ extension RemoteCommandSupport {
             ("id", .string(version.id.description)), ("sequence", .int(version.sequence)),
             ("time", .string(version.isoTime)), ("time_ns", .int(version.time)),
             ("parent", version.parent.map { .string($0.description) } ?? .null),
+            ("second_parent", version.secondParent.map { .string($0.description) } ?? .null),
             ("root_hash", .string(version.rootHash.description)), ("size", .int(version.size)),
             ("entries", .int(version.entryCount)),
         ])

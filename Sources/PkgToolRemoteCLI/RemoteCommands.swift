@@ -3,13 +3,14 @@ import PackageRemote
 import PkgToolCLI
 
 /// The command table of `pkgtool-remote`: pkgtool's, with the commands that reach a remote
-/// (`push`, `pull`, `log`, and `diff` with an `s3://` side) doing their work here instead of
+/// (`push`, `pull`, `sync`, `log`, and `diff` with an `s3://` side) doing their work here instead of
 /// handing it on (`RemoteHelper`).
 public enum RemoteCommands {
     public static let all: [any Command.Type] = PkgTool.commands.map { (command: any Command.Type) -> any Command.Type in
         switch command.spec.name {
         case PushCommand.spec.name: RemotePushCommand.self
         case PullCommand.spec.name: RemotePullCommand.self
+        case SyncCommand.spec.name: RemoteSyncCommand.self
         case LogCommand.spec.name: RemoteLogCommand.self
         case DiffCommand.spec.name: RemoteAwareDiffCommand.self
         default: command
@@ -156,18 +157,24 @@ enum RemoteLogCommand: Command {
             }
             let sizes = versions.map { RemoteCommandSupport.bytes($0.size) }
             let sizeWidth = max(4, sizes.map(\.count).max() ?? 0)
+            // A merge names both parents: "<first 12>+<second 12>".
+            let parents = versions.map { version in
+                [version.parent, version.secondParent].compactMap { $0.map { String($0.description.prefix(12)) } }
+                    .joined(separator: "+")
+            }
+            let parentWidth = max(12, parents.map(\.count).max() ?? 0)
             let numberWidth = max(7, versions.map { String($0.sequence).count }.max() ?? 0)
             func pad(_ text: String, _ width: Int, left: Bool = false) -> String {
                 let padding = String(repeating: " ", count: max(0, width - text.count))
                 return left ? padding + text : text + padding
             }
             console.line(
-                "\(pad("version", numberWidth))  \(pad("id", 12))  \(pad("time", 24))  \(pad("parent", 12))  "
+                "\(pad("version", numberWidth))  \(pad("id", 12))  \(pad("time", 24))  \(pad("parent", parentWidth))  "
                     + "\(pad("root hash", 32))  \(pad("size", sizeWidth, left: true))  entries")
-            for (version, size) in zip(versions, sizes) {
-                let parent = version.parent.map { String($0.description.prefix(12)) } ?? "-"
+            for (version, (size, parent)) in zip(versions, zip(sizes, parents)) {
                 console.line(
-                    "\(pad(String(version.sequence), numberWidth))  \(version.shortID)  \(version.isoTime)  \(pad(parent, 12))  "
+                    "\(pad(String(version.sequence), numberWidth))  \(version.shortID)  \(version.isoTime)  "
+                        + "\(pad(parent.isEmpty ? "-" : parent, parentWidth))  "
                         + "\(version.rootHash)  \(pad(size, sizeWidth, left: true))  \(version.entryCount)")
             }
             return .success

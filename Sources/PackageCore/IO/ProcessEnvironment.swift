@@ -35,6 +35,16 @@ package enum ProcessEnvironment {
         Syscall.execv(path, arguments)
     }
 
+    /// This machine's name (gethostname(2)), as UTF-8 with invalid bytes repaired; "" when
+    /// it has none.
+    package static var hostName: String {
+        Syscall.gethostname().map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    /// Seconds since the epoch now, and the local time zone's offset east of UTC now
+    /// (time(2), localtime_r(3)): the day a person reads on this machine's clock.
+    package static func nowWithLocalOffset() -> (seconds: Int64, offset: Int64) { Syscall.nowWithLocalOffset() }
+
     /// Ends the process with `status` (exit(3)).
     package static func exit(_ status: Int32) -> Never { Syscall.exit(status) }
 }

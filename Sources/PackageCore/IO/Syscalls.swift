@@ -311,6 +311,22 @@ extension Syscall {
         Glibc.getenv(name).map { String(cString: $0) }
     }
 
+    /// gethostname(2): the bytes of this machine's name (at most 255), nil when it fails.
+    static func gethostname() -> [UInt8]? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard Glibc.gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        return buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    }
+
+    /// time(2) and localtime_r(3): seconds since the epoch now, and this machine's time
+    /// zone's offset east of UTC then (0 when it cannot be known).
+    static func nowWithLocalOffset() -> (seconds: Int64, offset: Int64) {
+        var now = Glibc.time(nil)
+        var parts = tm()
+        guard Glibc.localtime_r(&now, &parts) != nil else { return (Int64(now), 0) }
+        return (Int64(now), Int64(parts.tm_gmtoff))
+    }
+
     /// access(2).
     static func access(_ path: String, _ mode: Int32) throws(Errno) {
         _ = try retrying { Glibc.access(path, mode) }

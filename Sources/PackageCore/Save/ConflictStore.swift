@@ -164,16 +164,62 @@ package enum ConflictStore {
     /// Removes the contents `list` does not name (a crash between keeping a content and
     /// committing its record, or a resolved conflict), and anything else that is not the
     /// record. Call under the package's exclusive lock.
-    package static func removeUnlisted(packagePath: String, keeping list: ConflictList) throws {
-        guard let folder = try? openFolder(packagePath: packagePath) else { return }
+    /// - Returns: how many names were removed.
+    @discardableResult
+    package static func removeUnlisted(packagePath: String, keeping list: ConflictList) throws -> Int {
+        guard let folder = try? openFolder(packagePath: packagePath) else { return 0 }
+        let unlisted = try unlistedNames(in: folder, keeping: list)
+        for name in unlisted {
+            try FileSystem.removeTree(name, relativeTo: folder.rawValue, displayPath: folderPath(packagePath) + "/" + name)
+        }
+        return unlisted.count
+    }
+
+    /// The names in the open folder that are neither the record nor a content `list` names.
+    private static func unlistedNames(in folder: borrowing FileDescriptor, keeping list: ConflictList) throws -> [String] {
         var named = Set<RelativePath>()  // names are bytes
         for version in list.versions where version.kind == .file {
             named.insert(RelativePath(trusted: contentName(version.hash, size: version.size)))
         }
-        for entry in try DirectoryListing.entries(in: folder, skippingNonUTF8Names: true) {
-            if PathOrder.sameBytes(entry.name, PackageLayout.conflictsRecordFileName) { continue }
-            if named.contains(RelativePath(trusted: entry.name)) { continue }
-            try FileSystem.removeTree(entry.name, relativeTo: folder.rawValue, displayPath: folderPath(packagePath) + "/" + entry.name)
+        return try DirectoryListing.entries(in: folder, skippingNonUTF8Names: true).map(\.name).filter { name in
+            !PathOrder.sameBytes(name, PackageLayout.conflictsRecordFileName) && !named.contains(RelativePath(trusted: name))
+        }
+    }
+
+    /// Whether the folder holds anything its record does not list (a crash's leftovers).
+    /// Takes no lock: a hint for whether `sweep` is worth its locks. False when the record
+    /// cannot be read.
+    /// - Complexity: one read of the record and one listing of the folder.
+    package static func hasUnlisted(packagePath: String) -> Bool {
+        let list: ConflictList
+        switch read(packagePath: packagePath) {
+        case .list(let read): list = read
+        case .absent: list = ConflictList()
+        case .unusable: return false
+        }
+        guard let folder = try? openFolder(packagePath: packagePath),
+            let unlisted = try? unlistedNames(in: folder, keeping: list)
+        else { return false }
+        return !unlisted.isEmpty
+    }
+
+    /// Removes what a crash left unlisted in the folder (`removeUnlisted`), under the
+    /// package's exclusive lock, after recovering an interrupted save (whose commit may list
+    /// them). A record that cannot be read leaves everything as it is.
+    ///
+    /// The caller must also keep out whoever keeps contents before committing a record that
+    /// lists them: `sync` does so under its pull staging lock, and sweeps under that lock.
+    /// - Returns: how many names were removed.
+    /// - Complexity: the lock, a recovery check, one read of the record, one listing.
+    @discardableResult
+    package static func sweep(packagePath: String, durability: Durability) throws -> Int {
+        let package = try PackageLocation(packagePath)
+        return try PackageSaver.withExclusiveAccess(to: package, durability: durability) { _ in
+            switch read(packagePath: package.path) {
+            case .list(let list): return try removeUnlisted(packagePath: package.path, keeping: list)
+            case .absent: return try removeUnlisted(packagePath: package.path, keeping: ConflictList())
+            case .unusable: return 0
+            }
         }
     }
 

@@ -8,7 +8,7 @@ import PackageCore
 /// ```
 /// {"format": "pkgtool-remote", "format_version": 1,
 ///  "head": {"id": "<sha256>", "sequence": 3, "time_ns": …, "parent": "<sha256>" (absent for the first),
-///           "root": "<xxh3-128>", "size": …, "entries": …},
+///           "second_parent": "<sha256>" (a merge's only), "root": "<xxh3-128>", "size": …, "entries": …},
 ///  "history": [ {…the parent…}, {…its parent…}, … ]}        (newest first, at most 100)
 /// ```
 /// It moves only by a conditional PUT (`If-Match` on the ETag read, or `If-None-Match: *`
@@ -34,6 +34,8 @@ struct HeadRecord: Sendable, Equatable {
         var sequence: Int
         var time_ns: Int64
         var parent: String?
+        /// A merge's second parent; absent otherwise (older readers ignore it).
+        var second_parent: String?
         var root: String
         var size: Int64
         var entries: Int
@@ -97,8 +99,8 @@ struct HeadRecord: Sendable, Equatable {
     static func json(_ summary: VersionSummary) -> SummaryJSON {
         SummaryJSON(
             id: summary.id.description, sequence: summary.sequence, time_ns: summary.time,
-            parent: summary.parent?.description, root: summary.rootHash.description, size: summary.size,
-            entries: summary.entryCount)
+            parent: summary.parent?.description, second_parent: summary.secondParent?.description,
+            root: summary.rootHash.description, size: summary.size, entries: summary.entryCount)
     }
 
     static func summary(_ object: SummaryJSON) -> VersionSummary? {
@@ -111,8 +113,14 @@ struct HeadRecord: Sendable, Equatable {
             parent = digest
         }
         guard (parent == nil) == (object.sequence == 1) else { return nil }
+        var secondParent: SHA256Digest?
+        if let text = object.second_parent {
+            // Only a merge has one: a version with a first parent, and another.
+            guard let digest = SHA256Digest(hex: text), let parent, digest != parent else { return nil }
+            secondParent = digest
+        }
         return VersionSummary(
-            id: id, sequence: object.sequence, time: object.time_ns, parent: parent, rootHash: root, size: object.size,
-            entryCount: object.entries)
+            id: id, sequence: object.sequence, time: object.time_ns, parent: parent, secondParent: secondParent,
+            rootHash: root, size: object.size, entryCount: object.entries)
     }
 }

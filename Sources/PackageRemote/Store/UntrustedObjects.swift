@@ -91,9 +91,10 @@ package enum UntrustedRemoteObjects {
                     ? [BlobLocation(digest: SHA256Digest.of([1]), pack: SHA256Digest.of([2]), offset: 0, length: UInt32(size))]
                     : [])
         }
-        func version(_ entries: [RemoteEntry], sequence: Int = 1) -> [UInt8] {
+        func version(_ entries: [RemoteEntry], sequence: Int = 1, merge: Bool = false) -> [UInt8] {
             var manifest = VersionManifest(
                 sequence: sequence, time: 1, parent: sequence > 1 ? SHA256Digest.of([9]) : nil,
+                secondParent: merge ? SHA256Digest.of([8]) : nil,
                 rootHash: ContentHash(high: 0, low: 0), entries: entries.sorted { PathOrder.pathLess($0.path, $1.path) })
             manifest.rootHash = manifest.snapshot().rootHash
             return manifest.encoded()
@@ -106,21 +107,28 @@ package enum UntrustedRemoteObjects {
             entry("e\u{301}", .directory), entry("\u{e9}", .symbolicLink, target: "/tmp/pkgtool-fuzz-canary"),
             entry("\u{e9}/.ssh", .directory), entry("\u{e9}/.ssh/authorized_keys", .regular, size: 4),
         ], sequence: 2)
+        // A merge (format 2: a second parent after the fixed header).
+        let merge = version([entry("pages", .directory), entry("pages/1.json", .regular, size: 3)], sequence: 3, merge: true)
         let summary = VersionSummary(
             id: SHA256Digest.of(plain), sequence: 1, time: 1, parent: nil, rootHash: ContentHash.empty, size: 15,
             entryCount: 6)
         let head = HeadRecord(head: summary, history: []).encoded()
+        let mergeSummary = VersionSummary(
+            id: SHA256Digest.of(merge), sequence: 2, time: 2, parent: summary.id, secondParent: SHA256Digest.of([8]),
+            rootHash: ContentHash.empty, size: 3, entryCount: 2)
+        let mergeHead = HeadRecord(head: mergeSummary, history: [summary]).encoded()
         let pack = [UInt8](repeating: 7, count: 5) + PackFormat.trailer([(SHA256Digest.of([UInt8](repeating: 7, count: 5)), 5)])
         // The same trees as bodies: [pack count u8, entry count u16 LE] then the inflated body.
         func body(_ object: [UInt8]) -> [UInt8] {
-            guard let header = try? VersionManifest.decodeHeader(Array(object.prefix(VersionManifest.headerSize)), id: SHA256Digest.of(object)),
-                let inflated = Zlib.decompress(object[VersionManifest.headerSize...], expectedSize: header.bodySize)
+            guard let header = try? VersionManifest.decodeHeader(Array(object.prefix(VersionManifest.mergeHeaderSize)), id: SHA256Digest.of(object)),
+                let inflated = Zlib.decompress(object[header.bodyOffset...], expectedSize: header.bodySize)
             else { return [] }
             let count = header.summary.entryCount
             return [UInt8(header.packCount), UInt8(count & 0xFF), UInt8(count >> 8)] + inflated
         }
         return [
-            ("head", 0, head), ("pack", 1, pack), ("version", 2, plain), ("twins", 2, twins),
+            ("head", 0, head), ("merge-head", 0, mergeHead), ("pack", 1, pack), ("version", 2, plain), ("twins", 2, twins),
+            ("merge", 2, merge), ("merge-body", 3, body(merge)),
             ("body", 3, body(plain)), ("twins-body", 3, body(twins)),
         ]
     }

@@ -28,13 +28,19 @@ package struct RemoteEntry: Sendable, Hashable {
 /// One version of a remote: its summary and every entry, in depth-first path order.
 ///
 /// Stored as `versions/<sha256>` (Specs/remote.md, "The version manifest"): a fixed 128-byte
-/// header that `log` can read with a ranged GET, then a zlib stream of the pack table and
-/// the entries. Decoding refuses anything out of bounds, out of order or inconsistent, and
+/// header that `log` can read with a ranged GET, for a merge (format 2) its second parent's
+/// id, then a zlib stream of the pack table and the entries. Decoding refuses anything out of bounds, out of order or inconsistent, and
 /// checks that the entries hash to the root the header states.
 struct VersionManifest: Sendable {
     static let magic: [UInt8] = Array("PKGRVER".utf8) + [0]
-    static let formatVersion: UInt32 = 1
+    /// The newest format this pkgtool reads. Format 1 has no second parent; format 2 is
+    /// written only for a merge (a second parent), so that older readers still read every
+    /// other version, and refuse a merge as "a newer format" rather than misread it.
+    static let formatVersion: UInt32 = 2
+    /// The fixed header every format starts with (what `log` reads first).
     static let headerSize = 128
+    /// Format 2's header: the fixed one, then the second parent's id (32 bytes).
+    static let mergeHeaderSize = 160
     /// Refuses manifests that would inflate beyond this (a hostile store's zip bomb).
     static let maximumBodySize = 1 << 30
     /// A body may inflate to this many times its compressed size, beyond a floor: what a
@@ -48,6 +54,8 @@ struct VersionManifest: Sendable {
     var sequence: Int
     var time: Int64
     var parent: SHA256Digest?
+    /// A merge's second parent (format 2); nil otherwise (format 1).
+    var secondParent: SHA256Digest? = nil
     var rootHash: ContentHash
     var entries: [RemoteEntry]
 
@@ -55,8 +63,8 @@ struct VersionManifest: Sendable {
 
     func summary(id: SHA256Digest) -> VersionSummary {
         VersionSummary(
-            id: id, sequence: sequence, time: time, parent: parent, rootHash: rootHash, size: size,
-            entryCount: entries.count)
+            id: id, sequence: sequence, time: time, parent: parent, secondParent: secondParent, rootHash: rootHash,
+            size: size, entryCount: entries.count)
     }
 
     /// The tree the version describes, with directory hashes computed (for diffs).
@@ -113,9 +121,9 @@ struct VersionManifest: Sendable {
             }
         }
         let compressed = Zlib.compress(body.bytes)
-        var header = ByteWriter(capacity: Self.headerSize + compressed.count)
+        var header = ByteWriter(capacity: Self.mergeHeaderSize + compressed.count)
         header.append(contentsOf: Self.magic)
-        header.append(Self.formatVersion)
+        header.append(UInt32(secondParent == nil ? 1 : 2))
         header.append(UInt32(0))
         header.append(UInt64(sequence))
         header.append(time)
@@ -129,27 +137,39 @@ struct VersionManifest: Sendable {
         header.append(UInt64(compressed.count))
         header.append(UInt64(body.count))
         precondition(header.count == Self.headerSize)
+        if let secondParent { header.append(contentsOf: secondParent.bytes) }
         header.append(contentsOf: compressed)
         return header.bytes
     }
 
     // MARK: Decoding
 
-    /// The summary in a manifest's header (the first 128 bytes), without the entries.
+    /// How many bytes the header of the manifest starting with `prefix` (at least its
+    /// first 12 bytes) takes: 160 for format 2, else 128 (a wrong format is refused by
+    /// `decodeHeader`).
+    static func headerLength(startingWith prefix: [UInt8]) -> Int {
+        guard prefix.count >= 12 else { return headerSize }
+        let format = UInt32(prefix[8]) | UInt32(prefix[9]) << 8 | UInt32(prefix[10]) << 16 | UInt32(prefix[11]) << 24
+        return format == 2 ? mergeHeaderSize : headerSize
+    }
+
+    /// The summary in a manifest's header (the first 128 bytes, 160 for a merge's format
+    /// 2), without the entries; `bodyOffset` is where its zlib stream starts.
     static func decodeHeader(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> (
-        summary: VersionSummary, packCount: Int, compressedSize: Int, bodySize: Int
+        summary: VersionSummary, packCount: Int, compressedSize: Int, bodySize: Int, bodyOffset: Int
     ) {
         func damaged(_ why: String) -> RemoteError {
             RemoteError(.verificationFailed, "version \(id.description.prefix(12)) is damaged: \(why)")
         }
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic else { throw damaged("not a version manifest") }
         do {
-            return try bytes.withUnsafeBytes { raw throws -> (VersionSummary, Int, Int, Int) in
+            return try bytes.withUnsafeBytes { raw throws -> (VersionSummary, Int, Int, Int, Int) in
                 var reader = ByteReader(raw, offset: 8)
                 let format = try reader.read(UInt32.self)
                 guard format <= formatVersion else {
                     throw RemoteError(.notARemote, "version \(id.description.prefix(12)) has format \(format), newer than this pkgtool's")
                 }
+                guard format >= 1 else { throw damaged("its format is 0") }
                 let flags = try reader.read(UInt32.self)
                 let sequence = try reader.read(UInt64.self)
                 let time = try reader.read(Int64.self)
@@ -162,6 +182,14 @@ struct VersionManifest: Sendable {
                 let parentBytes = try reader.bytes(32)
                 let compressed = try reader.read(UInt64.self)
                 let body = try reader.read(UInt64.self)
+                // Format 2: a merge's second parent, a real id that is not the first parent.
+                var secondParent: SHA256Digest?
+                if format == 2 {
+                    let secondBytes = try reader.bytes(32)
+                    guard hasParent == 1, !secondBytes.allSatisfy({ $0 == 0 }), secondBytes.elementsEqual(parentBytes) == false
+                    else { throw damaged("its second parent is out of range") }
+                    secondParent = SHA256Digest(bytes: secondBytes)
+                }
                 guard flags == 0, reserved.allSatisfy({ $0 == 0 }), sequence >= 1, sequence < 1 << 48, size < 1 << 62, entryCount < 1 << 32, packCount < 1 << 32,
                     hasParent <= 1, (hasParent == 1) == (sequence > 1), hasParent == 1 || parentBytes.allSatisfy({ $0 == 0 }),
                     compressed < 1 << 40,
@@ -172,9 +200,9 @@ struct VersionManifest: Sendable {
                 }
                 let summary = VersionSummary(
                     id: id, sequence: Int(sequence), time: time,
-                    parent: hasParent == 1 ? SHA256Digest(bytes: parentBytes) : nil, rootHash: root, size: Int64(size),
-                    entryCount: Int(entryCount))
-                return (summary, Int(packCount), Int(compressed), Int(body))
+                    parent: hasParent == 1 ? SHA256Digest(bytes: parentBytes) : nil, secondParent: secondParent,
+                    rootHash: root, size: Int64(size), entryCount: Int(entryCount))
+                return (summary, Int(packCount), Int(compressed), Int(body), format == 2 ? mergeHeaderSize : headerSize)
             }
         } catch let error as RemoteError {
             throw error
@@ -185,10 +213,10 @@ struct VersionManifest: Sendable {
 
     /// Decodes a whole manifest whose bytes were checked against `id`.
     static func decode(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> VersionManifest {
-        let (summary, packCount, compressedSize, bodySize) = try decodeHeader(bytes, id: id)
+        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
         let damaged = Damage(shortID: summary.shortID)
-        guard bytes.count == headerSize + compressedSize else { throw damaged("its length does not match its header") }
-        guard let body = Zlib.decompress(bytes[headerSize...], expectedSize: bodySize) else {
+        guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
+        guard let body = Zlib.decompress(bytes[bodyOffset...], expectedSize: bodySize) else {
             throw damaged("its entries do not inflate to the size its header states")
         }
         let entries = try decodeEntries(body, count: summary.entryCount, packCount: packCount, damaged: damaged)
@@ -200,8 +228,8 @@ struct VersionManifest: Sendable {
         }
         guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
         let manifest = VersionManifest(
-            sequence: summary.sequence, time: summary.time, parent: summary.parent, rootHash: summary.rootHash,
-            entries: entries)
+            sequence: summary.sequence, time: summary.time, parent: summary.parent, secondParent: summary.secondParent,
+            rootHash: summary.rootHash, entries: entries)
         guard manifest.snapshot().rootHash == summary.rootHash else {
             throw damaged("its entries do not hash to the root it states")
         }

@@ -8,8 +8,12 @@ public struct VersionSummary: Sendable, Hashable {
     public var sequence: Int
     /// When it was pushed, nanoseconds since the epoch (the pushing machine's clock).
     public var time: Int64
-    /// The version this one was pushed on top of; nil for a remote's first version.
+    /// The version this one was pushed on top of; nil for a remote's first version. The
+    /// remote's history (numbers, `log`, the rollback checks) follows this parent alone.
     public var parent: SHA256Digest?
+    /// For a merge pushed by `sync`, the version the package's merged changes were based
+    /// on (its sync base before the merge); nil for every other version.
+    public var secondParent: SHA256Digest?
     /// The package's Merkle root hash (Specs/hashing.md).
     public var rootHash: ContentHash
     /// Bytes of all regular files.
@@ -18,14 +22,24 @@ public struct VersionSummary: Sendable, Hashable {
     public var entryCount: Int
 
     /// A summary with every field given; a push makes them, `PackageRemote.log` reads them.
+    /// - Parameters:
+    ///   - id: the SHA-256 of the version's manifest.
+    ///   - sequence: its number (1 for the first).
+    ///   - time: when it was pushed, nanoseconds since the epoch.
+    ///   - parent: the version it was pushed on top of (nil for the first).
+    ///   - secondParent: for a merge, the version the merged changes were based on.
+    ///   - rootHash: the package's Merkle root hash.
+    ///   - size: bytes of all regular files.
+    ///   - entryCount: files, directories and symbolic links.
     public init(
-        id: SHA256Digest, sequence: Int, time: Int64, parent: SHA256Digest?, rootHash: ContentHash, size: Int64,
-        entryCount: Int
+        id: SHA256Digest, sequence: Int, time: Int64, parent: SHA256Digest?, secondParent: SHA256Digest? = nil,
+        rootHash: ContentHash, size: Int64, entryCount: Int
     ) {
         self.id = id
         self.sequence = sequence
         self.time = time
         self.parent = parent
+        self.secondParent = secondParent
         self.rootHash = rootHash
         self.size = size
         self.entryCount = entryCount

@@ -363,7 +363,7 @@ enum PullOperation {
                 }
             throw RemoteError(
                 .unpushedChanges,
-                "'\(destination)' has changes not pushed since it was synced with \(since); push them first, or pull --force to discard them")
+                "'\(destination)' has changes not pushed since it was synced with \(since); 'pkgtool sync \(destination)' merges them with the remote's, or pull --force discards them")
         }
         // A folder that holds files, is no package and was never synced (a working folder,
         // a wrong path): the pull would delete whatever the version lacks, so it asks for

@@ -43,8 +43,7 @@ final class PullStaging: @unchecked Sendable {
     /// The staging area of `destination`, created or reopened (and locked).
     /// - Throws: `localFailure` when another pull into the same DEST holds it.
     init(destination: String) throws {
-        let (parent, name) = Self.split(destination)
-        path = PackageLayout.joined(parent, "." + name + ".pkgtool-pull")
+        path = Self.path(of: destination)
         if try FileSystem.statusIfExists(path) == nil {
             try FileSystem.makeDirectory(path, permissions: 0o700)
         }
@@ -67,6 +66,12 @@ final class PullStaging: @unchecked Sendable {
     }
 
     static func name(_ key: FileKey) -> String { "\(key.hash)-\(key.size)" }
+
+    /// The staging area's path for `destination`: `.<DEST>.pkgtool-pull` beside it.
+    static func path(of destination: String) -> String {
+        let (parent, name) = split(destination)
+        return PackageLayout.joined(parent, "." + name + ".pkgtool-pull")
+    }
 
     static func split(_ path: String) -> (parent: String, name: String) {
         var path = path

@@ -33,8 +33,11 @@ public struct PushResult: Sendable {
 
 /// `push`: makes a package the remote's next version (Specs/remote.md, "Push").
 enum PushOperation {
+    /// Pushes the package at `packagePath`; `secondParent` makes the new version a merge
+    /// (`sync` passes the version the merged changes were based on).
     static func run(
-        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?
+        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?,
+        secondParent: SHA256Digest? = nil
     ) throws -> PushResult {
         let clock = Clock()
         let packagePath = trimmed(packagePath)
@@ -131,9 +134,11 @@ enum PushOperation {
                     contentHash: entry.kind == .directory ? ContentHash(high: 0, low: 0) : entry.hash,
                     linkTarget: entry.linkTarget, blobs: blobs))
         }
+        // A second parent only beside a first, and only when it is another version.
+        let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         let manifest = VersionManifest(
             sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
-            rootHash: snapshot.rootHash, entries: entries)
+            secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
         let bytes = manifest.encoded()
         let id = SHA256Digest.of(bytes)
         // A self-check: what pull will rebuild must hash to what was scanned.
@@ -162,7 +167,8 @@ enum PushOperation {
                 throw RemoteError(
                     .conflict,
                     "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
-                        + "nothing was lost: pull (into another directory to keep these changes), then push again")
+                        + "nothing was lost: 'pkgtool sync \(packagePath)' merges both, or pull (into another directory "
+                        + "to keep these changes), then push again")
             }
         } else {
             // Stored: read it back. A store that ignored the condition may have let another
@@ -219,8 +225,8 @@ enum PushOperation {
             throw RemoteError(
                 .conflict,
                 "the remote moved on: \(location) is at \(describe(head)) but '\(packagePath)' was last synced with "
-                    + "version \(record.version.description.prefix(12)); pull (into another directory to keep these "
-                    + "changes), then push again, or push --force")
+                    + "version \(record.version.description.prefix(12)); 'pkgtool sync \(packagePath)' merges both, "
+                    + "or pull (into another directory to keep these changes), then push again, or push --force")
         }
     }
 

@@ -75,21 +75,32 @@ final class RemoteStore: Sendable {
         return manifest
     }
 
-    /// The summary of version `id` from its manifest's header alone (one ranged GET), for
-    /// `log` past the head record's history. Not checked against the id: `pull` checks.
+    /// The summary of version `id` from its manifest's header alone (one ranged GET; a
+    /// second one of 32 bytes for a merge's second parent), for `log` past the head
+    /// record's history. Not checked against the id: `pull` checks.
     func summary(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionSummary {
         if let bytes = cache.manifest(id), let header = try? VersionManifest.decodeHeader(bytes, id: id) {
             return header.summary
         }
-        let sink = MemorySink(limit: VersionManifest.headerSize)
+        var bytes = try headerBytes(id, 0..<VersionManifest.headerSize, connection)
+        let length = VersionManifest.headerLength(startingWith: bytes)
+        if length > bytes.count { bytes += try headerBytes(id, bytes.count..<length, connection) }
+        return try VersionManifest.decodeHeader(bytes, id: id).summary
+    }
+
+    /// The bytes `range` of version `id`'s manifest, in one ranged GET.
+    private func headerBytes(_ id: SHA256Digest, _ range: Range<Int>, _ connection: S3Connection) throws(RemoteError)
+        -> [UInt8]
+    {
+        let sink = MemorySink(limit: range.count)
         guard
             try connection.get(
                 bucket: location.bucket, key: RemoteLayout.version(id, location),
-                range: 0..<Int64(VersionManifest.headerSize), into: sink) != nil
+                range: Int64(range.lowerBound)..<Int64(range.upperBound), into: sink) != nil
         else {
             throw RemoteError(
                 .verificationFailed, "version \(id.description.prefix(12)) of \(location) is missing from the store")
         }
-        return try VersionManifest.decodeHeader(sink.bytes, id: id).summary
+        return sink.bytes
     }
 }

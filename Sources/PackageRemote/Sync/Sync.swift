@@ -46,6 +46,7 @@ enum SyncOperation {
         packagePath: String, store: RemoteStore, options: RemoteOptions, durability: Durability, progress: ProgressManager?
     ) throws -> SyncResult {
         let packagePath = PushOperation.trimmed(packagePath)
+        try sweepConflictContents(packagePath: packagePath, durability: durability)
         var attempt = 1
         while true {
             do {
@@ -64,6 +65,25 @@ enum SyncOperation {
                 attempt += 1
             }
         }
+    }
+
+    /// Removes conflict contents a crash left unlisted in the package's
+    /// `.pkgtool/conflicts` (kept by a merge that never committed its record): under the
+    /// pull staging lock, which every sync and pull of the package holds while it keeps
+    /// contents and commits, and the package's exclusive lock (`ConflictStore.sweep`). When
+    /// nothing is unlisted, no lock is taken and nothing is made.
+    static func sweepConflictContents(packagePath: String, durability: Durability) throws {
+        guard (try? FileSystem.status(packagePath, followSymlinks: true))?.kind == .directory,
+            ConflictStore.hasUnlisted(packagePath: packagePath)
+        else { return }
+        let stagingPath = PullStaging.path(of: packagePath)
+        let stagingExisted = (try? FileSystem.statusIfExists(stagingPath)) != nil
+        let staging = try PullStaging(destination: packagePath)
+        defer {
+            if !stagingExisted { staging.remove() }
+            staging.unlock()
+        }
+        try ConflictStore.sweep(packagePath: packagePath, durability: durability)
     }
 
     static func once(
@@ -243,8 +263,11 @@ enum SyncOperation {
         staging.remove()
         pulled.save = outcome.statistics
 
-        // The merged tree, pushed on top of the head (a lost race starts the sync over).
-        let push = try PushOperation.run(packagePath: packagePath, store: store, options: options, force: false, progress: nil)
+        // The merged tree, pushed on top of the head (a lost race starts the sync over): a
+        // version with two parents, the head and the version PKG's changes were based on.
+        let push = try PushOperation.run(
+            packagePath: packagePath, store: store, options: options, force: false, progress: nil,
+            secondParent: base?.version)
         var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
         result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
         result.entriesFromLocal = merged.sources.filter { $0 == .local }.count

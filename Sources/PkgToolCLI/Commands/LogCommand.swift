@@ -19,7 +19,8 @@ package enum LogCommand: Command {
         details: """
             One line per version: its number, id (the first 12 of 64 hexadecimal digits; any
             unique prefix names it for pull --version), the time it was pushed (UTC), its
-            parent's id, the package's root hash (as 'pkgtool hash PKG' prints it), its size
+            parent's id (for a merge pushed by sync, both parents: FIRST+SECOND, the version it
+            went on and the one the merged changes were based on), the package's root hash (as 'pkgtool hash PKG' prints it), its size
             and entry count. --json prints every field in full. By default the versions the
             remote's head record holds (the latest, up to 101), all in one request; --limit N
             pages past them, each older version costing a small ranged GET.

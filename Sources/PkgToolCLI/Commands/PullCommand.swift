@@ -28,7 +28,7 @@ package enum PullCommand: Command {
             leaves DEST untouched (exit 1). An interrupted pull resumes from
             .DEST.pkgtool-pull beside DEST. A pull that would discard changes made to DEST
             since it was last pushed or pulled (or, never synced, files it holds) is refused
-            (exit 1) unless --force. So is a latest version that does not descend from the
+            (exit 1) unless --force ('pkgtool sync DEST' merges such changes instead). So is a latest version that does not descend from the
             one DEST holds (a remote rolled back or rewritten): --version takes it on purpose.
             The version's record is saved with its files, in one commit.
             """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,

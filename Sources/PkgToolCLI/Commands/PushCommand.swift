@@ -22,8 +22,9 @@ package enum PushCommand: Command {
             1 MiB for files of 4 MiB or more) and only blobs the remote does not hold travel,
             packed by 8 MiB. An unchanged package costs one request. The remote's head moves by compare-and-swap: if it is not the
             version PKG was last pushed as or pulled from, or another push moves it first,
-            the push is refused (exit 1) and nothing is lost: pull (into another directory to
-            keep these changes), then push again. --force makes PKG the next version anyway
+            the push is refused (exit 1) and nothing is lost: 'pkgtool sync PKG' merges both
+            sides' changes and pushes the merge; or pull (into another directory to keep
+            these changes), then push again. --force makes PKG the next version anyway
             (the versions it replaces stay in the history). An interrupted push leaves the
             remote's versions intact; the next one does not resend the packs that arrived.
             """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,

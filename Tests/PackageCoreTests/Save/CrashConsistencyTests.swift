@@ -44,6 +44,10 @@ struct CrashConsistencyTests {
         /// Whether every save commits a sync record, as a pull does (`recordOf`): the older,
         /// old and new snapshots each with their own.
         let syncRecords: Bool
+        /// Whether every save also commits a conflicts record, as a sync's merge does
+        /// (`conflictsOf`), the bytes of the file versions it lists kept in
+        /// `.pkgtool/conflicts` just before (inside the swept region for the new snapshot).
+        let conflictsRecords: Bool
 
         /// The sources: a small document whose media file has `mediaSize` bytes, changed by
         /// `changeDocument`. With `editsMedia`, 64 KiB inside the media file change too (and
@@ -51,11 +55,12 @@ struct CrashConsistencyTests {
         /// saved as its changed chunks (patched in place, or cloned where there are reflinks).
         init(
             mediaSize: Int = (2 << 20) + 100, editsMedia: Bool = false, packagesIn packagesParent: String? = nil,
-            syncRecords: Bool = false
+            syncRecords: Bool = false, conflictsRecords: Bool = false
         ) throws {
             directory = try TemporaryDirectory("crash")
             self.packagesParent = packagesParent
-            self.syncRecords = syncRecords
+            self.syncRecords = syncRecords || conflictsRecords
+            self.conflictsRecords = conflictsRecords
             oldSource = directory.url("old-src")
             newSource = directory.url("new-src")
             try makeDocument(oldSource, pages: 6, mediaSize: mediaSize)
@@ -71,6 +76,55 @@ struct CrashConsistencyTests {
             }
             oldHash = try Trees.contentHash(oldSource)
             newHash = try Trees.contentHash(newSource)
+            for name in ["A", "B", "C"] { try Files.write(directory.url("conflict-\(name)"), Self.conflictBytes(name)) }
+        }
+
+        static func conflictBytes(_ name: String) -> [UInt8] { Array("the other side's version \(name)\n".utf8) }
+
+        /// The conflicts record committed with snapshot `name` (nil when the fixture has
+        /// none): the older lists A, the old A and B and a deletion, the new B and C and a
+        /// link (A settled: its bytes become unlisted).
+        func conflictsOf(_ name: String) -> ConflictList? {
+            guard conflictsRecords else { return nil }
+            let version = String(repeating: "5e", count: 32)
+            func file(_ content: String, at path: RelativePath) -> ConflictVersion {
+                let bytes = Self.conflictBytes(content)
+                return ConflictVersion(
+                    path: path, side: .other, kind: .file, permissions: 0o644, size: Int64(bytes.count),
+                    hash: ContentHash.of(bytes), linkTarget: nil, remoteVersion: version, time: 1_000)
+            }
+            let a = file("A", at: "pages/1.txt")
+            let b = file("B", at: "media/clip.bin")
+            let c = file("C", at: "pages/3.txt")
+            let deleted = ConflictVersion(
+                path: "notes", side: .local, kind: .deleted, permissions: 0, size: 0, hash: ContentHash(high: 0, low: 0),
+                linkTarget: nil, remoteVersion: version, time: 2_000)
+            let link = ConflictVersion(
+                path: "pages/link", side: .other, kind: .link, permissions: 0o777, size: 1, hash: ContentHash.of(Array("x".utf8)),
+                linkTarget: "x", remoteVersion: version, time: 3_000)
+            switch name {
+            case "older": return ConflictList([a])
+            case "old": return ConflictList([a, b, deleted])
+            default: return ConflictList([b, c, link])
+            }
+        }
+
+        /// Keeps the bytes of the file versions snapshot `name`'s conflicts record lists, as
+        /// a merge does before the save that lists them.
+        func keepConflictContents(_ name: String, in package: String) throws {
+            for version in conflictsOf(name)?.versions ?? [] where version.kind == .file {
+                let content = ["A", "B", "C"].first { ContentHash.of(Self.conflictBytes($0)) == version.hash }!
+                try ConflictStore.keepContent(
+                    from: directory.url("conflict-\(content)"), hash: version.hash, size: version.size, packagePath: package,
+                    durability: .full)
+            }
+        }
+
+        /// The save under test: the new snapshot (its conflict versions' bytes kept first,
+        /// when the fixture has conflicts records).
+        func saveNew(_ package: String, _ mode: SaveMode) throws -> SaveStatistics {
+            try keepConflictContents("new", in: package)
+            return try PackageSaver.save(DirectorySource(newSource), to: package, options: options(mode)).statistics
         }
 
         /// A package holding the old snapshot, saved without faults, in a fresh directory;
@@ -79,12 +133,17 @@ struct CrashConsistencyTests {
             let home = try TemporaryDirectory(label, in: packagesParent)
             let package = home.url("doc.pkg")
             if mode.keepsPrevious {
-                _ = try PackageSaver.save(
-                    DirectorySource(olderSource), to: package, options: options(mode, record: recordOf("older"))
-                ).statistics
+                _ = try PackageSaver.save(DirectorySource(olderSource), to: package, options: options(mode, snapshot: "older"))
+                    .statistics
+                try keepConflictContents("older", in: package)
             }
-            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode, record: recordOf("old")))
+            if try FileSystem.statusIfExists(package) != nil { try keepConflictContents("old", in: package) }
+            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode, snapshot: "old"))
                 .statistics
+            if conflictsRecords && !mode.keepsPrevious {
+                // A package's first save cannot have kept contents before it: keep them now.
+                try keepConflictContents("old", in: package)
+            }
             return (home, package)
         }
 
@@ -92,12 +151,14 @@ struct CrashConsistencyTests {
             try freshPackage(label, mode: SaveMode(strategy: strategy))
         }
 
-        /// The options of a save of the new snapshot (with its sync record, when the fixture has records).
-        func options(_ mode: SaveMode) -> SaveOptions { options(mode, record: recordOf("new")) }
+        /// The options of a save of the new snapshot (with its records, when the fixture has records).
+        func options(_ mode: SaveMode) -> SaveOptions { options(mode, snapshot: "new") }
 
-        func options(_ mode: SaveMode, record: [UInt8]?) -> SaveOptions {
+        /// The options of a save of snapshot `name`, with its records when the fixture has them.
+        func options(_ mode: SaveMode, snapshot name: String) -> SaveOptions {
             var options = SaveOptions(strategy: mode.strategy, durability: .full, workers: 1, keepsPrevious: mode.keepsPrevious)
-            options.syncRecord = record
+            options.syncRecord = recordOf(name)
+            options.conflictsRecord = conflictsOf(name)?.encoded()
             if mode.syncsInBulk { options.bulkSyncThreshold = 1 }
             return options
         }
@@ -123,6 +184,7 @@ struct CrashConsistencyTests {
             let found = SyncRecordFile.read(packagePath: package)
             if found != .bytes(expected) { return "the sync record does not match the tree (\(found))" }
         }
+        if let problem = try conflictsViolation(fixture, package: package, hash: hash) { return problem }
         if let manifest = try PackageManifest.load(packagePath: package) {
             let rescan = try PackageScan.scan(package, useManifest: false)
             if manifest.snapshot.rootHash != hash || !TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty {
@@ -159,6 +221,28 @@ struct CrashConsistencyTests {
         return nil
     }
 
+    /// With conflicts records: the record committed with the tree the package holds, the
+    /// bytes of every file version it lists present and whole, and once swept
+    /// (`ConflictStore.sweep`, what the next sync does), nothing else in the folder.
+    static func conflictsViolation(_ fixture: Fixture, package: String, hash: ContentHash) throws -> String? {
+        guard let expected = fixture.conflictsOf(hash == fixture.newHash ? "new" : "old") else { return nil }
+        guard case .list(let list) = ConflictStore.read(packagePath: package), list == expected else {
+            return "the conflicts record does not match the tree (\(ConflictStore.read(packagePath: package)))"
+        }
+        var names = [PackageLayout.conflictsRecordFileName]
+        for version in list.versions where version.kind == .file {
+            let path = ConflictStore.contentPath(package, hash: version.hash, size: version.size)
+            guard let bytes = try? Files.read(path), ContentHash.of(bytes) == version.hash else {
+                return "the listed conflict version of \(version.path.string) lost its bytes"
+            }
+            names.append(ConflictStore.contentName(version.hash, size: version.size))
+        }
+        try ConflictStore.sweep(packagePath: package, durability: .full)
+        let left = try Trees.names(package + "/.pkgtool/conflicts")
+        if left.sorted() != names.sorted() { return "the conflicts folder holds \(left) after a sweep" }
+        return nil
+    }
+
     static func recover(_ package: String) throws {
         let lock = try PackageLock.acquire(for: package, exclusive: true)
         defer { lock.release() }
@@ -187,7 +271,7 @@ struct CrashConsistencyTests {
         let counter = CrashAfter(.max)
         var sweep = Sweep(
             statistics: try IOFaultInjection.withInjector(counter) {
-                try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
+                try fixture.saveNew(countingPackage, mode)
             })
         if let problem = try Self.violation(fixture, home: countingHome, package: countingPackage, mustBeNew: true) {
             sweep.violations.append("the uninterrupted save: \(problem)")
@@ -198,7 +282,7 @@ struct CrashConsistencyTests {
             let (home, package) = try fixture.freshPackage("crash-\(limit)", mode: mode)
             let crash = CrashAfter(limit)
             let saved = (try? IOFaultInjection.withInjector(crash) {
-                try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
+                try fixture.saveNew(package, mode)
             }) != nil
             if !crash.crashed { sweep.violations.append("step \(limit): the crash point was never reached") }
             if saved {
@@ -225,7 +309,7 @@ struct CrashConsistencyTests {
                 // crash (a copy would not be the directory its journal was written for).
                 let (twinHome, twinPackage) = try fixture.freshPackage("twin-\(limit)", mode: mode)
                 _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
-                    try PackageSaver.save(DirectorySource(fixture.newSource), to: twinPackage, options: fixture.options(mode)).statistics
+                    try fixture.saveNew(twinPackage, mode)
                 }
                 let recoveryCounter = CrashAfter(.max)
                 try IOFaultInjection.withInjector(recoveryCounter) { try Self.recover(twinPackage) }
@@ -233,7 +317,7 @@ struct CrashConsistencyTests {
                 for recoveryLimit in 0..<recoveryCounter.mutations {
                     let (againHome, againPackage) = try fixture.freshPackage("again-\(limit)-\(recoveryLimit)", mode: mode)
                     _ = try? IOFaultInjection.withInjector(CrashAfter(limit)) {
-                        try PackageSaver.save(DirectorySource(fixture.newSource), to: againPackage, options: fixture.options(mode)).statistics
+                        try fixture.saveNew(againPackage, mode)
                     }
                     _ = try? IOFaultInjection.withInjector(CrashAfter(recoveryLimit)) { try Self.recover(againPackage) }
                     try Self.recover(againPackage)
@@ -248,7 +332,7 @@ struct CrashConsistencyTests {
                 sweep.violations.append("step \(limit): \(problem)")
             }
             // The next save completes the job.
-            _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
+            _ = try fixture.saveNew(package, mode)
             if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                 sweep.violations.append("step \(limit), next save: \(problem)")
             }
@@ -267,7 +351,7 @@ struct CrashConsistencyTests {
         let counter = CrashAfter(.max)
         var sweep = Sweep(
             statistics: try IOFaultInjection.withInjector(counter) {
-                try PackageSaver.save(DirectorySource(fixture.newSource), to: countingPackage, options: fixture.options(mode)).statistics
+                try fixture.saveNew(countingPackage, mode)
             })
         for index in 1...counter.mutations {
             for (error, persistent) in [(Errno.ioError, false), (Errno.noSpace, true)] {
@@ -276,7 +360,7 @@ struct CrashConsistencyTests {
                 var thrown: (any Error)?
                 do {
                     try IOFaultInjection.withInjector(fault) {
-                        _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
+                        _ = try fixture.saveNew(package, mode)
                     }
                 } catch {
                     thrown = error
@@ -291,6 +375,13 @@ struct CrashConsistencyTests {
                     || (fault.firedPath ?? "").contains("/.pkgtool/delta.")
                     || (fault.firedStep == .create && fault.firedPath == ".")  // AtomicFile's O_TMPFILE
                     || (fault.firedStep == .rename && (fault.firedPath ?? "").contains(".pkgtool-staging-"))  // keeping the previous
+                    // A conflict version's bytes that cannot be linked into the staged tree
+                    // are copied instead (ConflictStore.carry): the link's failure is no
+                    // failure of the save.
+                    || (fault.firedStep == .link && fixture.conflictsRecords
+                        && ["old", "new"].flatMap { fixture.conflictsOf($0)?.versions ?? [] }.contains {
+                            fault.firedPath == ConflictStore.contentName($0.hash, size: $0.size)
+                        })
                 if fault.didFire && thrown == nil {
                     if !bestEffort {
                         sweep.violations.append(
@@ -322,8 +413,11 @@ struct CrashConsistencyTests {
                     if SyncRecordFile.read(packagePath: package) != .bytes(expected) {
                         sweep.violations.append("step \(index) \(error.name): the sync record does not match the tree")
                     }
+                    if let problem = try Self.conflictsViolation(fixture, package: package, hash: now) {
+                        sweep.violations.append("step \(index) \(error.name): \(problem)")
+                    }
                 }
-                _ = try PackageSaver.save(DirectorySource(fixture.newSource), to: package, options: fixture.options(mode)).statistics
+                _ = try fixture.saveNew(package, mode)
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                     sweep.violations.append("step \(index) \(error.name), next save: \(problem)")
                 }
@@ -366,6 +460,23 @@ struct CrashConsistencyTests {
         #expect(sweep.points > 20)
         print(
             "crash consistency with a sync record (\(mode)): \(sweep.points) crash points, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("a crash at every I/O step of a merge-style save: the conflicts record committed with the tree matches it, its bytes kept",
+          arguments: SaveMode.all)
+    func crashAtEveryStepWithConflictsRecord(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepCrashes(try Fixture(conflictsRecords: true), mode: mode)
+        #expect(sweep.points > 20)
+        print(
+            "crash consistency with a conflicts record (\(mode)): \(sweep.points) crash points, \(sweep.recoveryCrashes) during recovery, \(sweep.violations.count) violations")
+        #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
+    }
+
+    @Test("an error at each step of a merge-style save leaves the conflicts record matching the tree", arguments: SaveMode.all)
+    func errorAtEveryStepWithConflictsRecord(_ mode: SaveMode) throws {
+        let sweep = try Self.sweepErrors(try Fixture(conflictsRecords: true), mode: mode)
+        print("error injection with a conflicts record (\(mode)): \(sweep.points) faults, \(sweep.violations.count) violations")
         #expect(sweep.violations.isEmpty, "\(sweep.violations.prefix(3))")
     }
 

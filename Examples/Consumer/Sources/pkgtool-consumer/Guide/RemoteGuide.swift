@@ -49,9 +49,17 @@ func guidePushOrExplain(package: String, remote: RemoteLocation, options: Remote
         _ = try PackageRemote.push(package, to: remote, options: options)
         return true
     } catch let error as RemoteError where error.kind == .conflict {
-        print(error)  // the remote moved on: … pull (into another directory…), then push again
+        print(error)  // the remote moved on: … 'pkgtool sync …' merges both, or pull …
         return false
     }
+}
+
+/// Sync: push, pull, or merge both sides' changes and push the merge, with the remote (and
+/// endpoint) the package remembers; conflicts are kept inside the package until resolved.
+func guideSync(package: String, options: RemoteOptions) throws -> SyncResult {
+    let result = try PackageRemote.sync(package, with: nil, options: options)
+    for conflict in result.conflicts { print(conflict.path, conflict.side, conflict.hash) }
+    return result
 }
 
 /// Progress into a progress tree, and cancellation from another thread.
@@ -89,6 +97,7 @@ func runRemoteGuide(in work: String, package: String) async throws {
     try check(pulled.version.id == pushed.version.id, "the pull brings the pushed version")
     try check(try rootHash(work + "/Pulled.pkg") == (try rootHash(package)), "the pulled package equals the pushed one")
     try check(try guidePushOrExplain(package: package, remote: remote, options: options), "an unchanged push succeeds")
+    try check(try guideSync(package: package, options: options).action == .upToDate, "a synced package is up to date")
     try guideProgressAndCancellation(package: package, remote: remote, options: options)
     let session = try await DocumentSession.create { _, _ in BoardDocument() }
     session.document.title = "Synced"
