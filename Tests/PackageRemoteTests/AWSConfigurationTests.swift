@@ -171,7 +171,10 @@ import Testing
         let pulled = try device.run("pull", remote, copy)
         #expect(pulled.status == 0, "\(pulled.errors)")
         #expect(try RemoteFixture.rootHash(copy) == (try RemoteFixture.rootHash(source)))
+        // --profile names it on the command line, over AWS_PROFILE.
         device.extraEnvironment["AWS_PROFILE"] = "nobody"
+        let logged = try device.run("log", "--profile", "seaweed", remote)
+        #expect(logged.status == 0, "\(logged.errors)")
         let refused = try device.run("log", remote)
         #expect(refused.status == 2)
         #expect(refused.errors.contains("the AWS profile 'nobody' is in neither"))

@@ -15,7 +15,7 @@ package enum DiffCommand: Command {
             OptionSpec("stat", help: "print a one-line summary of the counts instead of the changes", aliases: ["stats"]),
             .null,
             OptionSpec("no-renames", help: "list moved content as a deletion and an addition"),
-            .jobs, RemoteCommandSupport.endpoint,
+            .jobs, RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
         ],
         positionals: 1...2,
         details: """

@@ -6,13 +6,13 @@ package enum LogCommand: Command {
         name: "log",
         summary: "list the versions of an S3 remote, newest first",
         arguments:
-            "[--json] [--limit N] [--endpoint URL] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] s3://BUCKET/PREFIX",
+            "[--json] [--limit N] [--endpoint URL] [--profile NAME] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] s3://BUCKET/PREFIX",
         options: [
             OptionSpec("json", help: "print a JSON array of versions"),
             OptionSpec(
                 "limit", .value(placeholder: "N"),
                 help: "at most N versions (default: those the head record holds, up to 101, in one request; each older one costs one more)"),
-            RemoteCommandSupport.endpoint, RemoteCommandSupport.speedLimit, RemoteCommandSupport.speedTime,
+            RemoteCommandSupport.endpoint, RemoteCommandSupport.profile, RemoteCommandSupport.speedLimit, RemoteCommandSupport.speedTime,
             RemoteCommandSupport.maxTime, RemoteCommandSupport.retries,
         ],
         positionals: 1...1,

@@ -6,13 +6,13 @@ package enum PullCommand: Command {
         name: "pull",
         summary: "bring a package (new or existing) to a version of an S3 remote, downloading only what it lacks",
         arguments:
-            "[--version ID] [--force] [--fsync full|none] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] [s3://BUCKET/PREFIX] DEST",
+            "[--version ID] [--force] [--fsync full|none] [--json] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] [s3://BUCKET/PREFIX] DEST",
         options: [
             OptionSpec("version", .value(placeholder: "ID"), help: "a version id, a unique prefix of one, or its number (default: the latest)"),
             OptionSpec("force", help: "discard changes made to DEST since it was last pushed or pulled"),
             OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
             OptionSpec("json", help: "print what was done as JSON"),
-            RemoteCommandSupport.endpoint,
+            RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
         ] + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 1...2,

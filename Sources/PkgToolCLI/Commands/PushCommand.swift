@@ -5,11 +5,11 @@ package enum PushCommand: Command {
     package static let spec = CommandSpec(
         name: "push",
         summary: "upload what an S3 remote lacks of a package and record it as the remote's next version",
-        arguments: "[--force] [--json] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
+        arguments: "[--force] [--json] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
         options: [
             OptionSpec("force", help: "push even if the remote moved on since PKG was last synced with it"),
             OptionSpec("json", help: "print what was done as JSON"),
-            RemoteCommandSupport.endpoint,
+            RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
         ] + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 1...2,

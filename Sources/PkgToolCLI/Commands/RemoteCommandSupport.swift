@@ -4,7 +4,11 @@ import PackageCore
 /// help, and what names a remote. Their work is in `PkgToolRemoteCLI` (`pkgtool-remote`).
 package enum RemoteCommandSupport {
     package static let endpoint = OptionSpec(
-        "endpoint", .value(placeholder: "URL"), help: "the S3 endpoint (default: AWS_ENDPOINT_URL, else AWS)")
+        "endpoint", .value(placeholder: "URL"),
+        help: "the S3 endpoint (default: AWS_ENDPOINT_URL, the profile's endpoint_url, else AWS)")
+    package static let profile = OptionSpec(
+        "profile", .value(placeholder: "NAME"),
+        help: "the AWS profile of ~/.aws/credentials and ~/.aws/config to use (default: AWS_PROFILE, else default)")
     package static let transfers = OptionSpec(
         "transfers", .value(placeholder: "N"), help: "transfers in flight at once (1–64, default 4)")
 
@@ -31,9 +35,12 @@ package enum RemoteCommandSupport {
         """
 
     package static let environmentHelp = """
-        The store is reached as every S3 tool does: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+        The store is reached as the AWS CLI reaches it: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
         AWS_SESSION_TOKEN, AWS_REGION (or AWS_DEFAULT_REGION), AWS_ENDPOINT_URL (--endpoint
-        overrides it; path-style addressing for such endpoints), AWS_CA_BUNDLE. What this
+        overrides it; path-style addressing for such endpoints), AWS_CA_BUNDLE; where they are
+        unset, the profile (--profile, AWS_PROFILE, else default) of ~/.aws/credentials and
+        ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE): its keys, region,
+        endpoint_url and ca_bundle. What this
         machine remembers about remotes lives in PKGTOOL_CACHE_DIR (default ~/.cache/pkgtool).
         The transfers run in pkgtool-remote, which pkgtool runs for them: keep it beside
         pkgtool (or on PATH).

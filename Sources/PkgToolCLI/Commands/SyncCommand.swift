@@ -7,13 +7,13 @@ package enum SyncCommand: Command {
         name: "sync",
         summary: "bring a package and an S3 remote together: push, pull, or merge both sides' changes and push the merge",
         arguments:
-            "[--json] [--fsync full|none] [--endpoint URL] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
+            "[--json] [--fsync full|none] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
         options: [
             OptionSpec("json", help: "print what was done, and the conflicts left, as JSON"),
             OptionSpec(
                 "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
                 completion: .choices(Durability.allCases.map(\.rawValue))),
-            RemoteCommandSupport.endpoint,
+            RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
         ] + RemoteCommandSupport.transferOptions + [.jobs],
         positionals: 1...2,
         details: """
