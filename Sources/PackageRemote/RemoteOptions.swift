@@ -1,3 +1,4 @@
+import PackageCore
 /// How a push, pull, log or diff reaches a remote and runs.
 public struct RemoteOptions: Sendable {
     /// Endpoint, region, credentials and transfer settings.
@@ -20,6 +21,10 @@ public struct RemoteOptions: Sendable {
     /// The endpoint when it was given explicitly (`--endpoint`), not taken from the
     /// environment: a package's sync record remembers it with the remote's URL. Nil by default.
     public var explicitEndpoint: String?
+    /// The app's merge of the files it knows how to combine, for `sync`: where both devices
+    /// changed such a file, the merged bytes are saved and pushed instead of a conflict
+    /// version (Specs/remote.md, "Merging"). Nil: file by file.
+    public var contentMerge: ContentMerge?
 
     /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.

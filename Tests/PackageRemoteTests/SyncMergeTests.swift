@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Glibc
 import PackageCore
@@ -118,6 +119,40 @@ import Testing
         let synced = try PackageRemote.sync(renamed, with: nil, options: fixture.options(device: "b"))
         #expect(synced.action == .pushed)
         #expect(synced.conflicts.isEmpty)
+    }
+
+    /// A file the app knows how to merge (lines, union): both devices' edits end up in it,
+    /// no conflict version; base's bytes reach the merge.
+    @Test func aFileTheAppMergesIsMergedNotConflicted() throws {
+        let fixture = try RemoteFixture("merge-contents")
+        let (a, b) = try Self.twoDevices(fixture)
+        let before = try Files.read(a + "/metadata.json")
+        try Files.write(a + "/metadata.json", String(decoding: before, as: UTF8.self) + "tag: from a\n")
+        try Files.write(b + "/metadata.json", String(decoding: before, as: UTF8.self) + "tag: from b\n")
+        let sawBase = Mutex(false)
+        let union = ContentMerge(path: "metadata.json") { _, base, local, other in
+            sawBase.withLock { $0 = base == before }
+            let mine = String(decoding: local, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let theirs = String(decoding: other, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            return Array((mine + theirs.filter { !mine.contains($0) }).joined(separator: "\n").utf8)
+        }
+        var optionsA = fixture.options(device: "a")
+        optionsA.contentMerge = union
+        var optionsB = fixture.options(device: "b")
+        optionsB.contentMerge = union
+        _ = try PackageRemote.sync(a, with: fixture.location, options: optionsA)
+        let merged = try PackageRemote.sync(b, with: nil, options: optionsB)
+        #expect(merged.action == .merged)
+        #expect(merged.newConflicts.isEmpty && merged.conflicts.isEmpty)
+        #expect(merged.notes.contains { $0.contains("merged by the app") })
+        #expect(sawBase.withLock { $0 }, "the merge got base's bytes")
+        let text = String(decoding: try Files.read(b + "/metadata.json"), as: UTF8.self)
+        #expect(text.contains("tag: from a") && text.contains("tag: from b"))
+        #expect(try ConflictResolver.conflicts(of: b).isEmpty)
+        let pulled = try PackageRemote.sync(a, with: nil, options: optionsA)
+        #expect(pulled.action == .pulled)
+        #expect(try Files.read(a + "/metadata.json") == Files.read(b + "/metadata.json"))
+        #expect(try RemoteFixture.rootHash(a) == RemoteFixture.rootHash(b))
     }
 
     @Test func keepOtherRestoresTheOtherVersion() throws {

@@ -192,6 +192,25 @@ package enum FileSystem {
         }
     }
 
+    /// The bytes of the regular file at `path` (a final symbolic link is not followed), of
+    /// at most `limit` bytes: for small files held in memory whole (an app's merge).
+    /// - Throws: `FileSystemError` when it cannot be read, is not a regular file, or is
+    ///   larger than `limit` (or grows past it while read).
+    package static func readWholeFile(_ path: String, limit: Int64) throws(FileSystemError) -> [UInt8] {
+        let file = try FileDescriptor.open(path, options: [.nonBlocking, .noFollow])
+        let status = try file.status()
+        guard status.kind == .regular else { throw FileSystemError(.read, path: path, reason: "not a regular file") }
+        guard status.size <= limit else { throw FileSystemError(.read, path: path, reason: "larger than \(limit) bytes") }
+        var bytes = [UInt8](repeating: 0, count: Int(status.size) + 1)
+        let result = bytes.withUnsafeMutableBytes { raw in
+            Result { () throws(FileSystemError) -> Int in try file.readFully(into: raw, at: 0) }
+        }
+        let count = try result.get()
+        guard count <= Int(status.size) else { throw FileSystemError(.read, path: path, reason: "it grew while read") }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
     /// Flushes a directory's entries (created, renamed, removed names) to the device.
     package static func syncDirectory(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
         let descriptor = try FileDescriptor.openDirectory(path, relativeTo: directory)

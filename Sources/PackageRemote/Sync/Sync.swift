@@ -157,16 +157,35 @@ enum SyncOperation {
         progress: ProgressManager?, notes: [String]
     ) throws -> SyncResult {
         let local = scan.snapshot
-        let baseTree = try base.map { try store.manifest($0.version, connection).snapshot() } ?? TreeSnapshot.empty
+        let baseManifest = try base.map { try store.manifest($0.version, connection) }
+        let baseTree = baseManifest?.snapshot() ?? TreeSnapshot.empty
         let otherManifest = try store.manifest(head.id, connection)
         guard otherManifest.summary(id: head.id) == head else {
             throw RemoteError(
                 .verificationFailed,
                 "the HEAD of \(store.location) disagrees with version \(head.shortID)'s manifest: the store holds damaged data")
         }
-        let merged = TreeMerge(base: baseTree, local: local, other: otherManifest.snapshot())
+        let otherTree = otherManifest.snapshot()
         var remoteByPath: [RelativePath: RemoteEntry] = [:]  // names are bytes
         for entry in otherManifest.entries { remoteByPath[RelativePath(trusted: entry.path)] = entry }
+        var pulled = PullResult(version: head)
+        let staging = try PullStaging(destination: packagePath)
+        defer { staging.unlock() }
+
+        // Files the app merges itself: their merged bytes, saved instead of a conflict.
+        var merged = TreeMerge(base: baseTree, local: local, other: otherTree)
+        var appMerged: [RelativePath: (entry: SnapshotEntry, bytes: [UInt8])] = [:]
+        if let contentMerge = options.contentMerge {
+            appMerged = try mergeContents(
+                merged.conflicts.filter(contentMerge.applies), with: contentMerge, packagePath: packagePath,
+                other: remoteByPath, base: baseManifest, local: local, staging: staging, store: store, options: options,
+                pulled: &pulled)
+            if !appMerged.isEmpty {
+                merged = TreeMerge(base: baseTree, local: local, other: otherTree) { conflict in
+                    appMerged[conflict.path].map { .use($0.entry) }
+                }
+            }
+        }
         var localByPath: [RelativePath: SnapshotEntry] = [:]
         for entry in local.entries { localByPath[RelativePath(trusted: entry.path)] = entry }
 
@@ -207,12 +226,10 @@ enum SyncOperation {
                 wholeOnly.insert(FileKey(version.hash, version.size))
             }
         }
-        var pulled = PullResult(version: head)
-        let staging = try PullStaging(destination: packagePath)
-        defer { staging.unlock() }
-        let (origins, chunkLists) = try PullOperation.gatherContents(
+        var (origins, chunkLists) = try PullOperation.gatherContents(
             wanted, wholeOnly: wholeOnly, destination: packagePath, current: local, staging: staging, store: store,
             options: options, progress: progress, result: &pulled)
+        for (entry, bytes) in appMerged.values { origins[FileKey(entry.hash, entry.size)] = .bytes(bytes) }
 
         // Conflict versions' bytes, kept in the package before the save that lists them.
         var localByContent: [FileKey: String] = [:]
@@ -274,6 +291,49 @@ enum SyncOperation {
         result.newConflicts = added
         result.conflicts = list.versions
         result.notes = notes + outcome.statistics.notes + push.notes
+        result.notes += appMerged.keys.sorted().map { "'\($0.string)' was changed on both sides: merged by the app" }
+        return result
+    }
+
+    /// Runs the app's merge on `conflicts` (files both sides changed that it covers): the
+    /// other side's and base's versions fetched whole into the pull's staging, the
+    /// package's own read, each at most `ContentMerge.maximumSize`. Returns, by path, the
+    /// merged entry and bytes of each file the app merged (nil from the app: left out).
+    static func mergeContents(
+        _ conflicts: [MergeConflict], with contentMerge: ContentMerge, packagePath: String,
+        other: [RelativePath: RemoteEntry], base: VersionManifest?, local: TreeSnapshot, staging: PullStaging,
+        store: RemoteStore, options: RemoteOptions, pulled: inout PullResult
+    ) throws -> [RelativePath: (entry: SnapshotEntry, bytes: [UInt8])] {
+        guard !conflicts.isEmpty else { return [:] }
+        var baseByPath: [RelativePath: RemoteEntry] = [:]
+        for entry in base?.entries ?? [] where entry.kind == .regular && entry.size <= ContentMerge.maximumSize {
+            baseByPath[RelativePath(trusted: entry.path)] = entry
+        }
+        let inputs = conflicts.flatMap { conflict in [other[conflict.path], baseByPath[conflict.path]].compactMap { $0 } }
+        let (origins, _) = try PullOperation.gatherContents(
+            inputs, wholeOnly: Set(inputs.map { FileKey($0.contentHash, $0.size) }), destination: packagePath,
+            current: local, staging: staging, store: store, options: options, progress: nil, result: &pulled)
+        func bytes(_ entry: RemoteEntry?) throws -> [UInt8]? {
+            guard let entry else { return nil }
+            if entry.size == 0 { return [] }
+            switch origins[FileKey(entry.contentHash, entry.size)] {
+            case .bytes(let bytes)?: return bytes
+            case .file(let path, _)?, .adopt(let path, _)?: return try FileSystem.readWholeFile(path, limit: ContentMerge.maximumSize)
+            default:
+                // Not staged: DEST holds that content at the same path.
+                return try FileSystem.readWholeFile(
+                    PackageLayout.joined(packagePath, entry.path), limit: ContentMerge.maximumSize)
+            }
+        }
+        var result: [RelativePath: (entry: SnapshotEntry, bytes: [UInt8])] = [:]
+        for conflict in conflicts {
+            guard let theirs = try bytes(other[conflict.path]) else { continue }
+            let mine = try FileSystem.readWholeFile(
+                PackageLayout.joined(packagePath, conflict.path.string), limit: ContentMerge.maximumSize)
+            guard let merged = try contentMerge.merge(conflict.path, base: try bytes(baseByPath[conflict.path]), local: mine, other: theirs)
+            else { continue }
+            result[conflict.path] = (ContentMerge.entry(for: merged, resolving: conflict), merged)
+        }
         return result
     }
 }
