@@ -98,6 +98,9 @@ import Testing
         // The other side's bytes are in the package, readable without the network.
         #expect(
             try Files.read(ConflictStore.contentPath(b, hash: conflict.hash, size: conflict.size)) == Array("from a\n".utf8))
+        let kept = try #require(ConflictResolver.contentPath(of: conflict, in: b))
+        #expect(try Files.read(kept) == Array("from a\n".utf8))
+        #expect(try Files.read(try #require(ConflictResolver.currentPath(of: conflict, in: b))) == Array("from b\n".utf8))
         // Nothing blocks: A syncs and gets B's edit; the tree holds B's version.
         let pulled = try PackageRemote.sync(a, with: nil, options: fixture.options(device: "a"))
         #expect(pulled.action == .pulled)

@@ -19,6 +19,31 @@ public enum ConflictResolver {
         try ConflictStore.list(packagePath: packagePath).versions
     }
 
+    /// Where the bytes of a conflict version that is a file are kept in the package, to
+    /// read or show them (as `NSFileVersion.url`); nil for a deletion, a folder or a link
+    /// (a link's target is `linkTarget`). The version the package holds at the path is
+    /// the package's own file there (`currentPath(of:in:)`).
+    /// - Parameters:
+    ///   - version: a conflict version `conflicts(of:)` listed.
+    ///   - packagePath: the package.
+    /// - Complexity: no I/O: the bytes are named by their content hash and size, and were
+    ///   checked against both when they were kept.
+    public static func contentPath(of version: ConflictVersion, in packagePath: String) -> String? {
+        guard version.kind == .file else { return nil }
+        return ConflictStore.contentPath(packagePath, hash: version.hash, size: version.size)
+    }
+
+    /// The path of the version the package's tree holds where `version` conflicts: the
+    /// other side of the conflict (nil when the tree holds nothing there).
+    /// - Parameters:
+    ///   - version: a conflict version `conflicts(of:)` listed.
+    ///   - packagePath: the package.
+    public static func currentPath(of version: ConflictVersion, in packagePath: String) -> String? {
+        let path = PackageLayout.joined(packagePath, version.path.string)
+        let status = (try? FileSystem.statusIfExists(path)) ?? nil
+        return status == nil ? nil : path
+    }
+
     /// Settles the conflict versions at `path` and beneath it: per `keep`, the package's
     /// tree is brought to the version kept (restored from `.pkgtool/conflicts/`, checked as
     /// the engine writes it), and their records are removed — with one save, the record in
