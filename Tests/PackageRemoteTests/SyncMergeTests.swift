@@ -195,7 +195,7 @@ import Testing
         try Files.makeDirectory(a + "/notes")
         _ = try PackageRemote.sync(a, with: fixture.location, options: fixture.options(device: "a"))
         _ = try PackageRemote.sync(b, with: nil, options: fixture.options(device: "b"))
-        for round in 0..<10 {
+        for round in 0..<20 {
             // What each device wrote last to each path this round (names are bytes).
             var written: [(device: String, path: String, bytes: [UInt8])] = []
             for (device, package) in [("a", a), ("b", b)] {
