@@ -48,6 +48,26 @@ import Testing
         for text in bad {
             #expect(throws: ConflictListRefusal.self, "\(text.debugDescription)") { try ConflictList.decode(Array(text.utf8)) }
         }
+        // With a base version: format 2, bases after the conflict versions; nothing else decodes.
+        let baseVersion = ConflictVersion(
+            path: "b/caf\u{e9} x\n.txt", side: .base, kind: .file, permissions: 0o644, size: 4,
+            hash: ContentHash.of(Array("base".utf8)), linkTarget: nil, remoteVersion: version, time: 2)
+        let withBase = list.adding([baseVersion])
+        #expect(withBase.versions == list.versions && withBase.bases == [baseVersion])
+        #expect(try ConflictList.decode(withBase.encoded()) == withBase)
+        #expect(withBase.base(at: "b/caf\u{e9} x\n.txt") == baseVersion && withBase.base(at: "b/cafe\u{301} x\n.txt") == nil)
+        #expect(withBase.removing(under: "b").bases.isEmpty)
+        let two = String(decoding: withBase.encoded(), as: UTF8.self)
+        #expect(two.hasPrefix("pkgtool-conflicts 2\n") && good.hasPrefix("pkgtool-conflicts 1\n"))
+        var lines = two.split(separator: "\n").map(String.init)
+        let baseLine = lines.removeLast()
+        for text in [
+            two.replacingOccurrences(of: "pkgtool-conflicts 2", with: "pkgtool-conflicts 1"),  // a base line in format 1
+            ([lines[0], baseLine] + lines.dropFirst()).joined(separator: "\n") + "\n",  // a base line first
+            lines.joined(separator: "\n").replacingOccurrences(of: "pkgtool-conflicts 1", with: "pkgtool-conflicts 2") + "\n",
+        ] {
+            #expect(throws: ConflictListRefusal.self, "\(text.debugDescription)") { try ConflictList.decode(Array(text.utf8)) }
+        }
     }
 
     @Test func disjointEditsEndUpOnBothDevices() throws {
@@ -80,6 +100,7 @@ import Testing
     @Test func theSamePageEditedOnBothKeepsLocalAndListsOther() throws {
         let fixture = try RemoteFixture("merge-conflict")
         let (a, b) = try Self.twoDevices(fixture)
+        let baseBytes = try Files.read(a + "/metadata.json")
         try Files.write(a + "/metadata.json", "from a\n")
         try Files.write(b + "/metadata.json", "from b\n")
         try Files.write(b + "/pages/a/page2.json", "b only\n")
@@ -98,6 +119,10 @@ import Testing
         // The other side's bytes are in the package, readable without the network.
         #expect(
             try Files.read(ConflictStore.contentPath(b, hash: conflict.hash, size: conflict.size)) == Array("from a\n".utf8))
+        // What both sides last shared there is kept too, readable offline.
+        let base = try #require(try ConflictResolver.base(of: conflict, in: b))
+        #expect(base.side == .base && base.path == conflict.path)
+        #expect(try Files.read(try #require(ConflictResolver.contentPath(of: base, in: b))) == baseBytes)
         let kept = try #require(ConflictResolver.contentPath(of: conflict, in: b))
         #expect(try Files.read(kept) == Array("from a\n".utf8))
         #expect(try Files.read(try #require(ConflictResolver.currentPath(of: conflict, in: b))) == Array("from b\n".utf8))

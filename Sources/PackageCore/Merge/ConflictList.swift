@@ -13,17 +13,29 @@
 public struct ConflictList: Sendable, Equatable {
     /// The conflict versions, in path order (by bytes), then side.
     public var versions: [ConflictVersion]
+    /// The base versions of the conflicts (side `base`): what both sides last shared at a
+    /// conflicting path, kept for an app to merge from or show (a sync knows it; another
+    /// local writer does not). Not conflicts themselves: they go with the conflict they
+    /// belong to.
+    public var bases: [ConflictVersion]
 
     /// The largest record read or written.
     package static let limit = 16 << 20
     /// The most conflict versions one record holds.
     package static let maximumCount = 100_000
     static let magicLine = "pkgtool-conflicts 1"
+    /// The first line of a record that holds base versions (format 1 readers refuse it
+    /// whole rather than misread a `base` line).
+    static let magicLineWithBases = "pkgtool-conflicts 2"
 
-    /// A list of `versions`, sorted.
+    /// A list of `versions` (base versions among them go to `bases`), sorted.
     public init(_ versions: [ConflictVersion] = []) {
-        self.versions = versions.sorted(by: ConflictVersion.ordered)
+        self.versions = versions.filter { $0.side != .base }.sorted(by: ConflictVersion.ordered)
+        bases = versions.filter { $0.side == .base }.sorted(by: ConflictVersion.ordered)
     }
+
+    /// Every line of the record: the conflict versions, then the base versions.
+    var lines: [ConflictVersion] { versions + bases }
 
     /// Whether no conflict is left.
     public var isEmpty: Bool { versions.isEmpty }
@@ -31,9 +43,19 @@ public struct ConflictList: Sendable, Equatable {
     /// The list with `added` joined in; a version already listed (same path, side, entry)
     /// is listed once.
     public func adding(_ added: [ConflictVersion]) -> ConflictList {
-        var all = versions
+        var all = lines
         for version in added where !all.contains(where: { $0.sameVersion(as: version) }) { all.append(version) }
         return ConflictList(all)
+    }
+
+    /// The list without the versions at `path` or beneath it, their base versions included.
+    public func removing(under path: RelativePath) -> ConflictList {
+        ConflictList(lines.filter { !ConflictVersion.isSameOrBeneath($0.path, path) })
+    }
+
+    /// The base version at `path`: what both sides last shared there, when it was kept.
+    public func base(at path: RelativePath) -> ConflictVersion? {
+        bases.first { PathOrder.sameBytes($0.path.string, path.string) }
     }
 
     /// The versions at `path` or beneath it (by bytes).
@@ -43,8 +65,8 @@ public struct ConflictList: Sendable, Equatable {
 
     /// The record's bytes.
     public func encoded() -> [UInt8] {
-        var text = Self.magicLine + "\n"
-        for version in versions { text += version.line + "\n" }
+        var text = (bases.isEmpty ? Self.magicLine : Self.magicLineWithBases) + "\n"
+        for version in lines { text += version.line + "\n" }
         return Array(text.utf8)
     }
 
@@ -54,19 +76,31 @@ public struct ConflictList: Sendable, Equatable {
         guard bytes.count <= limit else { throw ConflictListRefusal("it is larger than \(limit) bytes") }
         guard bytes.last == UInt8(ascii: "\n") else { throw ConflictListRefusal("it does not end with a newline") }
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).dropLast()
-        guard let first = lines.first, first.elementsEqual(magicLine.utf8) else {
-            throw ConflictListRefusal("it is not a pkgtool conflicts record of format 1")
+        guard let first = lines.first, first.elementsEqual(magicLine.utf8) || first.elementsEqual(magicLineWithBases.utf8)
+        else {
+            throw ConflictListRefusal("it is not a pkgtool conflicts record of format 1 or 2")
         }
+        let basesAllowed = first.elementsEqual(magicLineWithBases.utf8)
         guard lines.count - 1 <= maximumCount else { throw ConflictListRefusal("it lists more than \(maximumCount) versions") }
         var versions: [ConflictVersion] = []
         for (number, line) in lines.dropFirst().enumerated() {
-            guard let version = ConflictVersion(line: Array(line)) else {
+            guard let version = ConflictVersion(line: Array(line)), basesAllowed || version.side != .base else {
                 throw ConflictListRefusal("its line \(number + 2) is not a conflict version")
             }
             versions.append(version)
         }
-        for (a, b) in zip(versions, versions.dropFirst()) where !ConflictVersion.ordered(a, b) {
-            throw ConflictListRefusal("its versions are not in order")
+        // Conflict versions in order, then base versions in order (`encoded`'s layout).
+        let split = versions.firstIndex { $0.side == .base } ?? versions.endIndex
+        guard !versions[split...].contains(where: { $0.side != .base }) else {
+            throw ConflictListRefusal("its base versions are not after its conflict versions")
+        }
+        guard !basesAllowed || split < versions.endIndex else {
+            throw ConflictListRefusal("it is of format 2 without a base version")
+        }
+        for group in [versions[..<split], versions[split...]] {
+            for (a, b) in zip(group, group.dropFirst()) where !ConflictVersion.ordered(a, b) {
+                throw ConflictListRefusal("its versions are not in order")
+            }
         }
         return ConflictList(versions)
     }
@@ -88,6 +122,8 @@ public struct ConflictVersion: Sendable, Hashable {
         case local
         /// The other side's version: the remote's, for a sync.
         case other
+        /// What both sides last shared at the path (`ConflictList.bases`), for a merge.
+        case base
     }
 
     /// What the version was at its path.
@@ -158,7 +194,7 @@ public struct ConflictVersion: Sendable, Hashable {
     /// Path order (by bytes, depth first), then side, then hash: the record's order.
     static func ordered(_ a: ConflictVersion, _ b: ConflictVersion) -> Bool {
         if !PathOrder.sameBytes(a.path.string, b.path.string) { return PathOrder.pathLess(a.path.string, b.path.string) }
-        if a.side != b.side { return a.side == .local }
+        if a.side != b.side { return a.side.order < b.side.order }
         if a.hash != b.hash { return a.hash.description < b.hash.description }
         if a.kind != b.kind { return a.kind.rawValue < b.kind.rawValue }
         return a.time < b.time
@@ -251,5 +287,16 @@ public struct ConflictVersion: Sendable, Hashable {
             index += 2
         }
         return String(validating: out, as: UTF8.self)
+    }
+}
+
+extension ConflictVersion.Side {
+    /// The record's order of sides: local, other, base.
+    var order: Int {
+        switch self {
+        case .local: return 0
+        case .other: return 1
+        case .base: return 2
+        }
     }
 }

@@ -33,6 +33,17 @@ public enum ConflictResolver {
         return ConflictStore.contentPath(packagePath, hash: version.hash, size: version.size)
     }
 
+    /// The base version of a conflict: what both sides last shared at its path, when the
+    /// merge that made the conflict knew it (a sync does; another local writer does not),
+    /// its bytes kept in the package like the conflict version's (`contentPath(of:in:)`).
+    /// - Parameters:
+    ///   - version: a conflict version `conflicts(of:)` listed.
+    ///   - packagePath: the package.
+    /// - Throws: `ConflictListRefusal` when the record cannot be read.
+    public static func base(of version: ConflictVersion, in packagePath: String) throws -> ConflictVersion? {
+        try ConflictStore.list(packagePath: packagePath).base(at: version.path)
+    }
+
     /// The path of the version the package's tree holds where `version` conflicts: the
     /// other side of the conflict (nil when the tree holds nothing there).
     /// - Parameters:
@@ -76,7 +87,8 @@ public enum ConflictResolver {
         guard !settled.isEmpty else {
             throw ConflictListRefusal("'\(packagePath)' lists no conflict at '\(path.string)'")
         }
-        let remaining = ConflictList(list.versions.filter { version in !settled.contains(version) })
+        let remaining = list.removing(under: path)
+        let settledBases = list.bases.filter { ConflictVersion.isSameOrBeneath($0.path, path) }
         let current = scan.snapshot
 
         // The versions to write, and where.
@@ -91,7 +103,7 @@ public enum ConflictResolver {
             restore = settled.filter { $0.side == .other }
             if !restore.isEmpty { removeAt = path }
         case .both:
-            restore = settled.filter { $0.kind != .deleted }
+            restore = settled.filter { $0.kind != .deleted && $0.side != .base }
             if let top = restore.first {
                 copyRoot = ConflictCopyName.path(for: top.path, day: day, host: host, avoiding: current)
             }
@@ -157,10 +169,10 @@ public enum ConflictResolver {
             to: packagePath, options: saveOptions)
         // The settled contents no remaining version names are no longer needed.
         let stillNamed = Set(
-            remaining.versions.filter { $0.kind == .file }.map {
+            remaining.lines.filter { $0.kind == .file }.map {
                 RelativePath(trusted: ConflictStore.contentName($0.hash, size: $0.size))
             })
-        for version in settled where version.kind == .file && version.size > 0 {
+        for version in settled + settledBases where version.kind == .file && version.size > 0 {
             let name = ConflictStore.contentName(version.hash, size: version.size)
             guard !stillNamed.contains(RelativePath(trusted: name)),
                 let folder = try? ConflictStore.openFolder(packagePath: packagePath)

@@ -178,7 +178,7 @@ package enum ConflictStore {
     /// The names in the open folder that are neither the record nor a content `list` names.
     private static func unlistedNames(in folder: borrowing FileDescriptor, keeping list: ConflictList) throws -> [String] {
         var named = Set<RelativePath>()  // names are bytes
-        for version in list.versions where version.kind == .file {
+        for version in list.lines where version.kind == .file {
             named.insert(RelativePath(trusted: contentName(version.hash, size: version.size)))
         }
         return try DirectoryListing.entries(in: folder, skippingNonUTF8Names: true).map(\.name).filter { name in

@@ -211,6 +211,17 @@ enum SyncOperation {
                 }
             }
         }
+        // What both sides last shared at each conflicting file or link: kept too, for the
+        // app to merge from or show (`ConflictResolver.base(of:in:)`).
+        var baseByPath: [RelativePath: RemoteEntry] = [:]
+        for entry in baseManifest?.entries ?? [] { baseByPath[RelativePath(trusted: entry.path)] = entry }
+        if let base {
+            for conflict in merged.conflicts {
+                guard let entry = conflict.base, entry.kind == .regular || entry.kind == .symbolicLink else { continue }
+                added.append(
+                    ConflictVersion(path: conflict.path, side: .base, entry: entry, remoteVersion: base.version.description, time: now))
+            }
+        }
         let list = listed.adding(added)
 
         // The bytes the package lacks: other's entries the merged tree takes, and other's
@@ -220,8 +231,8 @@ enum SyncOperation {
             if let remote = remoteByPath[RelativePath(trusted: entry.path)] { wanted.append(remote) }
         }
         var wholeOnly = Set<FileKey>()
-        for version in added where version.side == .other && version.kind == .file && version.size > 0 {
-            if let remote = remoteByPath[version.path] {
+        for version in added where version.side != .local && version.kind == .file && version.size > 0 {
+            if let remote = (version.side == .base ? baseByPath : remoteByPath)[version.path] {
                 wanted.append(remote)
                 wholeOnly.insert(FileKey(version.hash, version.size))
             }
@@ -288,7 +299,7 @@ enum SyncOperation {
         var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
         result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
         result.entriesFromLocal = merged.sources.filter { $0 == .local }.count
-        result.newConflicts = added
+        result.newConflicts = added.filter { $0.side != .base }
         result.conflicts = list.versions
         result.notes = notes + outcome.statistics.notes + push.notes
         result.notes += appMerged.keys.sorted().map { "'\($0.string)' was changed on both sides: merged by the app" }
