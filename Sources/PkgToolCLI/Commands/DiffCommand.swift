@@ -90,16 +90,22 @@ package enum DiffCommand: Command {
         let changes =
             old.rootHash == new.rootHash
             ? [] : TreeDiff.changes(from: old, to: new, detectRenames: !arguments.flag("no-renames"))
-        if arguments.flag("json") {
-            console.line(JSON.array(changes.map(json)).serialized(pretty: true))
-        } else if arguments.flag("stat") {
+        print(changes, json: arguments.flag("json"), summary: arguments.flag("stat"), null: arguments.flag("null"), console: console)
+        return changes.isEmpty ? .success : .failure
+    }
+
+    /// Prints changes as diff does, and as the dry runs of save and unpack do: one JSON
+    /// array, the one-line summary, NUL-terminated records, or name-status lines.
+    static func print(_ changes: [TreeChange], json: Bool, summary wantsSummary: Bool, null: Bool = false, console: Console) {
+        if json {
+            console.line(JSON.array(changes.map(Self.json)).serialized(pretty: true))
+        } else if wantsSummary {
             console.line(summary(changes))
-        } else if arguments.flag("null") {
+        } else if null {
             for change in changes { console.write(nullTerminatedRecord(change)) }
         } else {
             for change in changes { console.line(nameStatusLine(change)) }
         }
-        return changes.isEmpty ? .success : .failure
     }
 
     /// `M<TAB>path`, `R<TAB>old<TAB>new`: git's name-status line, names quoted as git quotes them.

@@ -127,13 +127,7 @@ enum SaveCommand: Command {
             try FileSystem.statusIfExists(package) == nil
             ? TreeSnapshot.empty : try SnapshotLoading.load(package, workers: workers, console: console).snapshot
         let changes = old.rootHash == new.rootHash ? [] : TreeDiff.changes(from: old, to: new, detectRenames: true)
-        if arguments.flag("json") {
-            console.line(JSON.array(changes.map(DiffCommand.json)).serialized(pretty: true))
-        } else if arguments.flag("stats") {
-            console.line(DiffCommand.summary(changes))
-        } else {
-            for change in changes { console.line(DiffCommand.nameStatusLine(change)) }
-        }
+        DiffCommand.print(changes, json: arguments.flag("json"), summary: arguments.flag("stats"), console: console)
         return .success
     }
 

@@ -44,13 +44,7 @@ enum UnpackCommand: Command {
             _ = try ZipArchive.checkedDestination(arguments.positionals[1])
             let snapshot = try archive.snapshot(computingMissingHashes: false)
             let changes = TreeDiff.changes(from: .empty, to: snapshot, detectRenames: false)
-            if arguments.flag("json") {
-                console.line(JSON.array(changes.map(DiffCommand.json)).serialized(pretty: true))
-            } else if arguments.flag("stats") {
-                console.line(DiffCommand.summary(changes))
-            } else {
-                for change in changes { console.line(DiffCommand.nameStatusLine(change)) }
-            }
+            DiffCommand.print(changes, json: arguments.flag("json"), summary: arguments.flag("stats"), console: console)
             return .success
         }
         let cancellation = SaveCancellation()
