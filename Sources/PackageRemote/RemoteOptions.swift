@@ -1,3 +1,5 @@
+import PackageCore
+
 /// How a push, pull, log or diff reaches a remote and runs.
 public struct RemoteOptions: Sendable {
     /// Endpoint, region, credentials and transfer settings.
@@ -20,6 +22,10 @@ public struct RemoteOptions: Sendable {
     /// The endpoint when it was given explicitly (`--endpoint`), not taken from the
     /// environment: a package's sync record remembers it with the remote's URL. Nil by default.
     public var explicitEndpoint: String?
+    /// What a push leaves out of the package (`pkgtool push --exclude`): a pushed version
+    /// lacks the entries these name. Only a push's view of the package: a pull or a sync's
+    /// merge compares and writes the package whole (Specs/remote.md, "Push"). None by default.
+    public var exclusions: PathExclusions = .none
 
     /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.

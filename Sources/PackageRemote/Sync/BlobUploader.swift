@@ -149,8 +149,13 @@ final class BlobUploader: Sendable {
                 $0.filesRead += 1
                 $0.bytesRead += work.size
             }
-            // New bytes count when their pack has been sent (`send`).
-            progress?.complete(count: Self.units(alreadyHeld))
+            // Bytes the remote holds are done once read; new ones when their pack has been
+            // sent (`send`): together, the file's size, which the total counted.
+            progress?.withProperties {
+                $0.completedByteCount += UInt64(alreadyHeld)
+                $0.completedFileCount += 1
+                $0.completedCount += Self.units(alreadyHeld)
+            }
         }
         if !pack.isEmpty && !workers.hasFailed { send(pack, root: root, workers: workers) }
     }
@@ -184,7 +189,9 @@ final class BlobUploader: Sendable {
                 $0.bytesUploaded += body.length
             }
             if let progress {
-                let sent = UInt64(body.length)
+                // The blobs' bytes (the files' bytes they carry), not the pack's with its
+                // trailer: the total counted the files.
+                let sent = UInt64(pack.size)
                 let units = Int(pack.size >> 16)
                 progress.withProperties {
                     $0.completedByteCount += sent
