@@ -24,7 +24,7 @@ public struct RemoteOptions: Sendable {
     public var explicitEndpoint: String?
     /// What a push leaves out of the package (`pkgtool push --exclude`): a pushed version
     /// lacks the entries these name. Only a push's view of the package: a pull or a sync's
-    /// merge compares and writes the package whole (Specs/remote.md, "Push"). None by default.
+    /// merge compares and writes the package whole (Specs/cli.md, Conventions, "Exclusions"). None by default.
     public var exclusions: PathExclusions = .none
 
     /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else

@@ -103,12 +103,12 @@ enum RemoteSyncCommand: Command {
         case .pushed:
             text = "pushed \(package) to \(location) as \(version)"
             if let push = result.pushed {
-                text += ": \(push.filesRead) files read, \(push.blobsUploaded) blobs (\(RemoteCommandSupport.bytes(push.bytesUploaded))) uploaded"
+                text += ": \(StatisticsText.count(push.filesRead, "file")) read, \(StatisticsText.count(push.blobsUploaded, "blob")) (\(RemoteCommandSupport.bytes(push.bytesUploaded))) uploaded"
             }
         case .pulled:
             text = "pulled \(version) of \(location) into \(package)"
             if let pull = result.pulled {
-                text += ": \(pull.blobsDownloaded) blobs downloaded (\(RemoteCommandSupport.bytes(pull.bytesDownloaded))), \(pull.save?.filesWritten ?? 0) files written"
+                text += ": \(StatisticsText.count(pull.blobsDownloaded, "blob")) downloaded (\(RemoteCommandSupport.bytes(pull.bytesDownloaded))), \(StatisticsText.count(pull.save?.filesWritten ?? 0, "file")) written"
             }
         case .merged:
             let merged = result.pulled.map { "version \($0.version.sequence) (\($0.version.shortID))" } ?? "the latest version"
