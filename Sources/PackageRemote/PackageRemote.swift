@@ -84,6 +84,49 @@ public enum PackageRemote {
             packagePath: packagePath, store: store, options: options, durability: durability, progress: manager)
     }
 
+    /// What `push` would do, without doing it: the same reads and refusals (a remote that
+    /// moved on, a prefix holding other objects), no write — no object on the store, no
+    /// conditional-write probe, no sync record.
+    /// - Complexity: a scan of the package, a GET of the head, a LIST for a new remote, the
+    ///   parent's manifest (cached).
+    public static func planPush(
+        _ packagePath: String, to location: RemoteLocation, options: RemoteOptions, force: Bool = false
+    ) throws -> PushPlan {
+        let store = RemoteStore(location: location, options: options)
+        return try PushOperation.plan(packagePath: packagePath, store: store, options: options, force: force)
+    }
+
+    /// What `pull` would do, without doing it: the same reads and refusals, DEST's changes
+    /// and the bytes to download; nothing written (no staging area, no save).
+    /// - Complexity: a scan of DEST, a GET of the head and of the manifest (unless cached),
+    ///   a read of each large DEST file a changed version of it would take pieces from.
+    public static func planPull(
+        _ location: RemoteLocation, to destination: String, version: String? = nil, options: RemoteOptions,
+        force: Bool = false
+    ) throws -> PullPlan {
+        let store = RemoteStore(location: location, options: options)
+        return try PullOperation.plan(
+            destination: destination, store: store, options: options, version: version, force: force)
+    }
+
+    /// What `sync` would do, without doing it: push, pull or merge, with what each would
+    /// move and, for a merge, the conflicts it would create; nothing written.
+    /// - Complexity: as `planPush` or `planPull`; for a merge, the base's and the head's
+    ///   manifests (cached).
+    public static func planSync(_ packagePath: String, with location: RemoteLocation?, options: RemoteOptions) throws
+        -> SyncPlan
+    {
+        let (location, options) = try syncTarget(location, packagePath, options)
+        let store = RemoteStore(location: location, options: options)
+        return try SyncOperation.plan(packagePath: packagePath, store: store, options: options)
+    }
+
+    /// Refuses, before any configuration or request, a `packagePath` a push or sync cannot
+    /// take: missing (the file system's error) or not a directory.
+    package static func requirePackageDirectory(_ packagePath: String) throws {
+        try PushOperation.requirePackageDirectory(PushOperation.trimmed(packagePath))
+    }
+
     /// `location` and `options` as given; or, when `location` is nil, the remote the package
     /// remembers, reached through the endpoint remembered with it unless `options` names
     /// one explicitly (as `pkgtool push PKG` does without a URL).

@@ -1,4 +1,5 @@
 import PackageCore
+
 /// How a push, pull, log or diff reaches a remote and runs.
 public struct RemoteOptions: Sendable {
     /// Endpoint, region, credentials and transfer settings.
@@ -25,6 +26,10 @@ public struct RemoteOptions: Sendable {
     /// changed such a file, the merged bytes are saved and pushed instead of a conflict
     /// version (Specs/remote.md, "Merging"). Nil: file by file.
     public var contentMerge: ContentMerge?
+    /// What a push leaves out of the package (`pkgtool push --exclude`): a pushed version
+    /// lacks the entries these name. Only a push's view of the package: a pull or a sync's
+    /// merge compares and writes the package whole (Specs/cli.md, Conventions, "Exclusions"). None by default.
+    public var exclusions: PathExclusions = .none
 
     /// Options on `configuration`; `cacheDirectory` nil means `$PKGTOOL_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/pkgtool`, else `~/.cache/pkgtool`.

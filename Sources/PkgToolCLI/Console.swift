@@ -47,13 +47,18 @@ public final class Console {
     /// and stops; `finishInterrupted` then ends the process by that signal. Does nothing
     /// for a console that does not own the process.
     func stopOnInterrupt(_ cancellation: SaveCancellation) {
+        stopOnInterrupt { cancellation.cancel() }
+    }
+
+    /// As `stopOnInterrupt(_:)`, for work cancelled through `cancel` (a transfer's).
+    package func stopOnInterrupt(_ cancel: @escaping @Sendable () -> Void) {
         guard ownsProcess else { return }
-        InterruptSignals.onFirst { cancellation.cancel() }
+        InterruptSignals.onFirst(cancel)
     }
 
     /// After work that failed: when an interrupt stopped it, the process ends by that
     /// signal (exit 130 for Ctrl-C, nothing printed, as a shell expects); otherwise returns.
-    func finishInterrupted() {
+    package func finishInterrupted() {
         guard ownsProcess, let signal = InterruptSignals.receivedSignal else { return }
         clearProgress()
         flush()

@@ -114,6 +114,7 @@ public enum ManualPage {
         ("pkgtool verify Notes.zip", "Checks every entry of an archive (or every file of a package) against its recorded hashes."),
         ("pkgtool push Notes.notebook s3://my-bucket/notes", "Uploads a new version to an S3 store; later pushes need no URL."),
         ("pkgtool pull s3://my-bucket/notes Copy.notebook", "Brings the latest version to another device, downloading only what it lacks."),
+        ("pkgtool pull -n s3://my-bucket/notes Copy.notebook", "Lists how a pull would change the copy and what it would download, changing nothing (push -n, sync -n too)."),
         ("pkgtool log s3://my-bucket/notes", "Lists the remote's versions, newest first."),
     ]
 

@@ -26,6 +26,8 @@ public final class ProgressMeter: @unchecked Sendable {
     private var rate: Double = 0
     private var lastSample: (at: ContinuousClock.Instant, completed: Int64)
     private var running = true
+    /// Where the figures come from, when the work keeps its own counts (`follow`).
+    private var sample: (@Sendable () -> (completed: Int64, total: Int64?))?
 
     /// Runs `body` with a meter drawing `verb`'s line while it runs (nil when progress is
     /// not shown: standard error not a terminal, `--quiet`, `--no-progress`), erased
@@ -72,6 +74,12 @@ public final class ProgressMeter: @unchecked Sendable {
         if let totalBytes { total.store(max(0, totalBytes), ordering: .relaxed) }
     }
 
+    /// Takes the figures from `sample` at each drawing, for work that keeps its own counts
+    /// (a `ProgressManager`'s byte summaries): done so far, and the total once known.
+    public func follow(_ sample: @escaping @Sendable () -> (completed: Int64, total: Int64?)) {
+        queue.sync { self.sample = sample }
+    }
+
     /// Stops drawing (waiting for a drawing in progress) and erases the line.
     public func stop() {
         queue.sync {
@@ -84,6 +92,10 @@ public final class ProgressMeter: @unchecked Sendable {
 
     private func draw() {
         guard running else { return }
+        if let sample {
+            let (done, known) = sample()
+            set(completed: done, total: known)
+        }
         let now = clock.now
         let done = completed.load(ordering: .relaxed)
         let known = total.load(ordering: .relaxed)

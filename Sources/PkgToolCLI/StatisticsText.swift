@@ -1,9 +1,9 @@
 import PackageCore
 
 /// The figures of a `--stats` report as a person reads them.
-enum StatisticsText {
+package enum StatisticsText {
     /// "1 file", "3 files": a count with its noun in the right number.
-    static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
+    package static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(value) \(value == 1 ? singular : plural ?? singular + "s")"
     }
 

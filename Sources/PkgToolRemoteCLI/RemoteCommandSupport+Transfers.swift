@@ -75,17 +75,58 @@ extension RemoteCommandSupport {
     }
 
     /// Runs `body`, turning a `RemoteError` into its line and exit status (1 refused, 2 trouble).
+    /// Work stopped by Ctrl-C (`cancelling`) ends the process by the signal instead, its
+    /// progress line erased, nothing printed.
     package static func run(console: Console, _ body: () throws -> ExitStatus) throws -> ExitStatus {
         do {
             return try body()
         } catch let error as RemoteError {
             console.clearProgress()
+            console.finishInterrupted()
             console.error(error.message)
             return error.isRefusal ? .failure : .trouble
         } catch {
             console.clearProgress()
+            console.finishInterrupted()
             throw error
         }
+    }
+
+    /// `options` with a cancellation that the first Ctrl-C (SIGTERM, SIGHUP) raises: the
+    /// transfers abort, the package and the remote stay intact, and `run` ends the process
+    /// by the signal.
+    package static func cancelling(_ options: RemoteOptions, console: Console) -> RemoteOptions {
+        var options = options
+        let cancellation = options.cancellation ?? TransferCancellation()
+        options.cancellation = cancellation
+        console.stopOnInterrupt { cancellation.cancel() }
+        return options
+    }
+
+    /// Runs `body` with the progress it reports drawn as `verb`'s line (`ProgressMeter`: on
+    /// a terminal, unless `-q` or `--no-progress`): the bytes the library counts, of the
+    /// total it sets before its transfers start; erased however `body` ends.
+    package static func showingProgress<Result>(
+        _ verb: String, console: Console, arguments: ParsedArguments,
+        _ body: (_ progress: consuming Subprogress?) throws -> Result
+    ) throws -> Result {
+        try ProgressMeter.showing(verb, console: console, arguments: arguments) { meter in
+            guard let meter else { return try body(nil) }
+            let root = ProgressManager(totalCount: 1)
+            meter.follow {
+                let total = Int64(root.summary(of: ProgressManager.Properties.TotalByteCount.self))
+                let done = Int64(root.summary(of: ProgressManager.Properties.CompletedByteCount.self))
+                // A total of 0 is not known yet (the scan before the transfers), unless done.
+                return (done, total > 0 || root.isFinished ? total : nil)
+            }
+            return try body(root.subprogress(assigningCount: 1))
+        }
+    }
+
+    /// `A<TAB>path` lines of the files a push would read and upload: `A` for a path the
+    /// remote's version lacks, `M` for one whose content changes (as `diff` names them).
+    static func pushLines(_ plan: PushPlan) -> [String] {
+        plan.files.map { file in (file.replaces ? "M" : "A") + "\t" + NameQuoting.quoted(file.path) }
     }
 
     /// "1.5 MiB", "820 B".

@@ -33,11 +33,26 @@ enum RemotePushCommand: Command {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let (package, given) = try PushCommand.operands(arguments)
-        let (location, endpoint) = try RemoteCommandSupport.remote(
-            given, package: package, arguments: arguments, usageLine: spec.usageLine, console: console)
         return try RemoteCommandSupport.run(console: console) {
-            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
-            let result = try RemoteProgressLine.showing("pushing", console: console) { progress in
+            // PKG first: a typo in it is told as such, whatever the credentials.
+            try PackageRemote.requirePackageDirectory(package)
+            let (location, endpoint) = try RemoteCommandSupport.remote(
+                given, package: package, arguments: arguments, usageLine: spec.usageLine, console: console)
+            var options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
+            options.exclusions = arguments.exclusions
+            if arguments.flag("dry-run") {
+                let plan = try PackageRemote.planPush(package, to: location, options: options, force: arguments.flag("force"))
+                for note in plan.notes { console.warning(note) }
+                if arguments.flag("json") {
+                    console.line(json(plan, location: location, package: package).serialized(pretty: true))
+                } else {
+                    for line in RemoteCommandSupport.pushLines(plan) { console.line(line) }
+                    console.line(summary(plan, location: location, package: package))
+                }
+                return .success
+            }
+            options = RemoteCommandSupport.cancelling(options, console: console)
+            let result = try RemoteCommandSupport.showingProgress("pushing", console: console, arguments: arguments) { progress in
                 try PackageRemote.push(
                     package, to: location, options: options, force: arguments.flag("force"), progress: progress)
             }
@@ -45,16 +60,40 @@ enum RemotePushCommand: Command {
             if arguments.flag("json") {
                 console.line(json(result, location: location, package: package).serialized(pretty: true))
             } else if result.createdVersion {
-                console.line(
+                console.note(
                     "pushed \(package) to \(location) as version \(result.version.sequence) (\(result.version.shortID)): "
-                        + "\(result.filesRead) files read, \(result.blobsUploaded) blobs in \(result.packsUploaded) packs "
-                        + "(\(RemoteCommandSupport.bytes(result.bytesUploaded))) uploaded, \(result.requests) requests")
+                        + "\(StatisticsText.count(result.filesRead, "file")) read, \(StatisticsText.count(result.blobsUploaded, "blob")) in \(StatisticsText.count(result.packsUploaded, "pack")) "
+                        + "(\(RemoteCommandSupport.bytes(result.bytesUploaded))) uploaded, \(StatisticsText.count(result.requests, "request"))")
             } else {
-                console.line(
+                console.note(
                     "\(location) is up to date: version \(result.version.sequence) (\(result.version.shortID)) holds \(package)")
             }
             return .success
         }
+    }
+
+    /// The dry run's last line: what the push would make.
+    static func summary(_ plan: PushPlan, location: RemoteLocation, package: String) -> String {
+        guard plan.createsVersion else {
+            let version = plan.head.map { "version \($0.sequence) (\($0.shortID))" } ?? "its latest version"
+            return "\(location) is up to date: \(version) holds \(package); nothing would be pushed"
+        }
+        return "would push \(package) to \(location) as version \(plan.sequence): "
+            + "\(StatisticsText.count(plan.files.count, "file")) to read (\(RemoteCommandSupport.bytes(plan.bytes))), "
+            + "at most that uploaded, \(StatisticsText.count(plan.entries, "entry", "entries")) in the version"
+    }
+
+    static func json(_ plan: PushPlan, location: RemoteLocation, package: String) -> JSON {
+        .object([
+            ("package", .string(package)), ("remote", .string(location.description)), ("dry_run", .bool(true)),
+            ("created_version", .bool(plan.createsVersion)), ("sequence", .int(plan.sequence)),
+            ("head", plan.head.map(RemoteCommandSupport.summary) ?? .null), ("root_hash", .string(plan.rootHash.description)),
+            ("entries", .int(plan.entries)),
+            ("files", .array(plan.files.map { file in
+                .object([("status", .string(file.replaces ? "M" : "A")), ("path", .string(file.path)), ("size", .int(file.size))])
+            })),
+            ("bytes", .int(plan.bytes)), ("requests", .int(plan.requests)),
+        ])
     }
 
     static func json(_ result: PushResult, location: RemoteLocation, package: String) -> JSON {
@@ -76,15 +115,29 @@ enum RemotePullCommand: Command {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let (destination, given) = try PullCommand.operands(arguments)
-        let (location, endpoint) = try RemoteCommandSupport.remote(
-            given, package: destination, arguments: arguments, usageLine: spec.usageLine, console: console)
         let durabilityName = try arguments.choice(
             "fsync", among: Durability.allCases.map(\.rawValue), default: Durability.full.rawValue,
             usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
-            let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
             try checkDestination(destination)
-            let result = try RemoteProgressLine.showing("pulling", console: console) { progress in
+            let (location, endpoint) = try RemoteCommandSupport.remote(
+                given, package: destination, arguments: arguments, usageLine: spec.usageLine, console: console)
+            var options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine, endpoint: endpoint)
+            if arguments.flag("dry-run") {
+                let plan = try PackageRemote.planPull(
+                    location, to: destination, version: arguments.value("version"), options: options,
+                    force: arguments.flag("force"))
+                for note in plan.notes { console.warning(note) }
+                if arguments.flag("json") {
+                    console.line(json(plan, location: location, destination: destination).serialized(pretty: true))
+                } else {
+                    for change in plan.changes { console.line(DiffCommand.nameStatusLine(change)) }
+                    console.line(summary(plan, location: location, destination: destination))
+                }
+                return .success
+            }
+            options = RemoteCommandSupport.cancelling(options, console: console)
+            let result = try RemoteCommandSupport.showingProgress("pulling", console: console, arguments: arguments) { progress in
                 try PackageRemote.pull(
                     location, to: destination, version: arguments.value("version"), options: options,
                     force: arguments.flag("force"), durability: Durability(rawValue: durabilityName!)!,
@@ -94,16 +147,35 @@ enum RemotePullCommand: Command {
             if arguments.flag("json") {
                 console.line(json(result, location: location, destination: destination).serialized(pretty: true))
             } else if result.unchanged {
-                console.line("\(destination) holds version \(result.version.sequence) (\(result.version.shortID)) of \(location) already")
+                console.note("\(destination) holds version \(result.version.sequence) (\(result.version.shortID)) of \(location) already")
             } else {
-                console.line(
+                console.note(
                     "pulled version \(result.version.sequence) (\(result.version.shortID)) of \(location) into \(destination): "
-                        + "\(result.blobsDownloaded) blobs downloaded (\(RemoteCommandSupport.bytes(result.bytesDownloaded))), "
+                        + "\(StatisticsText.count(result.blobsDownloaded, "blob")) downloaded (\(RemoteCommandSupport.bytes(result.bytesDownloaded))), "
                         + "\(result.blobsFromDestination) taken from \(destination), "
-                        + "\(result.save?.filesWritten ?? 0) files written, \(result.requests) requests")
+                        + "\(StatisticsText.count(result.save?.filesWritten ?? 0, "file")) written, \(StatisticsText.count(result.requests, "request"))")
             }
             return .success
         }
+    }
+
+    /// The dry run's last line: what the pull would make of DEST.
+    static func summary(_ plan: PullPlan, location: RemoteLocation, destination: String) -> String {
+        let version = "version \(plan.version.sequence) (\(plan.version.shortID))"
+        if plan.unchanged { return "\(destination) holds \(version) of \(location) already; nothing would be pulled" }
+        return "would pull \(version) of \(location) into \(destination)\(plan.destinationExists ? "" : " (created)"): "
+            + "\(StatisticsText.count(plan.changes.count, "change")), \(StatisticsText.count(plan.blobsToDownload, "blob")) "
+            + "(\(RemoteCommandSupport.bytes(plan.bytesToDownload))) to download"
+    }
+
+    static func json(_ plan: PullPlan, location: RemoteLocation, destination: String) -> JSON {
+        .object([
+            ("remote", .string(location.description)), ("destination", .string(destination)), ("dry_run", .bool(true)),
+            ("version", RemoteCommandSupport.summary(plan.version)), ("unchanged", .bool(plan.unchanged)),
+            ("destination_exists", .bool(plan.destinationExists)),
+            ("changes", .array(plan.changes.map(DiffCommand.json))), ("blobs_to_download", .int(plan.blobsToDownload)),
+            ("bytes_to_download", .int(plan.bytesToDownload)), ("requests", .int(plan.requests)),
+        ])
     }
 
     /// What can be told about DEST without the network, told first (as push checks PKG

@@ -123,8 +123,8 @@ import Testing
     @Test func cancellingTheTaskCancelsThePushAndThePull() async throws {
         let fixture = try RemoteFixture("task-cancel", prefix: "")
         let source = try fixture.makePackage("source", pages: 4, mediaSize: 8 << 20)
-        // 1 MiB packs at 512 KiB/s, 4 at a time: the push takes 4 s or more, and its
-        // progress moves when the first pack has arrived (after about 2 s).
+        // 1 MiB packs at 512 KiB/s, 4 at a time: the push takes 4 s or more; it is
+        // cancelled once the first pack has arrived (recorded in the cache, after about 2 s).
         var slow = fixture.options(packSize: 1 << 20)
         slow.configuration.transport.maximumBytesPerSecond = 512 << 10
         let pushProgress = ProgressManager(totalCount: 1)
@@ -132,7 +132,10 @@ import Testing
         let push = Task { [slow] in
             try await PackageRemote.push(source, to: location, options: slow, progress: pushProgress.subprogress(assigningCount: 1))
         }
-        Self.cancel(push) { pushProgress.summary(of: ProgressManager.Properties.CompletedByteCount.self) > 0 }
+        let cache = RemoteStore(location: location, options: slow).cache
+        Self.cancel(push) {
+            pushProgress.summary(of: ProgressManager.Properties.CompletedByteCount.self) > 0 && !cache.pendingPacks().isEmpty
+        }
         await #expect { _ = try await push.value } throws: { ($0 as? RemoteError)?.kind == .cancelled }
         // Nothing was recorded; the next push finishes the job.
         let pushed = try await PackageRemote.push(source, to: fixture.location, options: fixture.options())

@@ -113,10 +113,16 @@ public struct PackageScan: Sendable {
     /// Scans the package at `path`, leaving out its `.pkgtool` directory and taking hashes
     /// from its manifest where the stat data prove them current.
     ///
+    /// - Parameters:
+    ///   - path: the package's directory.
+    ///   - useManifest: whether hashes may come from the package's manifest.
+    ///   - workers: threads hashing files.
+    ///   - exclusions: entries left out besides `.pkgtool` (what a push leaves out).
     /// - Complexity: one stat per entry; one streamed read per file not proven unchanged.
-    public static func scan(_ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active)
-        throws -> PackageScan
-    {
+    public static func scan(
+        _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
+        excluding exclusions: PathExclusions = .none
+    ) throws -> PackageScan {
         var manifest: PackageManifest?
         var problem: ManifestError?
         if useManifest {
@@ -130,6 +136,7 @@ public struct PackageScan: Sendable {
             workers: workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.previousChunks = manifest?.chunkHints
+        scanner.exclusions = exclusions
         let result = try scanner.scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }

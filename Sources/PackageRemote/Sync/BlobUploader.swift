@@ -149,8 +149,13 @@ final class BlobUploader: Sendable {
                 $0.filesRead += 1
                 $0.bytesRead += work.size
             }
-            // New bytes count when their pack has been sent (`send`).
-            progress?.complete(count: Self.units(alreadyHeld))
+            // Bytes the remote holds are done once read; new ones when their pack has been
+            // sent (`send`): together, the file's size, which the total counted.
+            progress?.withProperties {
+                $0.completedByteCount += UInt64(alreadyHeld)
+                $0.completedFileCount += 1
+                $0.completedCount += Self.units(alreadyHeld)
+            }
         }
         if !pack.isEmpty && !workers.hasFailed { send(pack, root: root, workers: workers) }
     }
@@ -162,7 +167,17 @@ final class BlobUploader: Sendable {
         let store = self.store
         let packagePath = self.packagePath
         workers.submit { [self] connection in
-            let body = PackBody(plan: pack, trailer: trailer, root: root.rawValue, packagePath: packagePath)
+            // Bytes count as they go out: a large pack moves the line while it travels.
+            var counting: (@Sendable (Int) -> Void)?
+            if let manager = self.progress {
+                counting = { bytes in
+                    manager.withProperties { (values: inout ProgressManager.Values) in
+                        values.completedByteCount += UInt64(bytes)
+                    }
+                }
+            }
+            let body = PackBody(
+                plan: pack, trailer: trailer, root: root.rawValue, packagePath: packagePath, progress: counting)
             let outcome = try withExtendedLifetime(root) {
                 try connection.put(
                     bucket: store.location.bucket, key: RemoteLayout.pack(id, store.location), body: body, payloadHash: nil)
@@ -184,10 +199,12 @@ final class BlobUploader: Sendable {
                 $0.bytesUploaded += body.length
             }
             if let progress {
-                let sent = UInt64(body.length)
+                // The blobs' bytes (the files' bytes they carry), not the pack's with its
+                // trailer: the total counted the files. Most were counted as they went out.
+                let rest = UInt64(max(0, pack.size - body.reported))
                 let units = Int(pack.size >> 16)
                 progress.withProperties {
-                    $0.completedByteCount += sent
+                    $0.completedByteCount += rest
                     $0.completedCount += units
                 }
             }

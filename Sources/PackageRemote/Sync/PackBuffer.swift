@@ -53,13 +53,26 @@ final class PackBody: RequestBody, @unchecked Sendable {
     private var trailerSent = 0
     private var file: SharedDescriptor?
     private(set) var failure: (any Error)?
+    /// Blob bytes handed to the transfer in this attempt, and the most in any attempt: a
+    /// retried PUT reports only what goes past the earlier attempts.
+    private var sentThisAttempt = 0
+    private(set) var reported = 0
+    private let progress: (@Sendable (Int) -> Void)?
 
-    /// - Parameter root: a descriptor of the package's directory, open for the whole push.
-    init(plan: PackPlan, trailer: [UInt8], root: Int32, packagePath: String) {
+    /// - Parameters:
+    ///   - plan: the pack's blobs, where they are in the package's files.
+    ///   - trailer: the pack's trailer, sent after the blobs.
+    ///   - root: a descriptor of the package's directory, open for the whole push.
+    ///   - packagePath: the package's path, for messages.
+    ///   - progress: hears blob bytes as they go out (each byte once, whatever the retries).
+    init(
+        plan: PackPlan, trailer: [UInt8], root: Int32, packagePath: String, progress: (@Sendable (Int) -> Void)? = nil
+    ) {
         self.plan = plan
         self.trailer = trailer
         self.root = root
         self.packagePath = packagePath
+        self.progress = progress
     }
 
     var length: Int64 { Int64(plan.size + trailer.count) }
@@ -68,6 +81,7 @@ final class PackBody: RequestBody, @unchecked Sendable {
         index = 0
         within = 0
         trailerSent = 0
+        sentThisAttempt = 0
         file = nil
         hasher.reset()
     }
@@ -101,6 +115,11 @@ final class PackBody: RequestBody, @unchecked Sendable {
         guard count == wanted else { throw BlobUploader.changed(shown) }
         hasher.update(UnsafeRawBufferPointer(target))
         within += count
+        sentThisAttempt += count
+        if sentThisAttempt > reported {
+            progress?(sentThisAttempt - reported)
+            reported = sentThisAttempt
+        }
         if within == piece.length {
             guard hasher.finish() == piece.digest else { throw BlobUploader.changed(shown) }
             file = nil

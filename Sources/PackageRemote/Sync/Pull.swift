@@ -31,6 +31,33 @@ public struct PullResult: Sendable {
     public var seconds: Double = 0
 }
 
+/// What a pull would do (`PackageRemote.planPull`, `pkgtool pull --dry-run`), found by the
+/// reads and refusals of a real pull, with nothing written.
+public struct PullPlan: Sendable {
+    /// The version DEST would hold.
+    public var version: VersionSummary
+    /// Whether DEST exists (else the pull would create it).
+    public var destinationExists: Bool
+    /// True when DEST holds that version's tree already.
+    public var unchanged = false
+    /// How DEST would change: what `diff DEST s3://…` lists (renames detected).
+    public var changes: [TreeChange] = []
+    /// Blobs the pull would fetch from the remote.
+    public var blobsToDownload = 0
+    /// Their bytes (less what an interrupted pull already fetched, which it takes up).
+    public var bytesToDownload: Int64 = 0
+    /// Things a person should know (DEST's recovery).
+    public var notes: [String] = []
+    /// HTTP requests the plan took (reads only).
+    public var requests = 0
+
+    init(version: VersionSummary, destinationExists: Bool, notes: [String]) {
+        self.version = version
+        self.destinationExists = destinationExists
+        self.notes = notes
+    }
+}
+
 /// `pull`: brings DEST to a version (Specs/remote.md, "Pull").
 enum PullOperation {
     /// Blobs of one pack closer than this are fetched by one GET, gap included.
@@ -58,38 +85,18 @@ enum PullOperation {
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
-        let current: TreeSnapshot?
-        var rootPermissions: UInt32 = 0o755
-        var manifestVouches = false
-        var warnings: [String] = []
-        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
-        if let status = try FileSystem.statusIfExists(destination) {
-            let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
-            guard followed.kind == .directory else {
-                throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
-            }
-            let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
-                // The record and the tree under the same lock: one save's commit wrote both.
-                sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
-                return try PackageScan.scan(destination, workers: options.workers)
-            }
-            current = scan.snapshot
-            rootPermissions = followed.permissions
-            // The engine may trust DEST's manifest only when the scan just found DEST as it says.
-            manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
-        } else {
-            current = nil
-        }
+        let dest = try readDestination(destination, store: store, options: options)
+        let current = dest.current
+        let rootPermissions = dest.rootPermissions
+        let manifestVouches = dest.manifestVouches
+        let sync = dest.sync
+        let warnings = dest.warnings
         result.notes = warnings
         let newState = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: target)
         if let current {
-            // The latest version must not take DEST back in time (`--version` may, on purpose).
-            if reference == nil, let base = sync.base {
-                try refuseRollback(base, head: head.record, destination: destination, store: store, connection: connection)
-            }
-            if !force, current.rootHash != target.rootHash {
-                try refuseDiscarding(current, sync: sync, destination: destination, store: store)
-            }
+            try refuse(
+                current, target: target, sync: sync, latest: reference == nil ? head.record : nil, force: force,
+                destination: destination, store: store, connection: connection)
             if current.rootHash == target.rootHash {
                 // Nothing to write but the record, when it does not say so already.
                 if sync.own != newState {
@@ -129,8 +136,9 @@ enum PullOperation {
         saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
         let outcome: SaveOutcome
         do {
-            outcome = try PackageSaver.save(
-                source, to: destination, options: saveOptions, progress: progress?.subprogress(assigningCount: 1))
+            // The save's own byte counts stay out of the pull's figures (they would add its
+            // bytes to the download's total): its share is one unit, done when it is.
+            outcome = try PackageSaver.save(source, to: destination, options: saveOptions)
         } catch is CancellationError {
             throw RemoteError(.cancelled, "cancelled: '\(destination)' was not changed")
         } catch let refusal as SaveRefusal where refusal.isTransient {
@@ -144,12 +152,132 @@ enum PullOperation {
                 "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
         }
         staging.remove()
-        progress?.complete(count: 1)
+        progress?.complete(count: 2)
         result.save = statistics
         result.requests = store.counters.requests
         result.retries = store.counters.retries
         result.seconds = clock.seconds
         return result
+    }
+
+    /// DEST as a pull finds it: its tree (nil when absent), its root's permissions, whether
+    /// its manifest describes it as scanned, its sync state, and the notes of reading it.
+    struct Destination {
+        var current: TreeSnapshot?
+        var rootPermissions: UInt32 = 0o755
+        var manifestVouches = false
+        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
+        var warnings: [String] = []
+    }
+
+    /// Scans DEST (when it exists) and reads its sync state under its lock; refuses a DEST
+    /// that is not a directory. Writes nothing (but the recovery of a save a crash left).
+    static func readDestination(_ destination: String, store: RemoteStore, options: RemoteOptions) throws -> Destination {
+        var found = Destination()
+        guard let status = try FileSystem.statusIfExists(destination) else { return found }
+        let followed = status.kind == .symbolicLink ? try FileSystem.status(destination, followSymlinks: true) : status
+        guard followed.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot pull into '\(destination)': it is a \(followed.kind), not a package directory")
+        }
+        var sync = found.sync
+        var warnings: [String] = []
+        let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
+            // The record and the tree under the same lock: one save's commit wrote both.
+            sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
+            return try PackageScan.scan(destination, workers: options.workers)
+        }
+        found.current = scan.snapshot
+        found.rootPermissions = followed.permissions
+        // The engine may trust DEST's manifest only when the scan just found DEST as it says.
+        found.manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
+        found.sync = sync
+        found.warnings = warnings
+        return found
+    }
+
+    /// The refusals of a pull into an existing DEST: a latest version (`latest`, nil when a
+    /// version was named) that would take DEST back in time, and unless `force`, changes
+    /// DEST holds that the pull would discard.
+    static func refuse(
+        _ current: TreeSnapshot, target: VersionSummary, sync: PackageSyncStatus, latest: HeadRecord?, force: Bool,
+        destination: String, store: RemoteStore, connection: S3Connection
+    ) throws(RemoteError) {
+        // The latest version must not take DEST back in time (`--version` may, on purpose).
+        if let latest, let base = sync.base {
+            try refuseRollback(base, head: latest, destination: destination, store: store, connection: connection)
+        }
+        if !force, current.rootHash != target.rootHash {
+            try refuseDiscarding(current, sync: sync, destination: destination, store: store)
+        }
+    }
+
+    /// What a pull would do, with every read and refusal of a real one and nothing written:
+    /// no staging area, no save, no sync record.
+    static func plan(
+        destination: String, store: RemoteStore, options: RemoteOptions, version reference: String?, force: Bool
+    ) throws -> PullPlan {
+        let destination = PushOperation.trimmed(destination)
+        let connection = store.connection()
+        let head = try store.requireHead(connection)
+        let target =
+            try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
+            ?? head.record.head
+        let manifest = try store.manifest(target.id, connection)
+        guard manifest.summary(id: target.id) == target else {
+            throw RemoteError(
+                .verificationFailed,
+                "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
+        }
+        let dest = try readDestination(destination, store: store, options: options)
+        if let current = dest.current {
+            try refuse(
+                current, target: target, sync: dest.sync, latest: reference == nil ? head.record : nil, force: force,
+                destination: destination, store: store, connection: connection)
+        }
+        var plan = PullPlan(version: target, destinationExists: dest.current != nil, notes: dest.warnings)
+        let current = dest.current ?? TreeSnapshot.empty
+        plan.unchanged = dest.current != nil && current.rootHash == target.rootHash
+        if !plan.unchanged {
+            plan.changes = TreeDiff.changes(from: current, to: manifest.snapshot(), detectRenames: true)
+            (plan.blobsToDownload, plan.bytesToDownload) = try download(
+                manifest.entries, destination: destination, current: dest.current, options: options)
+        }
+        plan.requests = store.counters.requests
+        return plan
+    }
+
+    /// The blobs of `wanted` a pull would fetch, and their bytes: those of contents DEST
+    /// lacks (at any path), less the pieces a changed large file keeps from DEST's copy.
+    /// - Complexity: one read of each large DEST file a wanted file of its path replaces.
+    static func download(
+        _ wanted: [RemoteEntry], destination: String, current: TreeSnapshot?, options: RemoteOptions
+    ) throws -> (blobs: Int, bytes: Int64) {
+        var localContents = Set<FileKey>()
+        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
+        for entry in current?.entries ?? [] where entry.kind == .regular {
+            localContents.insert(FileKey(entry.hash, entry.size))
+            currentByPath[RelativePath(trusted: entry.path)] = entry
+        }
+        var missing: [RemoteEntry] = []
+        var pieceSources: [SnapshotEntry] = []
+        for entry in wanted where entry.kind == .regular && entry.size > 0 {
+            guard !localContents.contains(FileKey(entry.contentHash, entry.size)) else { continue }
+            missing.append(entry)
+            if let old = currentByPath[RelativePath(trusted: entry.path)],
+                old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit
+            {
+                pieceSources.append(old)
+            }
+        }
+        let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
+        let localPieces = try indexLocalPieces(pieceSources, destination: destination, options: options, buffer: buffer)
+        var blobs: [SHA256Digest: Int64] = [:]
+        for entry in missing {
+            for blob in entry.blobs where localPieces[blob.digest]?.length != Int(blob.length) {
+                blobs[blob.digest] = Int64(blob.length)
+            }
+        }
+        return (blobs.count, blobs.values.reduce(0, +))
     }
 
     /// Gathers the contents of `wanted` that DEST (scanned as `current`) lacks at their
@@ -204,7 +332,6 @@ enum PullOperation {
         let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {
             $0.totalCount = BlobUploader.units(totalBytes) + neededOrder.count + 2
-            $0.totalByteCount = UInt64(totalBytes)
             $0.totalFileCount = neededOrder.count
         }
 
@@ -282,6 +409,15 @@ enum PullOperation {
                 needs[blob.digest, default: BlobNeed(location: blob, destinations: [])].destinations.append(
                     .content(key, offset: offset))
             }
+        }
+
+        // The figures a progress line shows: the bytes of the blobs to download, known
+        // before the first GET and never growing; each counts once it arrived and was
+        // checked (the gaps a merged range carries do not count).
+        let downloadBytes = needs.values.reduce(Int64(0)) { $0 + Int64($1.location.length) }
+        progress?.withProperties {
+            $0.totalByteCount = UInt64(downloadBytes)
+            $0.completedByteCount = 0
         }
 
         // The rest from the store, in ranges of packs, in parallel.

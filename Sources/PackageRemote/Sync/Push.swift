@@ -31,66 +31,103 @@ public struct PushResult: Sendable {
     public var notes: [String] = []
 }
 
+/// What a push would do (`PackageRemote.planPush`, `pkgtool push --dry-run`), found by
+/// the reads and refusals of a real push, with nothing written.
+public struct PushPlan: Sendable {
+    /// A file the push would read, and whose blobs the remote lacks it would upload.
+    public struct File: Sendable, Equatable {
+        /// Its path inside the package.
+        public var path: String
+        /// Its size in bytes.
+        public var size: Int64
+        /// Whether the remote's head holds another content at this path (else the path is new).
+        public var replaces: Bool
+    }
+
+    /// The remote's head now; nil when the remote holds no version yet.
+    public var head: VersionSummary?
+    /// Whether the push would record a new version (false: the remote holds the package).
+    public var createsVersion: Bool
+    /// The number the new version would get.
+    public var sequence: Int
+    /// The root hash of the package as the push sees it (exclusions left out).
+    public var rootHash: ContentHash
+    /// Entries the version would hold.
+    public var entries: Int
+    /// The files whose content the remote's head does not hold: read, and their new blobs
+    /// uploaded (pieces of a large file the remote holds stay where they are).
+    public var files: [File] = []
+    /// Things a person should know (special files left out).
+    public var notes: [String] = []
+    /// HTTP requests the plan took (reads only).
+    public var requests = 0
+
+    /// Bytes of `files`: at most what the push would upload (before packing).
+    public var bytes: Int64 { files.reduce(0) { $0 + $1.size } }
+}
+
 /// `push`: makes a package the remote's next version (Specs/remote.md, "Push").
 enum PushOperation {
-    /// Pushes the package at `packagePath`; `secondParent` makes the new version a merge
-    /// (`sync` passes the version the merged changes were based on).
-    static func run(
-        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?,
-        secondParent: SHA256Digest? = nil
-    ) throws -> PushResult {
-        let clock = Clock()
+    /// What a push reads before it writes anything: the package as scanned (without what
+    /// `options.exclusions` name), its sync state, and the remote's head.
+    struct Prepared {
+        var packagePath: String
+        var head: (record: HeadRecord, etag: String)?
+        var sync: PackageSyncStatus
+        var snapshot: TreeSnapshot
+        var notes: [String]
+    }
+
+    /// Reads the package, its sync state and the head; refuses what the push would refuse
+    /// (not a directory; unless `force`, a remote that moved on since the package was last
+    /// synced with it; a prefix holding other objects). Writes nothing.
+    static func prepare(
+        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, connection: S3Connection
+    ) throws -> Prepared {
         let packagePath = trimmed(packagePath)
-        let status = try FileSystem.status(packagePath, followSymlinks: true)
-        guard status.kind == .directory else {
-            throw RemoteError(.localFailure, "cannot push '\(packagePath)': it is a \(status.kind), not a package directory")
-        }
-        let connection = store.connection()
+        try requirePackageDirectory(packagePath)
         let head = try store.readHead(connection)
         var warnings: [String] = []
         var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
         let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
             sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
-            return try PackageScan.scan(packagePath, workers: options.workers)
+            return try PackageScan.scan(packagePath, workers: options.workers, excluding: options.exclusions)
         }
-        let snapshot = scan.snapshot
-        var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
-        result.notes = warnings
         for skipped in scan.result.skipped {
-            result.notes.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
+            warnings.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
         }
-        let record = sync.base
-
+        let prepared = Prepared(
+            packagePath: packagePath, head: head, sync: sync, snapshot: scan.snapshot, notes: warnings)
         if let head {
-            if head.record.head.rootHash == snapshot.rootHash {
-                // Nothing to send: the remote holds this package already.
-                remember(head.record.head, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
-                result.requests = store.counters.requests
-                result.seconds = clock.seconds
-                progress?.complete(count: progress?.totalCount ?? 0)
-                return result
+            if head.record.head.rootHash != scan.snapshot.rootHash && !force {
+                try requireBase(
+                    sync.base, head: head.record.head, packagePath: packagePath, location: store.location,
+                    unchanged: sync.base.map { $0.rootHash == scan.snapshot.rootHash } ?? false)
             }
-            if !force { try requireBase(record, head: head.record.head, packagePath: packagePath, location: store.location) }
         } else {
             try prepareNewRemote(store, connection)
         }
-        // Before anything is uploaded: the head will move by compare-and-swap, so the store
-        // must be seen refusing a condition that does not hold, now (not only when the
-        // remote was made: the store, or a proxy before it, may have changed since).
-        try ConditionalWrites.probe(store, connection)
+        return prepared
+    }
 
-        // What the remote holds: the parent's blobs (by content for whole files, by digest
-        // for pieces), and the packs of an interrupted push.
-        let parent = try head.map { try store.manifest($0.record.head.id, connection) }
+    /// Refuses a PKG that is not a directory (missing: the file system's error).
+    static func requirePackageDirectory(_ packagePath: String) throws {
+        let status = try FileSystem.status(packagePath, followSymlinks: true)
+        guard status.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot push '\(packagePath)': it is a \(status.kind), not a package directory")
+        }
+    }
+
+    /// The files of `snapshot` whose content `parent` does not hold (by content hash and
+    /// size): what a push reads and whose new blobs it sends, with their indices in the
+    /// snapshot; and the parent's blobs by content.
+    static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
+        -> (work: [BlobUploader.Work], indices: [Int: Int], filesByContent: [FileKey: [BlobLocation]])
+    {
         var filesByContent: [FileKey: [BlobLocation]] = [:]
-        var known: [SHA256Digest: BlobLocation] = [:]
         for entry in parent?.entries ?? [] where entry.kind == .regular {
             filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
-            for blob in entry.blobs { known[blob.digest] = blob }
         }
-        result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
-
-        // The files whose content the parent does not hold are read and sent.
         var work: [BlobUploader.Work] = []
         var workIndex: [Int: Int] = [:]
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
@@ -100,11 +137,84 @@ enum PushOperation {
                     BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash, chunks: entry.chunks))
             }
         }
+        return (work, workIndex, filesByContent)
+    }
+
+    /// What a push would do, with every read and refusal of a real one and no write: no
+    /// object on the store (not even the conditional-write probe), no sync record.
+    static func plan(packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool) throws -> PushPlan {
+        let connection = store.connection()
+        let prepared = try prepare(
+            packagePath: packagePath, store: store, options: options, force: force, connection: connection)
+        let head = prepared.head?.record.head
+        var plan = PushPlan(
+            head: head, createsVersion: head?.rootHash != prepared.snapshot.rootHash,
+            sequence: (head?.sequence ?? 0) + 1, rootHash: prepared.snapshot.rootHash,
+            entries: prepared.snapshot.entries.count, notes: prepared.notes)
+        if plan.createsVersion {
+            let parent = try head.map { try store.manifest($0.id, connection) }
+            let held = Set((parent?.entries ?? []).map { RelativePath(trusted: $0.path) })  // names are bytes
+            plan.files = pendingWork(prepared.snapshot, parent: parent).work.map {
+                PushPlan.File(path: $0.relativePath, size: $0.size, replaces: held.contains(RelativePath(trusted: $0.relativePath)))
+            }
+        }
+        plan.requests = store.counters.requests
+        return plan
+    }
+
+    /// Pushes the package at `packagePath`; `secondParent` makes the new version a merge
+    /// (`sync` passes the version the merged changes were based on).
+    static func run(
+        packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?,
+        secondParent: SHA256Digest? = nil
+    ) throws -> PushResult {
+        let clock = Clock()
+        let connection = store.connection()
+        let prepared = try prepare(
+            packagePath: packagePath, store: store, options: options, force: force, connection: connection)
+        let packagePath = prepared.packagePath
+        let head = prepared.head
+        let sync = prepared.sync
+        let snapshot = prepared.snapshot
+        var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
+        result.notes = prepared.notes
+
+        if let head, head.record.head.rootHash == snapshot.rootHash {
+            // Nothing to send: the remote holds this package already.
+            remember(head.record.head, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
+            result.requests = store.counters.requests
+            result.seconds = clock.seconds
+            progress?.withProperties {
+                $0.totalByteCount = 0
+                $0.completedByteCount = 0
+            }
+            progress?.complete(count: progress?.totalCount ?? 0)
+            return result
+        }
+        // Before anything is uploaded: the head will move by compare-and-swap, so the store
+        // must be seen refusing a condition that does not hold, now (not only when the
+        // remote was made: the store, or a proxy before it, may have changed since).
+        try ConditionalWrites.probe(store, connection)
+
+        // What the remote holds: the parent's blobs (by content for whole files, by digest
+        // for pieces), and the packs of an interrupted push.
+        let parent = try head.map { try store.manifest($0.record.head.id, connection) }
+        // The files whose content the parent does not hold are read and sent.
+        let (work, workIndex, filesByContent) = pendingWork(snapshot, parent: parent)
+        var known: [SHA256Digest: BlobLocation] = [:]
+        for blobs in filesByContent.values { for blob in blobs { known[blob.digest] = blob } }
+        result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
+
+        // The figures a progress line shows: the bytes of those files, known before any is
+        // read and never growing; a byte is done once found on the remote or once its pack
+        // has arrived (`BlobUploader`), so done never passes the total.
         let units = work.reduce(0) { $0 + BlobUploader.units($1.size) }
         progress?.withProperties {
             $0.totalCount = units + 1
             $0.totalByteCount = UInt64(work.reduce(Int64(0)) { $0 + $1.size })
+            $0.completedByteCount = 0
             $0.totalFileCount = work.count
+            $0.completedFileCount = 0
         }
         var sent: [[BlobLocation]] = []
         if !work.isEmpty {
@@ -211,9 +321,10 @@ enum PushOperation {
     }
 
     /// Refuses a push whose package was not last synced with the head: its version would
-    /// silently drop what was pushed since.
+    /// silently drop what was pushed since. `unchanged`: the package holds what it held when
+    /// last synced (nothing of its own to push; the remote simply moved on).
     static func requireBase(
-        _ record: SyncBase?, head: VersionSummary, packagePath: String, location: RemoteLocation
+        _ record: SyncBase?, head: VersionSummary, packagePath: String, location: RemoteLocation, unchanged: Bool = false
     ) throws(RemoteError) {
         guard let record else {
             throw RemoteError(
@@ -222,10 +333,19 @@ enum PushOperation {
                     + "pull it first, or push --force to make this package the next version")
         }
         guard record.version == head.id else {
+            let short = String(record.version.description.prefix(12))
+            let synced = "version " + (record.sequence.map { "\($0) (\(short))" } ?? short)
+            if unchanged {
+                throw RemoteError(
+                    .conflict,
+                    "nothing to push: '\(packagePath)' has not changed since \(synced), and \(location) moved on "
+                        + "to \(describe(head)); 'pkgtool pull \(packagePath)' brings it up to date "
+                        + "(push --force would make the older tree the next version)")
+            }
             throw RemoteError(
                 .conflict,
                 "the remote moved on: \(location) is at \(describe(head)) but '\(packagePath)' was last synced with "
-                    + "version \(record.version.description.prefix(12)); 'pkgtool sync \(packagePath)' merges both, "
+                    + "\(synced); 'pkgtool sync \(packagePath)' merges both, "
                     + "or pull (into another directory to keep these changes), then push again, or push --force")
         }
     }

@@ -36,6 +36,40 @@ public struct SyncResult: Sendable {
     public var notes: [String] = []
 }
 
+/// What a sync would do (`PackageRemote.planSync`, `pkgtool sync --dry-run`), found by the
+/// reads and refusals of a real sync, with nothing written.
+public struct SyncPlan: Sendable {
+    /// What the sync would do.
+    public var action: SyncResult.Action
+    /// The remote's head now; nil when the remote holds no version yet.
+    public var head: VersionSummary?
+    /// The push it would make (alone, or after a merge: `nil` then; see `mergedSequence`).
+    public var push: PushPlan?
+    /// The pull it would make, when only the remote moved on.
+    public var pull: PullPlan?
+    /// For a merge: how the package would change (the remote's changes it would take).
+    public var changes: [TreeChange] = []
+    /// For a merge: the paths that would get a conflict version.
+    public var conflicts: [RelativePath] = []
+    /// For a merge: entries taken from the remote's version, and kept from the package.
+    public var entriesFromRemote = 0
+    /// For a merge: entries kept from the package's changes.
+    public var entriesFromLocal = 0
+    /// For a merge: blobs and bytes to download.
+    public var blobsToDownload = 0
+    /// For a merge: bytes of those blobs.
+    public var bytesToDownload: Int64 = 0
+    /// For a merge: the number the pushed merge would get.
+    public var mergedSequence: Int?
+    /// Things a person should know.
+    public var notes: [String] = []
+
+    init(action: SyncResult.Action, head: VersionSummary?) {
+        self.action = action
+        self.head = head
+    }
+}
+
 /// `sync`: brings a package and a remote together — push, pull, or merge then push
 /// (Specs/remote.md, "Sync").
 enum SyncOperation {
@@ -65,6 +99,70 @@ enum SyncOperation {
                 attempt += 1
             }
         }
+    }
+
+    /// What a sync would do: the decisions of `once`, with its reads and refusals, and no
+    /// write (no sweep, no staging, no save, no object on the store).
+    static func plan(packagePath: String, store: RemoteStore, options: RemoteOptions) throws -> SyncPlan {
+        let packagePath = PushOperation.trimmed(packagePath)
+        let status = try FileSystem.status(packagePath, followSymlinks: true)
+        guard status.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': it is a \(status.kind), not a package directory")
+        }
+        let connection = store.connection()
+        let head = try store.readHead(connection)
+        var warnings: [String] = []
+        var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
+        let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
+            sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
+            return try PackageScan.scan(packagePath, workers: options.workers)
+        }
+        let local = scan.snapshot
+        let base = sync.base
+        func pushing() throws -> SyncPlan {
+            let push = try PushOperation.plan(packagePath: packagePath, store: store, options: options, force: false)
+            var plan = SyncPlan(action: push.createsVersion ? .pushed : .upToDate, head: head?.record.head)
+            plan.push = push
+            plan.notes = warnings + push.notes
+            return plan
+        }
+        guard let head else { return try pushing() }
+        let latest = head.record.head
+        if latest.rootHash == local.rootHash || base?.version == latest.id { return try pushing() }
+        if let base {
+            try PullOperation.refuseRollback(base, head: head.record, destination: packagePath, store: store, connection: connection)
+        }
+        let unchangedSinceBase = base.map { $0.rootHash == local.rootHash } ?? (local.rootHash == TreeSnapshot.empty.rootHash)
+        if unchangedSinceBase {
+            let pull = try PullOperation.plan(
+                destination: packagePath, store: store, options: options, version: nil, force: false)
+            var plan = SyncPlan(action: .pulled, head: latest)
+            plan.pull = pull
+            plan.notes = warnings + pull.notes
+            return plan
+        }
+        let baseTree = try base.map { try store.manifest($0.version, connection).snapshot() } ?? TreeSnapshot.empty
+        let otherManifest = try store.manifest(latest.id, connection)
+        let merged = TreeMerge(base: baseTree, local: local, other: otherManifest.snapshot())
+        var plan = SyncPlan(action: .merged, head: latest)
+        plan.changes = TreeDiff.changes(from: local, to: merged.tree, detectRenames: true)
+        plan.conflicts = merged.conflicts.map(\.path)
+        plan.entriesFromRemote = merged.sources.filter { $0 == .other }.count
+        plan.entriesFromLocal = merged.sources.filter { $0 == .local }.count
+        var remoteByPath: [RelativePath: RemoteEntry] = [:]  // names are bytes
+        for entry in otherManifest.entries { remoteByPath[RelativePath(trusted: entry.path)] = entry }
+        var wanted: [RemoteEntry] = []
+        for (index, entry) in merged.tree.entries.enumerated() where merged.sources[index] == .other && entry.kind == .regular {
+            if let remote = remoteByPath[RelativePath(trusted: entry.path)] { wanted.append(remote) }
+        }
+        for conflict in merged.conflicts where merged.source(of: conflict.path) != .other {
+            if let remote = remoteByPath[conflict.path], remote.kind == .regular { wanted.append(remote) }
+        }
+        (plan.blobsToDownload, plan.bytesToDownload) = try PullOperation.download(
+            wanted, destination: packagePath, current: local, options: options)
+        plan.mergedSequence = latest.sequence + 1
+        plan.notes = warnings
+        return plan
     }
 
     /// Removes conflict contents a crash left unlisted in the package's
@@ -116,7 +214,8 @@ enum SyncOperation {
         func pushed(_ action: SyncResult.Action) throws -> SyncResult {
             let push = try PushOperation.run(
                 packagePath: packagePath, store: store, options: options, force: false, progress: progress)
-            var result = SyncResult(action: action, version: push.version, pushed: push)
+            // A push that found the remote holding the package (what it leaves out aside) made nothing.
+            var result = SyncResult(action: push.createdVersion ? action : .upToDate, version: push.version, pushed: push)
             result.conflicts = listed.versions
             result.notes = warnings + push.notes
             return result

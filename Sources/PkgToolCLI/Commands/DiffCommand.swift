@@ -109,7 +109,7 @@ package enum DiffCommand: Command {
     }
 
     /// `M<TAB>path`, `R<TAB>old<TAB>new`: git's name-status line, names quoted as git quotes them.
-    static func nameStatusLine(_ change: TreeChange) -> String {
+    package static func nameStatusLine(_ change: TreeChange) -> String {
         var fields = [change.status.rawValue]
         if let oldPath = change.oldPath { fields.append(NameQuoting.quoted(oldPath)) }
         fields.append(NameQuoting.quoted(change.path))
@@ -124,7 +124,7 @@ package enum DiffCommand: Command {
         return fields.map { $0 + "\0" }.joined()
     }
 
-    static func json(_ change: TreeChange) -> JSON {
+    package static func json(_ change: TreeChange) -> JSON {
         var members: [(String, JSON)] = [("status", .string(change.status.rawValue)), ("path", .string(change.path))]
         if let oldPath = change.oldPath { members.append(("old_path", .string(oldPath))) }
         if let entry = change.oldEntry { members.append(("old", describe(entry))) }
@@ -143,7 +143,7 @@ package enum DiffCommand: Command {
         return .object(members)
     }
 
-    static func summary(_ changes: [TreeChange]) -> String {
+    package static func summary(_ changes: [TreeChange]) -> String {
         let counts = Dictionary(grouping: changes, by: \.status).mapValues(\.count)
         let parts: [(TreeChange.Status, String)] = [
             (.added, "added"), (.deleted, "deleted"), (.modified, "modified"), (.renamed, "renamed"),

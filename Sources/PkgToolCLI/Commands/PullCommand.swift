@@ -6,14 +6,17 @@ package enum PullCommand: Command {
         name: "pull",
         summary: "bring a package (new or existing) to a version of an S3 remote, downloading only what it lacks",
         arguments:
-            "[--version ID] [--force] [--fsync full|none] [--json] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] [s3://BUCKET/PREFIX] DEST",
+            "[--version ID] [--force] [--dry-run] [--fsync full|none] [--json] [-q] [--no-progress] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] [s3://BUCKET/PREFIX] DEST",
         options: [
             OptionSpec("version", .value(placeholder: "ID"), help: "a version id, a unique prefix of one, or its number (default: the latest)"),
             OptionSpec("force", help: "discard changes made to DEST since it was last pushed or pulled"),
+            OptionSpec(
+                "dry-run", short: "n",
+                help: "print how DEST would change (A/M/D/R lines) and the bytes to download; change nothing"),
             OptionSpec("fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)"),
             OptionSpec("json", help: "print what was done as JSON"),
             RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
-        ] + RemoteCommandSupport.transferOptions + [.jobs,
+        ] + OptionSpec.progressOptions + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 1...2,
         details: """
@@ -30,7 +33,9 @@ package enum PullCommand: Command {
             since it was last pushed or pulled (or, never synced, files it holds) is refused
             (exit 1) unless --force ('pkgtool sync DEST' merges such changes instead). So is a latest version that does not descend from the
             one DEST holds (a remote rolled back or rewritten): --version takes it on purpose.
-            The version's record is saved with its files, in one commit.
+            The version's record is saved with its files, in one commit. --dry-run reads
+            what a pull reads and refuses what it refuses, then lists how DEST would change,
+            as 'pkgtool diff DEST s3://…' would, and the bytes to download, writing nothing (exit 0).
             """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,
         exitStatuses: [
             ExitStatusMeaning(.success, "pulled, or DEST holds that version already"),

@@ -5,12 +5,15 @@ package enum PushCommand: Command {
     package static let spec = CommandSpec(
         name: "push",
         summary: "upload what an S3 remote lacks of a package and record it as the remote's next version",
-        arguments: "[--force] [--json] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
+        arguments: "[--force] [--dry-run] [--json] [-q] [--no-progress] [--exclude PATTERN]... [--no-default-excludes] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
         options: [
             OptionSpec("force", help: "push even if the remote moved on since PKG was last synced with it"),
+            OptionSpec(
+                "dry-run", short: "n",
+                help: "print the files that would be uploaded, their bytes and the version PKG would become; change nothing"),
             OptionSpec("json", help: "print what was done as JSON"),
             RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
-        ] + RemoteCommandSupport.transferOptions + [.jobs,
+        ] + OptionSpec.exclusionOptions + OptionSpec.progressOptions + RemoteCommandSupport.transferOptions + [.jobs,
         ],
         positionals: 1...2,
         details: """
@@ -27,6 +30,12 @@ package enum PushCommand: Command {
             these changes), then push again. --force makes PKG the next version anyway
             (the versions it replaces stay in the history). An interrupted push leaves the
             remote's versions intact; the next one does not resend the packs that arrived.
+            The version leaves out the litter save leaves out (.DS_Store, editor temporaries;
+            --no-default-excludes keeps it) and what --exclude names; PKG keeps them, and a
+            pull into PKG counts them as changes not pushed ('pkgtool sync PKG' keeps them).
+            --dry-run reads what a push reads and refuses what it refuses, then lists the
+            files whose content the remote lacks (A/M lines, at most their bytes travel) and
+            the version PKG would become, writing nothing anywhere (exit 0).
             """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,
         exitStatuses: [
             ExitStatusMeaning(.success, "pushed, or the remote holds PKG's version already"),

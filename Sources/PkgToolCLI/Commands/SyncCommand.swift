@@ -7,14 +7,17 @@ package enum SyncCommand: Command {
         name: "sync",
         summary: "bring a package and an S3 remote together: push, pull, or merge both sides' changes and push the merge",
         arguments:
-            "[--json] [--fsync full|none] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
+            "[--dry-run] [--json] [-q] [--no-progress] [--exclude PATTERN]... [--no-default-excludes] [--fsync full|none] [--endpoint URL] [--profile NAME] [--transfers N] [--limit-rate BYTES] [--speed-limit BYTES] [--speed-time SECONDS] [--max-time SECONDS] [--retries N] PKG [s3://BUCKET/PREFIX]",
         options: [
+            OptionSpec(
+                "dry-run", short: "n",
+                help: "print whether it would push, pull or merge, what would move and the conflicts it would create; change nothing"),
             OptionSpec("json", help: "print what was done, and the conflicts left, as JSON"),
             OptionSpec(
                 "fsync", .value(placeholder: "P"), help: "full (default) or none: skip every fsync (benchmarks, tests)",
                 completion: .choices(Durability.allCases.map(\.rawValue))),
             RemoteCommandSupport.endpoint, RemoteCommandSupport.profile,
-        ] + RemoteCommandSupport.transferOptions + [.jobs],
+        ] + OptionSpec.exclusionOptions + OptionSpec.progressOptions + RemoteCommandSupport.transferOptions + [.jobs],
         positionals: 1...2,
         details: """
             Without s3://BUCKET/PREFIX, PKG syncs with the remote it remembers (PKG/.pkgtool/sync,
@@ -31,7 +34,11 @@ package enum SyncCommand: Command {
             'pkgtool conflicts PKG' lists them, and the exit status is 1 until they are
             resolved ('pkgtool resolve PKG PATH --keep local|other|both'). When another device
             moves the remote on during the sync, it starts over (5 attempts). Conflict bytes a
-            crash left unlisted in PKG's .pkgtool/conflicts are removed first.
+            crash left unlisted in PKG's .pkgtool/conflicts are removed first. What a push leaves
+            out (--exclude, and the litter unless --no-default-excludes) is left out of what
+            this sync pushes; PKG keeps it, a merge too. --dry-run says what it would do
+            (push, pull or merge), what would travel and the conflicts it would create,
+            writing nothing (exit 0).
             """ + "\n" + RemoteCommandSupport.deadlineHelp + "\n" + RemoteCommandSupport.environmentHelp,
         exitStatuses: [
             ExitStatusMeaning(.success, "in sync, and no conflict is left"),
