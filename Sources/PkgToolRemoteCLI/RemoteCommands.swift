@@ -12,6 +12,7 @@ public enum RemoteCommands {
         case PullCommand.spec.name: RemotePullCommand.self
         case SyncCommand.spec.name: RemoteSyncCommand.self
         case LogCommand.spec.name: RemoteLogCommand.self
+        case PruneCommand.spec.name: RemotePruneCommand.self
         case DiffCommand.spec.name: RemoteAwareDiffCommand.self
         default: command
         }

@@ -25,37 +25,6 @@ public struct PrunePolicy: Sendable, Equatable {
 
     /// True when no rule is given: a prune refuses it rather than keep only the head.
     public var isEmpty: Bool { keepLast == nil && keepWithin == nil && keep.isEmpty }
-
-    /// Nanoseconds of a duration written as `90s`, `30m`, `12h`, `7d`, `2w` or a sum of
-    /// those (`1d12h`); nil for anything else.
-    /// - Parameter text: the duration as the command line takes it.
-    public static func duration(parsing text: String) -> Int64? {
-        var total: Int64 = 0
-        var number: Int64? = nil
-        for character in text {
-            if let digit = character.wholeNumberValue, character.isASCII {
-                let (scaled, overflow) = (number ?? 0).multipliedReportingOverflow(by: 10)
-                guard !overflow, scaled <= Int64.max - Int64(digit) else { return nil }
-                number = scaled + Int64(digit)
-                continue
-            }
-            let unit: Int64
-            switch character {
-            case "s": unit = 1
-            case "m": unit = 60
-            case "h": unit = 3600
-            case "d": unit = 86400
-            case "w": unit = 7 * 86400
-            default: return nil
-            }
-            guard let value = number else { return nil }
-            let (seconds, overflow) = value.multipliedReportingOverflow(by: unit * 1_000_000_000)
-            guard !overflow, total <= Int64.max - seconds else { return nil }
-            total += seconds
-            number = nil
-        }
-        return number == nil && !text.isEmpty ? total : nil
-    }
 }
 
 /// What a prune did, or with `dryRun`, would do.
