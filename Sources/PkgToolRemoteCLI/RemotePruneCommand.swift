@@ -31,7 +31,9 @@ enum RemotePruneCommand: Command {
                         + "rewritten to \(bytes(result.bytesRewritten))), \(result.manifestsDeleted) manifests "
                         + "(\(bytes(result.manifestBytesDeleted))) and \(result.otherObjectsDeleted) leftovers "
                         + "(\(bytes(result.otherBytesDeleted))): \(bytes(result.storeBytesBefore)) → \(bytes(result.storeBytesAfter))")
-            } else if result.dropped.isEmpty && result.bytesFreed == 0 {
+            } else if result.dropped.isEmpty && result.packsDeleted == 0 && result.manifestsDeleted == 0
+                && result.otherObjectsDeleted == 0
+            {
                 console.line("\(location) has nothing to prune: \(result.kept.count) versions kept, \(bytes(result.storeBytesBefore))")
             } else {
                 console.line(

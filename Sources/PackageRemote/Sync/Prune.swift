@@ -125,13 +125,13 @@ enum PruneOperation {
             }
             let listed = try list(store, connection)
             let start = dryRun ? Int64(time(nil)) : listed.first { $0.key == marker }?.modified
-            let plan = try Plan(
+            var plan = try Plan(
                 store: store, connection: connection, head: head.record, policy: policy, listed: listed, marker: marker,
                 youngAfter: start.map { $0 - grace / 1_000_000_000 })
             progress?.complete(count: 1)
             result.kept = plan.kept
             result.dropped = plan.dropped
-            result.storeBytesBefore = listed.reduce(0) { $0 + $1.size }
+            result.storeBytesBefore = listed.reduce(0) { $0 + ($1.key == marker ? 0 : $1.size) }
             result.notes = plan.notes
             if dryRun {
                 plan.account(into: &result, rewritten: plan.repackLiveBytes)
@@ -155,6 +155,15 @@ enum PruneOperation {
                     condition: .absent)
                 store.cache.storeManifest(id, bytes)
                 record.index = id
+            }
+            // The index this record names is never a leftover (an unchanged one keeps its name).
+
+            if let id = record.index {
+                plan.otherDeletions.removeAll { $0.key == RemoteLayout.index(id, location) }
+            }
+            // Nothing dropped or moved: the record stays as it is (no push has to rebase).
+            if plan.deletedPacks.isEmpty && record.pruned == head.record.pruned && record.index == head.record.index {
+                record.deleting = head.record.deleting
             }
             if record != head.record {
                 // Commit by compare-and-swap; a push that landed meanwhile makes the prune start over.
@@ -188,8 +197,8 @@ enum PruneOperation {
                 store: store)
             plan.account(into: &result, rewritten: written.bytes)
             result.packsWritten = written.packs
-            result.storeBytesAfter = result.storeBytesBefore - result.packBytesDeleted - result.manifestBytesDeleted
-                - result.otherBytesDeleted + written.bytes + (record.index.map { _ in Int64(index.encoded().count) } ?? 0)
+            // What the store holds now, by its listing (one more request).
+            result.storeBytesAfter = try list(store, connection).reduce(0) { $0 + ($1.key == marker ? 0 : $1.size) }
             progress?.complete(count: 1)
             break
         }
@@ -296,6 +305,7 @@ enum PruneOperation {
             }
             let prefixLength = RemoteLayout.listingPrefix(location).utf8.count
             var listedPacks = Set<SHA256Digest>()
+            var currentIndex: Listed? = nil
             for object in listed {
                 let name = PathOrder.droppingBytes(prefixLength, from: object.key)
                 if PathOrder.hasBytePrefix(name, RemoteLayout.packsDirectory) {
@@ -323,8 +333,12 @@ enum PruneOperation {
                     }
                 } else if PathOrder.hasBytePrefix(name, RemoteLayout.indexDirectory) {
                     let id = objectID(name, under: RemoteLayout.indexDirectory)
-                    // The index the record names is replaced by this prune's; others are leftovers.
-                    if id == head.index || isOld(object) { otherDeletions.append(object) }
+                    // The index the record names goes when this prune replaces it; others are leftovers.
+                    if id != nil, id == head.index {
+                        currentIndex = object
+                    } else if isOld(object) {
+                        otherDeletions.append(object)
+                    }
                 } else if PathOrder.hasBytePrefix(name, RemoteLayout.probeName), object.key != marker, isOld(object) {
                     otherDeletions.append(object)
                 }
@@ -342,6 +356,7 @@ enum PruneOperation {
             for (digest, place) in store.blobIndex.locations where livePlace[digest] == place && !repacked.contains(place.pack) {
                 index.locations[digest] = place
             }
+            if let currentIndex, !repacked.isEmpty || index != store.blobIndex { otherDeletions.append(currentIndex) }
         }
 
         /// The counts of what this plan deletes, into `result`.

@@ -1,0 +1,158 @@
+import Dispatch
+import Foundation
+import PackageCore
+import PackageTestSupport
+import Synchronization
+import Testing
+
+@testable import PackageRemote
+
+/// `prune` against a real SeaweedFS: retention, the record it leaves, space coming back,
+/// pushes and pulls racing it.
+@Suite("Prune") struct PruneTests {
+    /// Every object of the remote: key → size.
+    static func objects(_ fixture: RemoteFixture) throws -> [String: Int64] {
+        let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+        var result: [String: Int64] = [:]
+        var token: String? = nil
+        repeat {
+            let page = try s3.list(bucket: fixture.bucket, prefix: fixture.location.prefix + "/", continuation: token)
+            for object in page.objects { result[object.key] = object.size }
+            token = page.next
+        } while token != nil
+        return result
+    }
+
+    /// Bytes the remote's objects take.
+    static func storeBytes(_ fixture: RemoteFixture) throws -> Int64 { try objects(fixture).values.reduce(0, +) }
+
+    /// Pulls `version` into a fresh directory (the pull checks every blob and file) and
+    /// checks the result hashes to its root.
+    static func referee(_ fixture: RemoteFixture, _ version: VersionSummary, device: String, label: String) throws {
+        let destination = fixture.path("referee-\(label)-\(version.sequence)")
+        let pulled = try PackageRemote.pull(
+            fixture.location, to: destination, version: version.id.description, options: fixture.options(device: device))
+        #expect(pulled.version.id == version.id)
+        #expect(try RemoteFixture.rootHash(destination) == version.rootHash)
+        try FileSystem.removeTree(destination)
+    }
+
+    /// `count` versions of the package at `source`, each a small edit of a page and of the media file.
+    static func pushVersions(_ fixture: RemoteFixture, _ source: String, count: Int, options: RemoteOptions, seed: UInt64 = 1)
+        throws -> [VersionSummary]
+    {
+        var versions: [VersionSummary] = []
+        for index in 0..<count {
+            if index > 0 || (try? FileSystem.statusIfExists(source + "/.pkgtool/sync")) != nil {
+                try Files.write(source + "/pages/a/page1.json", "{\"edit\": \(seed &* 1000 &+ UInt64(index))}")
+                try fixture.overwrite(
+                    source + "/media/movie.mp4", at: Int64((index * 397_000) % (2 << 20)), count: 64 << 10,
+                    seed: seed &* 1000 &+ UInt64(index))
+            }
+            versions.append(try PackageRemote.push(source, to: fixture.location, options: options).version)
+        }
+        return versions
+    }
+
+    @Test func retentionKeepsTheHeadAndWhatTheRulesNameAndRecordsTheRest() throws {
+        let fixture = try RemoteFixture("prune")
+        let source = try fixture.makePackage("source", mediaSize: 3 << 20)
+        let options = fixture.options(packSize: 256 << 10)
+        let versions = try Self.pushVersions(fixture, source, count: 8, options: options)
+        let before = try Self.objects(fixture)
+
+        // A dry run plans and deletes nothing.
+        let plan = try PackageRemote.prune(
+            fixture.location, policy: PrunePolicy(keepLast: 3, keep: ["2"]), options: fixture.options(device: "p"),
+            dryRun: true)
+        #expect(plan.dropped.map(\.sequence) == [5, 4, 3, 1])
+        #expect(plan.kept.map(\.sequence) == [8, 7, 6, 2])
+        #expect(try Self.objects(fixture) == before)
+
+        let result = try PackageRemote.prune(
+            fixture.location, policy: PrunePolicy(keepLast: 3, keep: [String(versions[1].id.description.prefix(8))]),
+            options: fixture.options(device: "p"))
+        #expect(result.dropped.map(\.sequence) == [5, 4, 3, 1])
+        #expect(result.kept.map(\.sequence) == [8, 7, 6, 2])
+        #expect(result.manifestsDeleted == 4)
+        #expect(result.storeBytesAfter < result.storeBytesBefore)
+        #expect(result.storeBytesAfter == (try Self.storeBytes(fixture)))
+        let after = try Self.objects(fixture)
+        for version in versions {
+            let key = RemoteLayout.version(version.id, fixture.location)
+            #expect((after[key] != nil) == [8, 7, 6, 2].contains(version.sequence), "version \(version.sequence)")
+        }
+
+        // The record says what was pruned; log shows every version the record holds.
+        let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+        let store = RemoteStore(location: fixture.location, options: fixture.options(device: "p"))
+        let head = try #require(try store.readHead(s3)).record
+        #expect(head.pruned == [1...1, 3...5])
+        #expect(head.head.id == versions[7].id)
+        #expect(try PackageRemote.log(fixture.location, options: options).count == 8)
+        // Walks past the record stop cleanly at a pruned version.
+        #expect(try PackageRemote.log(fixture.location, options: options, limit: 20).count == 8)
+
+        // Every kept version pulls and verifies; a pruned one is refused in one line.
+        for version in versions where [8, 7, 6, 2].contains(version.sequence) {
+            try Self.referee(fixture, version, device: "r", label: "kept")
+        }
+        let refused = #expect(throws: RemoteError.self) {
+            try PackageRemote.pull(
+                fixture.location, to: fixture.path("pruned"), version: "4", options: fixture.options(device: "r"))
+        }
+        #expect(refused?.kind == .unknownVersion)
+        #expect(refused?.message.contains("was pruned") == true, "\(String(describing: refused))")
+
+        // A push on top keeps the record's pruned versions; a second prune has nothing to drop.
+        try Files.write(source + "/pages/a/page1.json", "{\"edit\": \"after\"}")
+        let ninth = try PackageRemote.push(source, to: fixture.location, options: options)
+        #expect(ninth.version.sequence == 9)
+        let again = try PackageRemote.prune(
+            fixture.location, policy: PrunePolicy(keepLast: 10), options: fixture.options(device: "p"))
+        #expect(again.dropped.isEmpty)
+        #expect(again.kept.map(\.sequence) == [9, 8, 7, 6, 2])
+        let record = try #require(try store.readHead(s3)).record
+        #expect(record.pruned == [1...1, 3...5])
+        try Self.referee(fixture, ninth.version, device: "r2", label: "ninth")
+
+        // An incremental pull into a package synced with a pruned version goes on.
+        let keepWithin = try PackageRemote.prune(
+            fixture.location, policy: PrunePolicy(keepWithin: 0), options: fixture.options(device: "p"))
+        #expect(keepWithin.kept.map(\.sequence) == [9])
+    }
+
+    @Test func aPolicyIsRequiredAndTheCommandPrintsThePlan() throws {
+        let fixture = try RemoteFixture("prunecli")
+        let source = try fixture.makePackage("source", mediaSize: 1 << 20)
+        _ = try Self.pushVersions(fixture, source, count: 3, options: fixture.options())
+        let pkgtool = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-cli"))
+        let url = "s3://\(fixture.bucket)/\(fixture.location.prefix)"
+
+        let none = try pkgtool.run("prune", url)
+        #expect(none.status == 2)
+        #expect(none.errors.contains("needs a rule"), "\(none.errors)")
+        let badDuration = try pkgtool.run("prune", "--keep-within", "3 days", url)
+        #expect(badDuration.status == 2)
+        let unknown = try pkgtool.run("prune", "--keep", "77", url)
+        #expect(unknown.status == 1, "\(unknown)")
+
+        let dry = try pkgtool.run("prune", "--dry-run", "--keep-last", "1", url)
+        #expect(dry.status == 0, "\(dry.errors)")
+        #expect(dry.output.contains("would prune"), "\(dry.output)")
+        #expect(dry.output.contains("would drop version 2"), "\(dry.output)")
+        #expect(dry.output.contains("would drop version 1"), "\(dry.output)")
+
+        let json = try pkgtool.run("prune", "--json", "--keep-last", "2", url)
+        #expect(json.status == 0, "\(json.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        #expect((object["dropped"] as? [[String: Any]])?.count == 1)
+        #expect(object["dry_run"] as? Bool == false)
+
+        let nothing = try pkgtool.run("prune", "--keep-last", "2", url)
+        #expect(nothing.status == 0, "\(nothing.errors)")
+        #expect(nothing.output.contains("nothing to prune"), "\(nothing.output)")
+        let log = try pkgtool.run("log", url)
+        #expect(log.status == 0, "\(log.errors)")
+    }
+}
