@@ -156,3 +156,55 @@ import Testing
         #expect(log.status == 0, "\(log.errors)")
     }
 }
+
+extension PruneTests {
+    /// Issue 28's scenario: 30 versions of 1 MiB edits at random offsets inside the 64 MiB
+    /// media file of a 144 MiB package (pages and other media around it); `--keep-last 5`
+    /// must leave the store at most 1.3× the package. `PKGTOOL_PRUNE_SCALE=N` divides every
+    /// size by N (the edits too) for a quicker run.
+    @Test func spaceComesBackAfterKeepLastFive() throws {
+        let scale = ProcessInfo.processInfo.environment["PKGTOOL_PRUNE_SCALE"].flatMap { Int($0) }.map { max(1, $0) } ?? 1
+        let fixture = try RemoteFixture("prunespace")
+        let source = fixture.path("package")
+        let mediaSize = (64 << 20) / scale
+        try Files.makeDirectory(source + "/media")
+        try Files.makeDirectory(source + "/pages")
+        try Files.writeRandom(source + "/media/film.mov", size: mediaSize, seed: 1)
+        for index in 0..<4 { try Files.writeRandom(source + "/media/clip\(index).mp4", size: (16 << 20) / scale, seed: 10 + UInt64(index)) }
+        var generator = SeededBytes(seed: 5)
+        for index in 0..<(2048 / scale) {
+            try Files.write(source + "/pages/page\(index).json", generator.bytes(8 << 10))
+        }
+        let packageBytes = Int64(mediaSize + 4 * ((16 << 20) / scale) + (2048 / scale) * (8 << 10))
+        let options = fixture.options()
+        var versions: [VersionSummary] = []
+        var offsets = SeededBytes(seed: 77)
+        for index in 0..<30 {
+            if index > 0 {
+                let edit = (1 << 20) / scale
+                let offset = Int64(offsets.next() % UInt64(mediaSize - edit))
+                try fixture.overwrite(source + "/media/film.mov", at: offset, count: edit, seed: 1000 + UInt64(index))
+            }
+            versions.append(try PackageRemote.push(source, to: fixture.location, options: options).version)
+        }
+        let before = try Self.storeBytes(fixture)
+        var usage = rusage()
+        let result = try PackageRemote.prune(
+            fixture.location, policy: PrunePolicy(keepLast: 5), options: fixture.options(device: "p"))
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let after = try Self.storeBytes(fixture)
+        let ratio = Double(after) / Double(packageBytes)
+        print(
+            "prune figure (scale 1/\(scale)): package \(packageBytes) B, store before \(before) B (\(Double(before) / Double(packageBytes))×), "
+                + "after \(after) B (\(ratio)×), \(result.seconds) s, \(result.requests) requests, "
+                + "\(result.packsDeleted) packs deleted (\(result.packsRepacked) repacked into \(result.packsWritten)), "
+                + "test process max RSS \(usage.ru_maxrss) KiB")
+        #expect(result.kept.map(\.sequence) == [30, 29, 28, 27, 26])
+        #expect(result.dropped.count == 25)
+        #expect(after == result.storeBytesAfter)
+        #expect(ratio <= 1.3, "the store holds \(ratio)× the package after --keep-last 5")
+        // The oldest and the newest kept versions pull and verify.
+        try Self.referee(fixture, versions[25], device: "r", label: "oldest")
+        try Self.referee(fixture, versions[29], device: "r", label: "head")
+    }
+}
