@@ -41,15 +41,24 @@ import Testing
     static func pushVersions(_ fixture: RemoteFixture, _ source: String, count: Int, options: RemoteOptions, seed: UInt64 = 1)
         throws -> [VersionSummary]
     {
+        try pushVersions(fixture.location, source, count: count, options: options, seed: seed)
+    }
+
+    static func pushVersions(
+        _ location: RemoteLocation, _ source: String, count: Int, options: RemoteOptions, seed: UInt64 = 1,
+        pushed: (PushResult) -> Void = { _ in }
+    ) throws -> [VersionSummary] {
         var versions: [VersionSummary] = []
         for index in 0..<count {
             if index > 0 || (try? FileSystem.statusIfExists(source + "/.pkgtool/sync")) != nil {
                 try Files.write(source + "/pages/a/page1.json", "{\"edit\": \(seed &* 1000 &+ UInt64(index))}")
-                try fixture.overwrite(
-                    source + "/media/movie.mp4", at: Int64((index * 397_000) % (2 << 20)), count: 64 << 10,
-                    seed: seed &* 1000 &+ UInt64(index))
+                let descriptor = try FileDescriptor.open(source + "/media/movie.mp4", access: .readWrite)
+                let bytes = SeededBytes(seed: seed &* 1000 &+ UInt64(index)).bytesArray(64 << 10)
+                try bytes.withUnsafeBytes { try descriptor.write($0, at: Int64((index * 397_000) % (2 << 20))) }
             }
-            versions.append(try PackageRemote.push(source, to: fixture.location, options: options).version)
+            let result = try PackageRemote.push(source, to: location, options: options)
+            pushed(result)
+            versions.append(result.version)
         }
         return versions
     }
@@ -206,5 +215,80 @@ extension PruneTests {
         // The oldest and the newest kept versions pull and verify.
         try Self.referee(fixture, versions[25], device: "r", label: "oldest")
         try Self.referee(fixture, versions[29], device: "r", label: "head")
+    }
+}
+
+extension PruneTests {
+    /// Pushes and pulls on threads of their own while prunes run, against the real store;
+    /// then a referee pulls and verifies every version the history keeps, and every version a
+    /// push reported is in the history.
+    @Test func pushesAndPullsRunThroughPrunes() throws {
+        let fixture = try RemoteFixture("prunerace")
+        let source = try fixture.makePackage("source", mediaSize: 3 << 20)
+        // Small packs: edits leave many packs partly dead, so prunes repack while pushes run.
+        let pushOptions = fixture.options(packSize: 128 << 10)
+        var pushed = try Self.pushVersions(fixture, source, count: 6, options: pushOptions)
+        let location = fixture.location
+        let pruneOptions = fixture.options(device: "p")
+        let pullOptions = fixture.options(device: "c")
+        let follower = fixture.path("follower")
+        let failures = Mutex<[String]>([])
+        let attempts = Mutex<[Int]>([])
+        let pulls = Mutex(0)
+        let rebases = Mutex(0)
+        for round in 0..<3 {
+            let group = DispatchGroup()
+            let newVersions = Mutex<[VersionSummary]>([])
+            // Prunes and pulls go on for as long as the pushes do.
+            let pushing = Atomic(true)
+            DispatchQueue.global().async(group: group) {
+                for _ in 0..<200 where pushing.load(ordering: .acquiring) {
+                    do {
+                        let result = try PackageRemote.prune(location, policy: PrunePolicy(keepLast: 3), options: pruneOptions)
+                        attempts.withLock { $0.append(result.attempts) }
+                    } catch { failures.withLock { $0.append("prune: \(error)") } }
+                }
+            }
+            DispatchQueue.global().async(group: group) {
+                do {
+                    let versions = try Self.pushVersions(
+                        location, source, count: 6, options: pushOptions, seed: 100 + UInt64(round)) { result in
+                            rebases.withLock { $0 += result.rebasedOntoPrunes }
+                        }
+                    newVersions.withLock { $0 += versions }
+                } catch { failures.withLock { $0.append("push: \(error)") } }
+                pushing.store(false, ordering: .releasing)
+            }
+            DispatchQueue.global().async(group: group) {
+                for _ in 0..<200 where pushing.load(ordering: .acquiring) {
+                    do {
+                        let result = try PackageRemote.pull(location, to: follower, options: pullOptions)
+                        #expect(try RemoteFixture.rootHash(follower) == result.version.rootHash)
+                        pulls.withLock { $0 += 1 }
+                    } catch { failures.withLock { $0.append("pull: \(error)") } }
+                }
+            }
+            group.wait()
+            pushed += newVersions.withLock { $0 }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+
+        // The referee: every pushed version is in the history (kept or recorded as pruned),
+        // and every kept one pulls and verifies.
+        let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+        let store = RemoteStore(location: fixture.location, options: fixture.options(device: "referee"))
+        let record = try #require(try store.readHead(s3)).record
+        let chain = try PackageRemote.log(fixture.location, options: fixture.options(device: "referee"), limit: 1000)
+        let chainIDs = Set(chain.map(\.id))
+        for version in pushed {
+            #expect(chainIDs.contains(version.id) || record.isPruned(version.sequence), "version \(version.sequence) lost")
+        }
+        let kept = ([record.head] + record.history).filter { !record.isPruned($0.sequence) }
+        for version in kept { try Self.referee(fixture, version, device: "referee", label: "race") }
+        #expect(record.head.id == pushed.last?.id)
+        print(
+            "prune race: \(pushed.count) versions pushed (\(rebases.withLock { $0 }) rebased onto a prune's record), "
+                + "\(attempts.withLock { $0.count }) prunes (\(attempts.withLock { $0.filter { $0 > 1 }.count }) started over), "
+                + "\(pulls.withLock { $0 }) pulls, \(kept.count) kept versions verified, 0 failures")
     }
 }

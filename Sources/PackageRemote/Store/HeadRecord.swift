@@ -31,12 +31,15 @@ struct HeadRecord: Sendable, Equatable {
     var index: SHA256Digest? = nil
     /// The packs the last prune deletes: no version may name one.
     var deleting: [SHA256Digest] = []
+    /// How many prunes committed: a push that finds more than one since it read `HEAD`
+    /// cannot know every pack they deleted.
+    var prunes = 0
 
     /// The record after `version` is pushed on top of this one (what a prune recorded stays).
     func advanced(to version: VersionSummary) -> HeadRecord {
         HeadRecord(
             head: version, history: Array(([head] + history).prefix(Self.historyLimit)), pruned: pruned, index: index,
-            deleting: deleting)
+            deleting: deleting, prunes: prunes)
     }
 
     /// Whether version number `sequence` was dropped by a prune.
@@ -63,14 +66,16 @@ struct HeadRecord: Sendable, Equatable {
         var pruned: [[Int]]?
         var index: String?
         var deleting: [String]?
+        var prunes: Int?
     }
 
     func encoded() -> [UInt8] {
-        let pruneFree = pruned.isEmpty && index == nil && deleting.isEmpty
+        let pruneFree = pruned.isEmpty && index == nil && deleting.isEmpty && prunes == 0
         let record = RecordJSON(
             format: Self.formatName, format_version: pruneFree ? 1 : 2, head: Self.json(head),
             history: history.map(Self.json), pruned: pruned.isEmpty ? nil : pruned.map { [$0.lowerBound, $0.upperBound] },
-            index: index?.description, deleting: deleting.isEmpty ? nil : deleting.map(\.description))
+            index: index?.description, deleting: deleting.isEmpty ? nil : deleting.map(\.description),
+            prunes: prunes == 0 ? nil : prunes)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding plain strings and integers cannot fail.
@@ -130,7 +135,12 @@ struct HeadRecord: Sendable, Equatable {
             guard let digest = SHA256Digest(hex: text) else { throw damaged("a pack it deletes is not an id") }
             record.deleting.append(digest)
         }
-        guard version >= 2 || (record.pruned.isEmpty && record.index == nil && record.deleting.isEmpty) else {
+        if let prunes = object.prunes {
+            guard prunes >= 1 else { throw damaged("its prune count is out of range") }
+            record.prunes = prunes
+        }
+        guard version >= 2 || (record.pruned.isEmpty && record.index == nil && record.deleting.isEmpty && record.prunes == 0)
+        else {
             throw damaged("format 1 cannot say what was pruned")
         }
         return record

@@ -142,8 +142,13 @@ enum PruneOperation {
             // Write: the live blobs of packs mostly dead into new packs, then the index.
             var index = plan.index
             let written = try repack(plan, store: store, connection: connection, index: &index)
+            // A repack that wrote the very blobs of a source again made the same pack (its
+            // name is its trailer's SHA-256): that one stays.
+            let placedNow = Set(index.locations.values.map(\.pack))
+            plan.deletedPacks.removeAll { placedNow.contains($0.id) }
             progress?.complete(count: 1)
             var record = head.record
+            record.prunes = head.record.prunes + 1
             record.pruned = plan.pruned
             record.deleting = plan.deletedPacks.map(\.id)
             record.index = nil
@@ -164,6 +169,7 @@ enum PruneOperation {
             // Nothing dropped or moved: the record stays as it is (no push has to rebase).
             if plan.deletedPacks.isEmpty && record.pruned == head.record.pruned && record.index == head.record.index {
                 record.deleting = head.record.deleting
+                if record.index == head.record.index { record.prunes = head.record.prunes }
             }
             if record != head.record {
                 // Commit by compare-and-swap; a push that landed meanwhile makes the prune start over.
@@ -281,11 +287,17 @@ enum PruneOperation {
 
             // Live blobs: the kept versions' (each manifest checked against its name,
             // its blobs placed through the index the record names).
-            var seen = Set<SHA256Digest>()
+            // A blob stored twice (content that went and came back, sent again) is kept once:
+            // the first place seen; the index sends every reader there.
             var livePlace: [SHA256Digest: BlobLocation] = [:]
+            var duplicates = Set<SHA256Digest>()
             for version in kept {
                 for entry in try store.manifest(version.id, connection).entries {
-                    for blob in entry.blobs where seen.insert(blob.digest).inserted {
+                    for blob in entry.blobs {
+                        if let place = livePlace[blob.digest] {
+                            if place != blob { duplicates.insert(blob.digest) }
+                            continue
+                        }
                         livePlace[blob.digest] = blob
                         liveByPack[blob.pack, default: []].append(blob)
                     }
@@ -315,7 +327,11 @@ enum PruneOperation {
                     if blobs.isEmpty {
                         if droppedPacks.contains(id) || isOld(object) { deletedPacks.append((object.key, id, object.size)) }
                     } else {
-                        let liveBytes = blobs.reduce(Int64(0)) { $0 + Int64($1.length) }
+                        // A live blob's trailer record is live too: a pack all of whose blobs
+                        // are live is wholly live, however small.
+                        let liveBytes = blobs.reduce(Int64(PackFormat.trailerFixedSize)) {
+                            $0 + Int64($1.length) + Int64(PackFormat.trailerRecordSize)
+                        }
                         if Double(liveBytes) < Double(object.size) * repackThreshold {
                             repackSources.append(object)
                             repackLiveBytes += liveBytes
@@ -355,6 +371,9 @@ enum PruneOperation {
                 })
             for (digest, place) in store.blobIndex.locations where livePlace[digest] == place && !repacked.contains(place.pack) {
                 index.locations[digest] = place
+            }
+            for digest in duplicates {
+                if let place = livePlace[digest], !repacked.contains(place.pack) { index.locations[digest] = place }
             }
             if let currentIndex, !repacked.isEmpty || index != store.blobIndex { otherDeletions.append(currentIndex) }
         }
@@ -444,12 +463,22 @@ enum PruneOperation {
     /// A push's new entries rebased onto a record a prune wrote since the push read `HEAD`:
     /// every blob in a pack the prune deletes takes the place its index gives (the prune
     /// moved it there); one the index does not hold stops the push.
-    static func rebase(_ entries: [RemoteEntry], store: RemoteStore, packagePath: String) throws(RemoteError)
-        -> [RemoteEntry]
-    {
+    static func rebase(
+        _ entries: [RemoteEntry], store: RemoteStore, packagePath: String, prunesSinceRead: Int, adoptedPacks: Bool
+    ) throws(RemoteError) -> [RemoteEntry] {
+        // Packs of an interrupted push that a prune before the last one deleted are not
+        // listed anywhere now: such a push starts over rather than name one.
+        if prunesSinceRead > 1 && adoptedPacks {
+            throw RemoteError(
+                .conflict,
+                "the remote was pruned while pushing: \(store.location) was pruned \(prunesSinceRead) times since this push "
+                    + "began; nothing was lost: push '\(packagePath)' again")
+        }
         let index = store.blobIndex
         var entries = entries
         for position in entries.indices {
+            // Every blob a prune moved (or kept once of two copies) is where the index says.
+            entries[position].blobs = entries[position].blobs.map(index.place)
             for (number, blob) in entries[position].blobs.enumerated() where store.isDeleting(blob.pack) {
                 guard let moved = index.locations[blob.digest] else {
                     store.cache.dropPending(named: [blob.pack])

@@ -27,6 +27,8 @@ public struct PushResult: Sendable {
     public var retries = 0
     /// Wall-clock duration of the push.
     public var seconds: Double = 0
+    /// Times the new version was rebased onto a record a prune wrote meanwhile.
+    public var rebasedOntoPrunes = 0
     /// Things a person should know (special files left out).
     public var notes: [String] = []
 }
@@ -174,8 +176,11 @@ enum PushOperation {
             if now?.record.contains(id) == true { break }
             // A prune moved the record, not the head: build on it (Specs/remote.md, "Prune").
             if let now, let read = base, now.record.head.id == read.record.head.id, attempt < 5 {
-                manifest.entries = try PruneOperation.rebase(manifest.entries, store: store, packagePath: packagePath)
+                manifest.entries = try PruneOperation.rebase(
+                    manifest.entries, store: store, packagePath: packagePath,
+                    prunesSinceRead: now.record.prunes - read.record.prunes, adoptedPacks: result.packsResumed > 0)
                 manifest.time = Clock.now
+                result.rebasedOntoPrunes += 1
                 base = now
                 continue
             }
