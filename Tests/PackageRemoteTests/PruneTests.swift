@@ -292,3 +292,105 @@ extension PruneTests {
                 + "\(pulls.withLock { $0 }) pulls, \(kept.count) kept versions verified, 0 failures")
     }
 }
+
+extension PruneTests {
+    /// Copies every object of `from` to `to` in the same bucket.
+    static func copyRemote(_ fixture: RemoteFixture, from: String, to: String) throws {
+        let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+        let page = try s3.list(bucket: fixture.bucket, prefix: from + "/")
+        #expect(page.next == nil)
+        for object in page.objects {
+            let (bytes, _) = try #require(try s3.getObject(bucket: fixture.bucket, key: object.key, limit: 64 << 20))
+            _ = try s3.put(bucket: fixture.bucket, key: to + "/" + object.key.dropFirst(from.count + 1), bytes: bytes)
+        }
+    }
+
+    /// `pkgtool prune` SIGKILLed before each of its requests in turn (the test build's
+    /// `PKGTOOL_TEST_KILL_AFTER_REQUESTS`), each time on a fresh copy of the same remote:
+    /// after the kill every version the policy keeps pulls and verifies, and the next prune
+    /// finishes the job (every object the uninterrupted prune deleted is gone, and the kept
+    /// versions still pull).
+    @Test func aPruneKilledAtAnyRequestLeavesEveryKeptVersionAndTheNextOneFinishes() throws {
+        let fixture = try RemoteFixture("prunekill", prefix: "template")
+        // Six versions, each rewriting five more of 30 pages: the first push's pack of small
+        // files ends up about a third live in the two versions kept, so the prune repacks it.
+        let source = try fixture.makePackage("source", pages: 30, mediaSize: 256 << 10)
+        let options = fixture.options(packSize: 256 << 10)
+        var versions = [try PackageRemote.push(source, to: fixture.location, options: options).version]
+        for index in 0..<5 {
+            for page in (index * 5)..<(index * 5 + 5) {
+                try Files.write(source + "/pages/\(page % 2 == 0 ? "a" : "b")/page\(page).json", "{\"edited\": \(index)}")
+            }
+            versions.append(try PackageRemote.push(source, to: fixture.location, options: options).version)
+        }
+        let kept = Array(versions.suffix(2))
+        let template = try Self.objects(fixture)
+        func remote(_ prefix: String) -> RemoteFixture {
+            // The same bucket and server, another prefix.
+            RemoteFixture(copying: fixture, prefix: prefix)
+        }
+        func url(_ prefix: String) -> String { "s3://\(fixture.bucket)/\(prefix)" }
+        let arguments = ["prune", "--json", "--keep-last", "2", "--grace", "0s"]
+
+        // The uninterrupted prune: how many requests it sends, and what it deletes.
+        try Self.copyRemote(fixture, from: "template", to: "reference")
+        let reference = try PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-reference"))
+            .run(arguments + [url("reference")])
+        #expect(reference.status == 0, "\(reference.errors)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(reference.output.utf8)) as? [String: Any])
+        let total = try #require(summary["requests"] as? Int)
+        // The sweep covers a repack: new packs and a blob index written before the commit.
+        #expect((summary["packs_repacked"] as? Int ?? 0) > 0, "\(summary)")
+        let afterReference = Set(try Self.objects(remote("reference")).keys.map { $0.dropFirst("reference/".count) })
+        let deletedByReference = Set(template.keys.map { $0.dropFirst("template/".count) }).subtracting(afterReference)
+        #expect(!deletedByReference.isEmpty)
+
+        var violations: [String] = []
+        var killed = 0
+        for limit in 0..<total {
+            let prefix = "sweep-\(limit)"
+            try Self.copyRemote(fixture, from: "template", to: prefix)
+            var process = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-sweep-\(limit)"))
+            process.extraEnvironment["PKGTOOL_TEST_KILL_AFTER_REQUESTS"] = String(limit)
+            let run = try process.run(arguments + [url(prefix)])
+            if run.status != 0 { killed += 1 }
+            let target = remote(prefix)
+            for version in kept {
+                do {
+                    try Self.referee(target, version, device: "k\(limit)", label: "killed\(limit)")
+                } catch {
+                    violations.append("killed after \(limit) requests: version \(version.sequence) does not pull: \(error)")
+                }
+            }
+            // The next prune finishes the job.
+            let finish = try PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache-finish-\(limit)"))
+                .run(arguments + [url(prefix)])
+            if finish.status != 0 { violations.append("killed after \(limit) requests: the next prune failed: \(finish.errors)") }
+            let left = Set(try Self.objects(target).keys.map { $0.dropFirst(prefix.count + 1) })
+            let notDeleted = deletedByReference.intersection(left)
+            if !notDeleted.isEmpty { violations.append("killed after \(limit) requests: left \(notDeleted.sorted())") }
+            for version in [kept.first!, kept.last!] {
+                do {
+                    try Self.referee(target, version, device: "f\(limit)", label: "finished\(limit)")
+                } catch {
+                    violations.append("killed after \(limit) requests, then pruned: version \(version.sequence) does not pull: \(error)")
+                }
+            }
+        }
+        print(
+            "prune kill sweep: \(total) request boundaries (repacking \(summary["packs_repacked"] ?? 0) packs), "
+                + "\(killed) prunes killed, \(violations.count) violations")
+        #expect(killed == total)
+        #expect(violations.isEmpty, "\(violations)")
+    }
+}
+
+extension RemoteFixture {
+    /// Another prefix of `fixture`'s bucket, sharing its server and directory.
+    init(copying fixture: RemoteFixture, prefix: String) {
+        server = fixture.server
+        bucket = fixture.bucket
+        location = RemoteLocation(bucket: fixture.bucket, prefix: prefix)
+        directory = fixture.directory
+    }
+}

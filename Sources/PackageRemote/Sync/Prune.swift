@@ -309,7 +309,10 @@ enum PruneOperation {
                 guard let manifest = try? store.manifest(version.id, connection) else { continue }
                 for entry in manifest.entries { for blob in entry.blobs { droppedPacks.insert(blob.pack) } }
             }
-            let droppedIDs = Set(dropped.map(\.id))
+            // Versions pruned before whose manifests are still there (a prune killed after its
+            // commit) go now too, at any age: the record says they were dropped.
+            let droppedIDs = Set(dropped.map(\.id) + chain.filter { head.isPruned($0.sequence) }.map(\.id))
+            let committedDeleting = Set(head.deleting)
             let keptSet = keptIDs
             func isOld(_ object: Listed) -> Bool {
                 guard let youngAfter, let modified = object.modified else { return false }
@@ -325,7 +328,10 @@ enum PruneOperation {
                     listedPacks.insert(id)
                     let blobs = liveByPack[id] ?? []
                     if blobs.isEmpty {
-                        if droppedPacks.contains(id) || isOld(object) { deletedPacks.append((object.key, id, object.size)) }
+                        // Dead: named by dropped versions, listed by a committed prune, or old.
+                        if droppedPacks.contains(id) || committedDeleting.contains(id) || isOld(object) {
+                            deletedPacks.append((object.key, id, object.size))
+                        }
                     } else {
                         // A live blob's trailer record is live too: a pack all of whose blobs
                         // are live is wholly live, however small.
