@@ -170,4 +170,18 @@ public enum PackageRemote {
         let store = RemoteStore(location: location, options: options)
         return try LogOperation.run(store: store, limit: limit)
     }
+
+    /// The remote's versions as `log` lists them, with the numbers prunes dropped
+    /// (Specs/remote.md, "Prune"): a walk past the head record stops at the first pruned version.
+    /// - Parameters:
+    ///   - location: the remote, `s3://BUCKET/PREFIX`.
+    ///   - options: the store's configuration and the transfer settings.
+    ///   - limit: at most this many versions; nil: those the head record holds.
+    /// - Returns: the versions newest first, and the pruned numbers.
+    /// - Complexity: as `log`.
+    public static func history(_ location: RemoteLocation, options: RemoteOptions, limit: Int? = nil) throws
+        -> RemoteHistory
+    {
+        try LogOperation.history(store: RemoteStore(location: location, options: options), limit: limit)
+    }
 }

@@ -163,6 +163,15 @@ import Testing
         #expect(nothing.output.contains("nothing to prune"), "\(nothing.output)")
         let log = try pkgtool.run("log", url)
         #expect(log.status == 0, "\(log.errors)")
+        #expect(log.output.split(separator: "\n").filter { $0.hasSuffix("(pruned)") }.count == 1, "\(log.output)")
+        #expect(log.output.contains("pruned: versions 1\n"), "\(log.output)")
+        let logJSON = try pkgtool.run("log", "--json", url)
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(logJSON.output.utf8)) as? [[String: Any]])
+        #expect(listed.map { $0["pruned"] as? Bool } == [false, false, true])
+        // pull --version of a pruned version: refused, exit 1.
+        let pulled = try pkgtool.run("pull", "--version", "1", url, fixture.path("old"))
+        #expect(pulled.status == 1, "\(pulled)")
+        #expect(pulled.errors.contains("was pruned"), "\(pulled.errors)")
     }
 }
 

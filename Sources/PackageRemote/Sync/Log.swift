@@ -1,3 +1,15 @@
+/// A remote's history as `log` shows it: versions newest first, and what a prune dropped.
+public struct RemoteHistory: Sendable {
+    /// The versions, newest first (pruned ones included while the head record holds them).
+    public var versions: [VersionSummary]
+    /// The numbers of the versions prunes dropped, as ascending inclusive ranges.
+    public var pruned: [ClosedRange<Int>]
+
+    /// Whether version number `sequence` was pruned.
+    /// - Parameter sequence: a version's number.
+    public func isPruned(_ sequence: Int) -> Bool { pruned.contains { $0.contains(sequence) } }
+}
+
 /// `log`: the chain of versions from the head, newest first.
 enum LogOperation {
     /// How many versions past the head record's history `pull --version` (and `diff`) walk
@@ -7,8 +19,19 @@ enum LogOperation {
     /// The versions from the head, newest first: at most `limit`, or, when nil, those the
     /// head record holds (one GET, whatever sequence number the head claims).
     static func run(store: RemoteStore, limit: Int?) throws -> [VersionSummary] {
+        try history(store: store, limit: limit).versions
+    }
+
+    /// The versions from the head, newest first, and the numbers the record says were pruned.
+    static func history(store: RemoteStore, limit: Int?) throws -> RemoteHistory {
         let connection = store.connection()
         let head = try store.requireHead(connection)
+        return RemoteHistory(versions: try walk(store: store, connection: connection, head: head, limit: limit), pruned: head.record.pruned)
+    }
+
+    private static func walk(
+        store: RemoteStore, connection: S3Connection, head: (record: HeadRecord, etag: String), limit: Int?
+    ) throws -> [VersionSummary] {
         let inRecord = [head.record.head] + head.record.history
         guard let limit else { return inRecord }
         var versions = Array(inRecord.prefix(max(1, limit)))
