@@ -403,3 +403,96 @@ extension RemoteFixture {
         directory = fixture.directory
     }
 }
+
+extension PruneTests {
+    /// Runs `arguments` under `/usr/bin/time`: status, output, seconds and peak RSS (KiB).
+    static func measured(_ arguments: [String], environment: [String: String], directory: String) throws
+        -> (status: Int32, output: String, seconds: Double, rss: Int)
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+        let rssFile = directory + "/rss"
+        process.arguments = ["-f", "%M", "-o", rssFile] + arguments
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let start = Date()
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let seconds = Date().timeIntervalSince(start)
+        let rss = Int((try String(contentsOfFile: rssFile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), seconds, rss)
+    }
+
+    /// Issue 28's figures, measured once (`PKGTOOL_PRUNE_FIGURES=DIR` names the release
+    /// build's directory): the same 30-version history pushed with `pkgtool push` and backed up
+    /// with `restic backup` to the same SeaweedFS, then `pkgtool prune --keep-last 5` against
+    /// `restic forget --keep-last 5 --prune`: store bytes before and after, time, peak RSS.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["PKGTOOL_PRUNE_FIGURES"] != nil))
+    func figuresAgainstRestic() throws {
+        let binaries = ProcessInfo.processInfo.environment["PKGTOOL_PRUNE_FIGURES"]!
+        let fixture = try RemoteFixture("prunefigures")
+        let resticFixture = try RemoteFixture("prunerestic")
+        let source = fixture.path("package")
+        let mediaSize = 64 << 20
+        try Files.makeDirectory(source + "/media")
+        try Files.makeDirectory(source + "/pages")
+        try Files.writeRandom(source + "/media/film.mov", size: mediaSize, seed: 1)
+        for index in 0..<4 { try Files.writeRandom(source + "/media/clip\(index).mp4", size: 16 << 20, seed: 10 + UInt64(index)) }
+        var generator = SeededBytes(seed: 5)
+        for index in 0..<2048 { try Files.write(source + "/pages/page\(index).json", generator.bytes(8 << 10)) }
+        let packageBytes = Int64(mediaSize + 4 * (16 << 20) + 2048 * (8 << 10))
+        var environment = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache")).environment
+        environment["RESTIC_PASSWORD"] = "pkgtool-prune"
+        environment["RESTIC_CACHE_DIR"] = fixture.path("restic-cache")
+        let restic = "s3:\(fixture.server.endpoint)/\(resticFixture.bucket)/restic"
+        let url = "s3://\(fixture.bucket)/\(fixture.location.prefix)"
+        _ = try Self.measured(["/usr/bin/restic", "-r", restic, "init"], environment: environment, directory: fixture.path(""))
+        var offsets = SeededBytes(seed: 77)
+        for index in 0..<30 {
+            if index > 0 {
+                let offset = Int64(offsets.next() % UInt64(mediaSize - (1 << 20)))
+                try fixture.overwrite(source + "/media/film.mov", at: offset, count: 1 << 20, seed: 1000 + UInt64(index))
+            }
+            let push = try Self.measured([binaries + "/pkgtool", "push", source, url], environment: environment, directory: fixture.path(""))
+            #expect(push.status == 0)
+            let backup = try Self.measured(
+                ["/usr/bin/restic", "-r", restic, "backup", "--quiet", source], environment: environment, directory: fixture.path(""))
+            #expect(backup.status == 0)
+        }
+        func bucketBytes(_ bucket: String) throws -> Int64 {
+            let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+            var total: Int64 = 0
+            var token: String? = nil
+            repeat {
+                let page = try s3.list(bucket: bucket, prefix: "", continuation: token)
+                total += page.objects.reduce(0) { $0 + $1.size }
+                token = page.next
+            } while token != nil
+            return total
+        }
+        let pkgtoolBefore = try bucketBytes(fixture.bucket)
+        let resticBefore = try bucketBytes(resticFixture.bucket)
+        let prune = try Self.measured(
+            [binaries + "/pkgtool", "prune", "--json", "--keep-last", "5", url], environment: environment, directory: fixture.path(""))
+        #expect(prune.status == 0)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(prune.output.utf8)) as? [String: Any])
+        let forget = try Self.measured(
+            ["/usr/bin/restic", "-r", restic, "forget", "--keep-last", "5", "--prune"], environment: environment,
+            directory: fixture.path(""))
+        #expect(forget.status == 0)
+        let pkgtoolAfter = try bucketBytes(fixture.bucket)
+        let resticAfter = try bucketBytes(resticFixture.bucket)
+        func ratio(_ bytes: Int64) -> String { String(format: "%.3f×", Double(bytes) / Double(packageBytes)) }
+        print(
+            """
+            prune figures: package \(packageBytes) B, 30 versions of 1 MiB edits in the 64 MiB file, --keep-last 5
+            pkgtool prune: store \(pkgtoolBefore) B (\(ratio(pkgtoolBefore))) → \(pkgtoolAfter) B (\(ratio(pkgtoolAfter))), \
+            \(String(format: "%.2f", prune.seconds)) s, \(summary["requests"] ?? "?") requests, peak RSS \(prune.rss) KiB (pkgtool execs pkgtool-remote: one process)
+            restic forget --prune: store \(resticBefore) B (\(ratio(resticBefore))) → \(resticAfter) B (\(ratio(resticAfter))), \
+            \(String(format: "%.2f", forget.seconds)) s, peak RSS \(forget.rss) KiB
+            """)
+    }
+}
