@@ -131,6 +131,41 @@ import Testing
         #expect(keepWithin.kept.map(\.sequence) == [9])
     }
 
+    @Test func aSyncWhoseBaseWasPrunedMergesFromTheCacheOrIsRefusedAndAPullGoesOn() throws {
+        let fixture = try RemoteFixture("prunebase")
+        let source = try fixture.makePackage("source", mediaSize: 1 << 20)
+        let versions = try Self.pushVersions(fixture, source, count: 4, options: fixture.options())
+        let other = fixture.path("other")
+        _ = try PackageRemote.pull(fixture.location, to: other, version: "2", options: fixture.options(device: "b"))
+        _ = try PackageRemote.prune(fixture.location, policy: PrunePolicy(keepLast: 1), options: fixture.options(device: "p"))
+        // Both sides changed: the merge needs the base's tree, which was pruned. Another
+        // machine (no cached copy of it) is refused in one line.
+        try Files.write(other + "/pages/b/page5.json", "{\"other\": true}")
+        let refused = #expect(throws: RemoteError.self) {
+            try PackageRemote.sync(other, with: fixture.location, options: fixture.options(device: "elsewhere"))
+        }
+        #expect(refused?.isRefusal == true)
+        #expect(
+            refused?.message.contains("version 2 (\(versions[1].shortID)) of \(fixture.location) was pruned") == true,
+            "\(String(describing: refused))")
+        // The machine that pulled it keeps its manifest in its cache: the merge goes on.
+        let merged = try PackageRemote.sync(other, with: fixture.location, options: fixture.options(device: "b"))
+        #expect(merged.action == .merged)
+        #expect(merged.version.sequence == 5)
+
+        // A package synced with a version pruned since pulls the head: the ancestry check
+        // finds its base among the record's summaries.
+        let third = fixture.path("third")
+        _ = try PackageRemote.pull(fixture.location, to: third, options: fixture.options(device: "c"))
+        try Files.write(source + "/pages/a/page1.json", "{\"edit\": \"sixth\"}")
+        _ = try PackageRemote.sync(source, with: fixture.location, options: fixture.options())
+        let pruned = try PackageRemote.prune(fixture.location, policy: PrunePolicy(keepLast: 1), options: fixture.options(device: "p"))
+        #expect(pruned.dropped.map(\.sequence) == [5, 4])
+        let pulled = try PackageRemote.pull(fixture.location, to: third, options: fixture.options(device: "c"))
+        #expect(pulled.version.sequence == 6)
+        #expect(try RemoteFixture.rootHash(third) == pulled.version.rootHash)
+    }
+
     @Test func aPolicyIsRequiredAndTheCommandPrintsThePlan() throws {
         let fixture = try RemoteFixture("prunecli")
         let source = try fixture.makePackage("source", mediaSize: 1 << 20)

@@ -16,7 +16,11 @@ final class RemoteStore: Sendable {
     /// What the last head record read says a prune did: where blobs moved (applied to every
     /// manifest read after it), the packs being deleted, and the ETag of the first record
     /// read (a pull that finds a pack gone starts over when the record changed since).
-    private let pruneState = Mutex((index: BlobIndex(), deleting: Set<SHA256Digest>(), firstETag: String?.none))
+    private let pruneState = Mutex(
+        (
+            index: BlobIndex(), deleting: Set<SHA256Digest>(), firstETag: String?.none,
+            pruned: [SHA256Digest: Int](), anyPruned: false
+        ))
 
     init(location: RemoteLocation, options: RemoteOptions) {
         self.location = location
@@ -55,9 +59,15 @@ final class RemoteStore: Sendable {
     /// the packs it deletes. Manifests read afterwards place their blobs through the index.
     func adopt(_ record: HeadRecord, _ connection: S3Connection) throws(RemoteError) {
         let index = try record.index.map { (id) throws(RemoteError) in try blobIndex(id, connection) } ?? BlobIndex()
+        var pruned: [SHA256Digest: Int] = [:]
+        for version in [record.head] + record.history where record.isPruned(version.sequence) {
+            pruned[version.id] = version.sequence
+        }
         pruneState.withLock {
             $0.index = index
             $0.deleting = Set(record.deleting)
+            $0.pruned = pruned
+            $0.anyPruned = !record.pruned.isEmpty
         }
     }
 
@@ -120,8 +130,14 @@ final class RemoteStore: Sendable {
             let (bytes, _) = try connection.getObject(
                 bucket: location.bucket, key: RemoteLayout.version(id, location), limit: Self.manifestLimit)
         else {
+            let (number, anyPruned) = pruneState.withLock { ($0.pruned[id], $0.anyPruned) }
+            if let number {
+                throw RemoteError(.verificationFailed, "version \(number) (\(id.description.prefix(12))) of \(location) was pruned")
+            }
             throw RemoteError(
-                .verificationFailed, "version \(id.description.prefix(12)) of \(location) is missing from the store")
+                .verificationFailed,
+                "version \(id.description.prefix(12)) of \(location) is missing from the store"
+                    + (anyPruned ? " (it may be one of the versions a prune dropped: 'pkgtool log' lists them)" : ""))
         }
         guard SHA256Digest.of(bytes) == id else {
             throw RemoteError(
