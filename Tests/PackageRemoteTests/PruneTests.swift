@@ -166,6 +166,43 @@ import Testing
         #expect(try RemoteFixture.rootHash(third) == pulled.version.rootHash)
     }
 
+    /// A store serving a damaged blob of a pack the prune repacks: the prune stops before
+    /// committing anything (exit 1's refusal), and deletes nothing.
+    @Test func aDamagedBlobStopsTheRepackBeforeAnythingIsCommitted() throws {
+        let fixture = try RemoteFixture("prunedamage")
+        let source = try fixture.makePackage("source", pages: 30, mediaSize: 256 << 10)
+        let options = fixture.options(packSize: 256 << 10)
+        _ = try PackageRemote.push(source, to: fixture.location, options: options)
+        let firstPacks = try Self.objects(fixture).keys.filter { $0.contains("/packs/") }
+        for index in 0..<5 {
+            for page in (index * 5)..<(index * 5 + 5) {
+                try Files.write(source + "/pages/\(page % 2 == 0 ? "a" : "b")/page\(page).json", "{\"edited\": \(index)}")
+            }
+            _ = try PackageRemote.push(source, to: fixture.location, options: options)
+        }
+        // Damage every byte but the trailers of the first push's packs (the ones repacked).
+        let s3 = S3Connection(configuration: fixture.server.configuration(), counters: TransferCounters(), cancellation: nil)
+        for key in firstPacks {
+            var (bytes, _) = try #require(try s3.getObject(bucket: fixture.bucket, key: key, limit: 64 << 20))
+            let trailer = bytes.withUnsafeBytes { PackFormat.index(of: $0) }
+            let end = (trailer?.last).map { $0.offset + $0.length } ?? 0
+            for position in 0..<end { bytes[position] ^= 0x5a }
+            _ = try s3.put(bucket: fixture.bucket, key: key, bytes: bytes)
+        }
+        let before = try Self.objects(fixture)
+        let headBefore = try #require(try s3.getObject(bucket: fixture.bucket, key: RemoteLayout.head(fixture.location), limit: 1 << 20)).bytes
+        let refused = #expect(throws: RemoteError.self) {
+            try PackageRemote.prune(fixture.location, policy: PrunePolicy(keepLast: 2), options: fixture.options(device: "p"))
+        }
+        #expect(refused?.kind == .verificationFailed)
+        #expect(refused?.message.contains("nothing was deleted") == true, "\(String(describing: refused))")
+        let headAfter = try #require(try s3.getObject(bucket: fixture.bucket, key: RemoteLayout.head(fixture.location), limit: 1 << 20)).bytes
+        #expect(headAfter == headBefore)
+        // Nothing deleted (the marker is gone again; new packs may have been written).
+        let after = try Self.objects(fixture)
+        #expect(Set(before.keys).isSubset(of: Set(after.keys)))
+    }
+
     @Test func aPolicyIsRequiredAndTheCommandPrintsThePlan() throws {
         let fixture = try RemoteFixture("prunecli")
         let source = try fixture.makePackage("source", mediaSize: 1 << 20)
