@@ -322,15 +322,19 @@ extension PruneTests {
             let newVersions = Mutex<[VersionSummary]>([])
             // Prunes and pulls go on for as long as the pushes do.
             let pushing = Atomic(true)
-            DispatchQueue.global().async(group: group) {
-                for _ in 0..<200 where pushing.load(ordering: .acquiring) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for attempt in 0..<200 where attempt == 0 || pushing.load(ordering: .acquiring) {
                     do {
                         let result = try PackageRemote.prune(location, policy: PrunePolicy(keepLast: 3), options: pruneOptions)
                         attempts.withLock { $0.append(result.attempts) }
                     } catch { failures.withLock { $0.append("prune: \(error)") } }
                 }
             }
-            DispatchQueue.global().async(group: group) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
                 do {
                     let versions = try Self.pushVersions(
                         location, source, count: 6, options: pushOptions, seed: 100 + UInt64(round)) { result in
@@ -340,8 +344,10 @@ extension PruneTests {
                 } catch { failures.withLock { $0.append("push: \(error)") } }
                 pushing.store(false, ordering: .releasing)
             }
-            DispatchQueue.global().async(group: group) {
-                for _ in 0..<200 where pushing.load(ordering: .acquiring) {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                for attempt in 0..<200 where attempt == 0 || pushing.load(ordering: .acquiring) {
                     do {
                         let result = try PackageRemote.pull(location, to: follower, options: pullOptions)
                         #expect(try RemoteFixture.rootHash(follower) == result.version.rootHash)
@@ -353,6 +359,7 @@ extension PruneTests {
             pushed += newVersions.withLock { $0 }
         }
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        #expect(pulls.withLock { $0 } >= 3)
 
         // The referee: every pushed version is in the history (kept or recorded as pruned),
         // and every kept one pulls and verifies.
