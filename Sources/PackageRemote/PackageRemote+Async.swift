@@ -44,10 +44,33 @@ extension PackageRemote {
     ) async throws -> PullResult {
         let manager = progress.take()?.start(totalCount: nil)
         return try await onOwnThread(options) { options in
-            let store = RemoteStore(location: location, options: options)
-            return try PullOperation.run(
-                destination: destination, store: store, options: options, version: version, force: force,
-                durability: durability, progress: manager)
+            try PruneOperation.pullingThroughPrunes(location: location, options: options) { store in
+                try PullOperation.run(
+                    destination: destination, store: store, options: options, version: version, force: force,
+                    durability: durability, progress: manager)
+            }
+        }
+    }
+
+    /// Deletes the versions `policy` does not keep and the bytes only they used, off the
+    /// caller's thread: the blocking `prune` for async code.
+    /// - Parameters:
+    ///   - location: the remote, `s3://BUCKET/PREFIX`.
+    ///   - policy: which versions to keep (the head always).
+    ///   - options: the store's configuration and the transfer settings.
+    ///   - grace: nanoseconds an object no version names is kept after it was written.
+    ///   - dryRun: plan only.
+    ///   - progress: receives the prune's progress.
+    /// - Complexity: as the blocking call.
+    public static func prune(
+        _ location: RemoteLocation, policy: PrunePolicy, options: RemoteOptions, grace: Int64 = 3600 * 1_000_000_000,
+        dryRun: Bool = false, progress: consuming Subprogress? = nil
+    ) async throws -> PruneResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        return try await onOwnThread(options) { options in
+            try PruneOperation.run(
+                store: RemoteStore(location: location, options: options), policy: policy, grace: grace, dryRun: dryRun,
+                progress: manager)
         }
     }
 

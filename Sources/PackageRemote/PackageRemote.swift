@@ -53,10 +53,41 @@ public enum PackageRemote {
         force: Bool = false, durability: Durability = .full, progress: consuming Subprogress? = nil
     ) throws -> PullResult {
         let manager = progress.take()?.start(totalCount: nil)
-        let store = RemoteStore(location: location, options: options)
-        return try PullOperation.run(
-            destination: destination, store: store, options: options, version: version, force: force,
-            durability: durability, progress: manager)
+        // A prune may move the version's blobs meanwhile: then the pull starts over.
+        return try PruneOperation.pullingThroughPrunes(location: location, options: options) { store in
+            try PullOperation.run(
+                destination: destination, store: store, options: options, version: version, force: force,
+                durability: durability, progress: manager)
+        }
+    }
+
+    /// Deletes the versions `policy` does not keep and the bytes only they used
+    /// (Specs/remote.md, "Prune"): packs no kept version uses, and packs kept versions use
+    /// less than half of, whose live blobs move into new packs (a blob index says where).
+    ///
+    /// Takes no lock: a push racing the prune is kept (it rebases onto the prune's record),
+    /// a pull racing it completes (it starts over with the blobs' new places). Objects no
+    /// version names are kept while younger than `grace` (a push in flight's). Killed at any
+    /// point, every kept version still pulls; the next prune finishes the job.
+    /// - Parameters:
+    ///   - location: the remote, `s3://BUCKET/PREFIX`.
+    ///   - policy: which versions to keep (the head always); an empty policy is refused.
+    ///   - options: the store's configuration and the transfer settings (`cancellation` too).
+    ///   - grace: nanoseconds an object no version names is kept after it was written.
+    ///   - dryRun: plan only: nothing is written or deleted, the result says what would go.
+    ///   - progress: receives the prune's progress (its four steps).
+    /// - Returns: the versions kept and dropped, and the objects and bytes deleted.
+    /// - Complexity: a GET of the head, a listing of the prefix, a header per version past
+    ///   the record's history, the kept and dropped manifests (cached), the live blobs of
+    ///   repacked packs in ranged GETs, a PUT per new pack, one DELETE per object deleted.
+    public static func prune(
+        _ location: RemoteLocation, policy: PrunePolicy, options: RemoteOptions, grace: Int64 = 3600 * 1_000_000_000,
+        dryRun: Bool = false, progress: consuming Subprogress? = nil
+    ) throws -> PruneResult {
+        let manager = progress.take()?.start(totalCount: nil)
+        return try PruneOperation.run(
+            store: RemoteStore(location: location, options: options), policy: policy, grace: grace, dryRun: dryRun,
+            progress: manager)
     }
 
     /// Brings the package at `packagePath` and the remote together, whichever changed
@@ -181,5 +212,19 @@ public enum PackageRemote {
     {
         let store = RemoteStore(location: location, options: options)
         return try LogOperation.run(store: store, limit: limit)
+    }
+
+    /// The remote's versions as `log` lists them, with the numbers prunes dropped
+    /// (Specs/remote.md, "Prune"): a walk past the head record stops at the first pruned version.
+    /// - Parameters:
+    ///   - location: the remote, `s3://BUCKET/PREFIX`.
+    ///   - options: the store's configuration and the transfer settings.
+    ///   - limit: at most this many versions; nil: those the head record holds.
+    /// - Returns: the versions newest first, and the pruned numbers.
+    /// - Complexity: as `log`.
+    public static func history(_ location: RemoteLocation, options: RemoteOptions, limit: Int? = nil) throws
+        -> RemoteHistory
+    {
+        try LogOperation.history(store: RemoteStore(location: location, options: options), limit: limit)
     }
 }

@@ -62,7 +62,7 @@ public enum ManualPage {
             text("The modification time pack gives every entry when --mtime is not given (Unix seconds)."),
             ".TP",
             ".B AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN",
-            text("The S3 credentials of push, pull, sync, log and diff; when unset, the profile's in the AWS files."),
+            text("The S3 credentials of push, pull, sync, log, prune and diff; when unset, the profile's in the AWS files."),
             ".TP",
             ".B AWS_PROFILE, AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE",
             text("The profile to read (default: default) and the two files it is read from."),

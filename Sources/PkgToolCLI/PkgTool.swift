@@ -32,7 +32,7 @@ public enum PkgTool {
         SaveCommand.self,
         PackCommand.self,
         UnpackCommand.self,
-        PushCommand.self, PullCommand.self, SyncCommand.self, LogCommand.self,
+        PushCommand.self, PullCommand.self, SyncCommand.self, LogCommand.self, PruneCommand.self,
         ConflictsCommand.self, ResolveCommand.self,
         BenchCommand.self,
         CompletionCommand.self,

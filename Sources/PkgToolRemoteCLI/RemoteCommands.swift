@@ -12,6 +12,7 @@ public enum RemoteCommands {
         case PullCommand.spec.name: RemotePullCommand.self
         case SyncCommand.spec.name: RemoteSyncCommand.self
         case LogCommand.spec.name: RemoteLogCommand.self
+        case PruneCommand.spec.name: RemotePruneCommand.self
         case DiffCommand.spec.name: RemoteAwareDiffCommand.self
         default: command
         }
@@ -222,9 +223,16 @@ enum RemoteLogCommand: Command {
             ? nil : try arguments.integer("limit", in: 1...Int.max, default: 1, usageLine: spec.usageLine)
         return try RemoteCommandSupport.run(console: console) {
             let options = try RemoteCommandSupport.options(arguments, usageLine: spec.usageLine)
-            let versions = try PackageRemote.log(location, options: options, limit: limit)
+            let history = try PackageRemote.history(location, options: options, limit: limit)
+            let versions = history.versions
             if arguments.flag("json") {
-                console.line(JSON.array(versions.map(RemoteCommandSupport.summary)).serialized(pretty: true))
+                console.line(
+                    JSON.array(
+                        versions.map { version in
+                            guard case .object(let fields) = RemoteCommandSupport.summary(version) else { return .null }
+                            return .object(fields + [("pruned", .bool(history.isPruned(version.sequence)))])
+                        }
+                    ).serialized(pretty: true))
                 return .success
             }
             let sizes = versions.map { RemoteCommandSupport.bytes($0.size) }
@@ -247,7 +255,13 @@ enum RemoteLogCommand: Command {
                 console.line(
                     "\(pad(String(version.sequence), numberWidth))  \(version.shortID)  \(version.isoTime)  "
                         + "\(pad(parent.isEmpty ? "-" : parent, parentWidth))  "
-                        + "\(version.rootHash)  \(pad(size, sizeWidth, left: true))  \(version.entryCount)")
+                        + "\(version.rootHash)  \(pad(size, sizeWidth, left: true))  \(version.entryCount)"
+                        + (history.isPruned(version.sequence) ? "  (pruned)" : ""))
+            }
+            // What prunes dropped, and where a walk past the record stops.
+            if !history.pruned.isEmpty {
+                let ranges = history.pruned.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)–\($0.upperBound)" }
+                console.line("pruned: versions \(ranges.joined(separator: ", "))")
             }
             return .success
         }

@@ -16,17 +16,34 @@ import PackageCore
 /// told the remote moved on.
 struct HeadRecord: Sendable, Equatable {
     static let formatName = "pkgtool-remote"
-    static let formatVersion = 1
+    /// The newest format this pkgtool reads. A record is written in format 1 unless a prune
+    /// gave it `pruned`, `index` or `deleting` (then 2: older readers refuse it).
+    static let formatVersion = 2
     /// Ancestors kept in the record; `log` reads older ones from their manifests.
     static let historyLimit = 100
 
     var head: VersionSummary
     var history: [VersionSummary]
+    /// The numbers of the versions a prune dropped: ascending, disjoint, inclusive ranges
+    /// below the head's number (Specs/remote.md, "Prune").
+    var pruned: [ClosedRange<Int>] = []
+    /// The blob index a prune wrote: where blobs it moved out of repacked packs are now.
+    var index: SHA256Digest? = nil
+    /// The packs the last prune deletes: no version may name one.
+    var deleting: [SHA256Digest] = []
+    /// How many prunes committed: a push that finds more than one since it read `HEAD`
+    /// cannot know every pack they deleted.
+    var prunes = 0
 
-    /// The record after `version` is pushed on top of this one.
+    /// The record after `version` is pushed on top of this one (what a prune recorded stays).
     func advanced(to version: VersionSummary) -> HeadRecord {
-        HeadRecord(head: version, history: Array(([head] + history).prefix(Self.historyLimit)))
+        HeadRecord(
+            head: version, history: Array(([head] + history).prefix(Self.historyLimit)), pruned: pruned, index: index,
+            deleting: deleting, prunes: prunes)
     }
+
+    /// Whether version number `sequence` was dropped by a prune.
+    func isPruned(_ sequence: Int) -> Bool { pruned.contains { $0.contains(sequence) } }
 
     /// The JSON form of a version summary (the field names of the spec).
     struct SummaryJSON: Codable {
@@ -46,12 +63,19 @@ struct HeadRecord: Sendable, Equatable {
         var format_version: Int?
         var head: SummaryJSON?
         var history: [SummaryJSON]?
+        var pruned: [[Int]]?
+        var index: String?
+        var deleting: [String]?
+        var prunes: Int?
     }
 
     func encoded() -> [UInt8] {
+        let pruneFree = pruned.isEmpty && index == nil && deleting.isEmpty && prunes == 0
         let record = RecordJSON(
-            format: Self.formatName, format_version: Self.formatVersion, head: Self.json(head),
-            history: history.map(Self.json))
+            format: Self.formatName, format_version: pruneFree ? 1 : 2, head: Self.json(head),
+            history: history.map(Self.json), pruned: pruned.isEmpty ? nil : pruned.map { [$0.lowerBound, $0.upperBound] },
+            index: index?.description, deleting: deleting.isEmpty ? nil : deleting.map(\.description),
+            prunes: prunes == 0 ? nil : prunes)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding plain strings and integers cannot fail.
@@ -93,7 +117,33 @@ struct HeadRecord: Sendable, Equatable {
             }
             expected = item
         }
-        return HeadRecord(head: head, history: history)
+        var record = HeadRecord(head: head, history: history)
+        // What a prune recorded: ranges ascending and disjoint below the head, ids well formed.
+        var below = 0
+        for range in object.pruned ?? [] {
+            guard range.count == 2, range[0] > below, range[0] <= range[1], range[1] < head.sequence else {
+                throw damaged("its pruned versions are out of order")
+            }
+            record.pruned.append(range[0]...range[1])
+            below = range[1] + 1
+        }
+        if let text = object.index {
+            guard let digest = SHA256Digest(hex: text) else { throw damaged("its index is not an id") }
+            record.index = digest
+        }
+        for text in object.deleting ?? [] {
+            guard let digest = SHA256Digest(hex: text) else { throw damaged("a pack it deletes is not an id") }
+            record.deleting.append(digest)
+        }
+        if let prunes = object.prunes {
+            guard prunes >= 1 else { throw damaged("its prune count is out of range") }
+            record.prunes = prunes
+        }
+        guard version >= 2 || (record.pruned.isEmpty && record.index == nil && record.deleting.isEmpty && record.prunes == 0)
+        else {
+            throw damaged("format 1 cannot say what was pruned")
+        }
+        return record
     }
 
     static func json(_ summary: VersionSummary) -> SummaryJSON {

@@ -6,11 +6,13 @@
 /// PREFIX/versions/<sha256>     one manifest per version, immutable, named by its own SHA-256
 /// PREFIX/packs/<sha256>        packs of blobs (chunks of large files, whole small files),
 ///                              immutable, named by their own SHA-256
+/// PREFIX/index/<sha256>        where a prune moved blobs (the blob index), immutable
 /// ```
 enum RemoteLayout {
     static let headName = "HEAD"
     static let versionsDirectory = "versions/"
     static let packsDirectory = "packs/"
+    static let indexDirectory = "index/"
     /// Scratch objects a push writes (and removes) to check that the store honours
     /// conditional writes: `pkgtool-probe-<16 hex>`, one name per push so that pushes
     /// running at once do not disturb each other's checks.
@@ -22,6 +24,9 @@ enum RemoteLayout {
     }
     static func pack(_ id: SHA256Digest, _ location: RemoteLocation) -> String {
         location.key(packsDirectory + id.description)
+    }
+    static func index(_ id: SHA256Digest, _ location: RemoteLocation) -> String {
+        location.key(indexDirectory + id.description)
     }
     static func probe(_ location: RemoteLocation, token: UInt64) -> String {
         let hex = String(token, radix: 16)

@@ -1,3 +1,15 @@
+/// A remote's history as `log` shows it: versions newest first, and what a prune dropped.
+public struct RemoteHistory: Sendable {
+    /// The versions, newest first (pruned ones included while the head record holds them).
+    public var versions: [VersionSummary]
+    /// The numbers of the versions prunes dropped, as ascending inclusive ranges.
+    public var pruned: [ClosedRange<Int>]
+
+    /// Whether version number `sequence` was pruned.
+    /// - Parameter sequence: a version's number.
+    public func isPruned(_ sequence: Int) -> Bool { pruned.contains { $0.contains(sequence) } }
+}
+
 /// `log`: the chain of versions from the head, newest first.
 enum LogOperation {
     /// How many versions past the head record's history `pull --version` (and `diff`) walk
@@ -7,13 +19,27 @@ enum LogOperation {
     /// The versions from the head, newest first: at most `limit`, or, when nil, those the
     /// head record holds (one GET, whatever sequence number the head claims).
     static func run(store: RemoteStore, limit: Int?) throws -> [VersionSummary] {
+        try history(store: store, limit: limit).versions
+    }
+
+    /// The versions from the head, newest first, and the numbers the record says were pruned.
+    static func history(store: RemoteStore, limit: Int?) throws -> RemoteHistory {
         let connection = store.connection()
         let head = try store.requireHead(connection)
+        return RemoteHistory(versions: try walk(store: store, connection: connection, head: head, limit: limit), pruned: head.record.pruned)
+    }
+
+    private static func walk(
+        store: RemoteStore, connection: S3Connection, head: (record: HeadRecord, etag: String), limit: Int?
+    ) throws -> [VersionSummary] {
         let inRecord = [head.record.head] + head.record.history
         guard let limit else { return inRecord }
         var versions = Array(inRecord.prefix(max(1, limit)))
         // Past the head record's history, each older version's header says its parent.
-        while versions.count < limit, let last = versions.last, let parent = last.parent {
+        // A walk stops at the first pruned version: its manifest, which names its parent, is gone.
+        while versions.count < limit, let last = versions.last, let parent = last.parent,
+            !head.record.isPruned(last.sequence - 1)
+        {
             let summary = try store.summary(parent, connection)
             guard summary.sequence == last.sequence - 1 else {
                 throw RemoteError(
@@ -28,6 +54,16 @@ enum LogOperation {
     /// Finds a version by full id, unique id prefix (at least 4 hexadecimal digits) or
     /// sequence number, walking back from the head.
     static func resolve(_ reference: String, store: RemoteStore, connection: S3Connection, head: HeadRecord)
+        throws -> VersionSummary
+    {
+        let found = try find(reference, store: store, connection: connection, head: head)
+        guard !head.isPruned(found.sequence) else {
+            throw RemoteError(.unknownVersion, "version \(found.sequence) (\(found.shortID)) of \(store.location) was pruned")
+        }
+        return found
+    }
+
+    private static func find(_ reference: String, store: RemoteStore, connection: S3Connection, head: HeadRecord)
         throws -> VersionSummary
     {
         let lowered = reference.lowercased()
@@ -60,6 +96,13 @@ enum LogOperation {
             if isPrefix && version.id.description.hasPrefix(lowered) { matches.append(version) }
             if let number, version.sequence < number { break }
             guard let parent = version.parent else { break }
+            if head.isPruned(version.sequence - 1) && !history.contains(where: { $0.id == parent }) {
+                // The chain is gone past here: a number in a pruned range was pruned.
+                if let number, head.isPruned(number) {
+                    throw RemoteError(.unknownVersion, "version \(number) of \(store.location) was pruned")
+                }
+                break
+            }
             if let next = history.first, next.id == parent {
                 current = next
                 history = history.dropFirst()

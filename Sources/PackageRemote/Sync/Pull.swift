@@ -556,6 +556,8 @@ enum PullOperation {
                 continue
             }
             guard fetched < ancestryLimit else { return }
+            // Past a pruned version the chain is gone: checked as far as it is kept.
+            if head.isPruned(current.sequence - 1) { return }
             fetched += 1
             let next = try store.summary(parent, connection)
             guard next.sequence == current.sequence - 1 else {

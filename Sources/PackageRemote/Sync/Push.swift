@@ -27,6 +27,8 @@ public struct PushResult: Sendable {
     public var retries = 0
     /// Wall-clock duration of the push.
     public var seconds: Double = 0
+    /// Times the new version was rebased onto a record a prune wrote meanwhile.
+    public var rebasedOntoPrunes = 0
     /// Things a person should know (special files left out).
     public var notes: [String] = []
 }
@@ -246,47 +248,60 @@ enum PushOperation {
         }
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
-        let manifest = VersionManifest(
+        var manifest = VersionManifest(
             sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
             secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
-        let bytes = manifest.encoded()
-        let id = SHA256Digest.of(bytes)
-        // A self-check: what pull will rebuild must hash to what was scanned.
-        guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
-            throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
-        }
-        let outcome = try connection.put(
-            bucket: store.location.bucket, key: RemoteLayout.version(id, store.location), body: MemoryBody(bytes),
-            payloadHash: id, condition: .absent)
-        _ = outcome  // 412: the same manifest is there already (a retried push)
-        store.cache.storeManifest(id, bytes)
-        result.manifestBytes = bytes.count
-        let summary = manifest.summary(id: id)
+        var base = head
+        var summary = Self.placeholderSummary
+        for attempt in 1... {
+            let bytes = manifest.encoded()
+            let id = SHA256Digest.of(bytes)
+            // A self-check: what pull will rebuild must hash to what was scanned.
+            guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
+                throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
+            }
+            let outcome = try connection.put(
+                bucket: store.location.bucket, key: RemoteLayout.version(id, store.location), body: MemoryBody(bytes),
+                payloadHash: id, condition: .absent)
+            _ = outcome  // 412: the same manifest is there already (a retried push)
+            store.cache.storeManifest(id, bytes)
+            result.manifestBytes = bytes.count
+            summary = manifest.summary(id: id)
 
-        // The head moves only if nobody moved it since it was read.
-        let newRecord = head.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
-        let condition: WriteCondition = head.map { .matching(etag: $0.etag) } ?? .absent
-        let recordBytes = newRecord.encoded()
-        let moved = try connection.put(
-            bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: recordBytes,
-            condition: condition)
-        if moved == .preconditionFailed {
+            // The head moves only if nobody moved it since it was read.
+            let newRecord = base.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
+            let condition: WriteCondition = base.map { .matching(etag: $0.etag) } ?? .absent
+            let recordBytes = newRecord.encoded()
+            let moved = try connection.put(
+                bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: recordBytes,
+                condition: condition)
+            guard moved == .preconditionFailed else {
+                // Stored: read it back. A store that ignored the condition may have let another
+                // push overwrite this one (Specs/remote.md, "What a hostile store can do").
+                try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
+                break
+            }
             // Lost the race — unless a retry of our own PUT is what moved it.
             let now = try store.readHead(connection)
-            if now?.record.contains(id) != true {
-                throw RemoteError(
-                    .conflict,
-                    "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
-                        + "nothing was lost: 'pkgtool sync \(packagePath)' merges both, or pull (into another directory "
-                        + "to keep these changes), then push again")
+            if now?.record.contains(id) == true { break }
+            // A prune moved the record, not the head: build on it (Specs/remote.md, "Prune").
+            if let now, let read = base, now.record.head.id == read.record.head.id, attempt < 5 {
+                manifest.entries = try PruneOperation.rebase(
+                    manifest.entries, store: store, packagePath: packagePath,
+                    prunesSinceRead: now.record.prunes - read.record.prunes, adoptedPacks: result.packsResumed > 0)
+                manifest.time = Clock.now
+                result.rebasedOntoPrunes += 1
+                base = now
+                continue
             }
-        } else {
-            // Stored: read it back. A store that ignored the condition may have let another
-            // push overwrite this one (Specs/remote.md, "What a hostile store can do").
-            try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
+            throw RemoteError(
+                .conflict,
+                "the remote moved on while pushing: \(store.location) is now at \(describe(now?.record.head)); "
+                    + "nothing was lost: 'pkgtool sync \(packagePath)' merges both, or pull (into another directory "
+                    + "to keep these changes), then push again")
         }
         remember(summary, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
-        store.cache.dropPending(named: Set(entries.flatMap { $0.blobs.map(\.pack) }))
+        store.cache.dropPending(named: Set(manifest.entries.flatMap { $0.blobs.map(\.pack) }))
         progress?.complete(count: 1)
         result.version = summary
         result.createdVersion = true
@@ -382,7 +397,8 @@ enum PushOperation {
     ) throws(RemoteError) -> Int {
         var adopted = 0
         var seen = Set<SHA256Digest>()
-        for pack in store.cache.pendingPacks() where seen.insert(pack.id).inserted {
+        // A pack the last prune deletes is not adopted (Specs/remote.md, "Prune").
+        for pack in store.cache.pendingPacks() where seen.insert(pack.id).inserted && !store.isDeleting(pack.id) {
             guard pack.blobs.contains(where: { known[$0.digest] == nil }) else { continue }
             // The cache may outlive the store's objects (a bucket emptied): check it is there.
             guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil

@@ -1,4 +1,5 @@
 import PackageCore
+import Synchronization
 
 /// One remote as a push, pull or log sees it: where it is, how to reach it, what this
 /// machine caches about it, and the reads every operation starts with.
@@ -12,6 +13,14 @@ final class RemoteStore: Sendable {
     let explicitEndpoint: String?
     /// Manifests larger than this are refused (about 16 million entries).
     static let manifestLimit = 1 << 30
+    /// What the last head record read says a prune did: where blobs moved (applied to every
+    /// manifest read after it), the packs being deleted, and the ETag of the first record
+    /// read (a pull that finds a pack gone starts over when the record changed since).
+    private let pruneState = Mutex(
+        (
+            index: BlobIndex(), deleting: Set<SHA256Digest>(), firstETag: String?.none,
+            pruned: [SHA256Digest: Int](), anyPruned: false
+        ))
 
     init(location: RemoteLocation, options: RemoteOptions) {
         self.location = location
@@ -41,7 +50,66 @@ final class RemoteStore: Sendable {
         guard let record = try HeadRecord.decode(bytes, location: location) else {
             throw RemoteError(.notARemote, "\(location) is not a pkgtool remote: its HEAD object is not pkgtool's")
         }
+        try adopt(record, connection)
+        pruneState.withLock { if $0.firstETag == nil { $0.firstETag = etag ?? "" } }
         return (record, etag ?? "")
+    }
+
+    /// Takes what `record` says a prune did: its blob index (one GET, or the cache) and
+    /// the packs it deletes. Manifests read afterwards place their blobs through the index.
+    func adopt(_ record: HeadRecord, _ connection: S3Connection) throws(RemoteError) {
+        let index = try record.index.map { (id) throws(RemoteError) in try blobIndex(id, connection) } ?? BlobIndex()
+        var pruned: [SHA256Digest: Int] = [:]
+        for version in [record.head] + record.history where record.isPruned(version.sequence) {
+            pruned[version.id] = version.sequence
+        }
+        pruneState.withLock {
+            $0.index = index
+            $0.deleting = Set(record.deleting)
+            $0.pruned = pruned
+            $0.anyPruned = !record.pruned.isEmpty
+        }
+    }
+
+    /// The ETag of the first head record this store read.
+    var firstHeadETag: String? { pruneState.withLock { $0.firstETag } }
+
+    /// Whether the last record read says a prune deletes pack `id` (a push must not adopt it).
+    func isDeleting(_ id: SHA256Digest) -> Bool { pruneState.withLock { $0.deleting.contains(id) } }
+
+    /// The blob index the last record read names (empty when none).
+    var blobIndex: BlobIndex { pruneState.withLock { $0.index } }
+
+    /// The blob index `id`: from the cache (which keeps objects by their SHA-256), or
+    /// fetched and checked against its name.
+    func blobIndex(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> BlobIndex {
+        if let bytes = cache.manifest(id), let index = try? BlobIndex.decode(bytes, id: id) { return index }
+        guard
+            let (bytes, _) = try connection.getObject(
+                bucket: location.bucket, key: RemoteLayout.index(id, location), limit: BlobIndex.limit)
+        else {
+            throw RemoteError(
+                .verificationFailed, "the blob index \(id.description.prefix(12)) of \(location) is missing from the store")
+        }
+        guard SHA256Digest.of(bytes) == id else {
+            throw RemoteError(
+                .verificationFailed,
+                "the blob index \(id.description.prefix(12)) of \(location) does not match its SHA-256: the store holds damaged data")
+        }
+        let index = try BlobIndex.decode(bytes, id: id)
+        cache.storeManifest(id, bytes)
+        return index
+    }
+
+    /// `manifest` with every blob at its place now (through the blob index).
+    private func placed(_ manifest: VersionManifest) -> VersionManifest {
+        let index = blobIndex
+        guard !index.isEmpty else { return manifest }
+        var manifest = manifest
+        for position in manifest.entries.indices where !manifest.entries[position].blobs.isEmpty {
+            manifest.entries[position].blobs = manifest.entries[position].blobs.map(index.place)
+        }
+        return manifest
     }
 
     /// The head record, or the refusal a pull, log or diff gives when there is none.
@@ -56,14 +124,20 @@ final class RemoteStore: Sendable {
     /// - Complexity: one GET of the manifest when not cached (about 65 bytes per entry).
     func manifest(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionManifest {
         if let bytes = cache.manifest(id), let manifest = try? VersionManifest.decode(bytes, id: id) {
-            return manifest
+            return placed(manifest)
         }
         guard
             let (bytes, _) = try connection.getObject(
                 bucket: location.bucket, key: RemoteLayout.version(id, location), limit: Self.manifestLimit)
         else {
+            let (number, anyPruned) = pruneState.withLock { ($0.pruned[id], $0.anyPruned) }
+            if let number {
+                throw RemoteError(.verificationFailed, "version \(number) (\(id.description.prefix(12))) of \(location) was pruned")
+            }
             throw RemoteError(
-                .verificationFailed, "version \(id.description.prefix(12)) of \(location) is missing from the store")
+                .verificationFailed,
+                "version \(id.description.prefix(12)) of \(location) is missing from the store"
+                    + (anyPruned ? " (it may be one of the versions a prune dropped: 'pkgtool log' lists them)" : ""))
         }
         guard SHA256Digest.of(bytes) == id else {
             throw RemoteError(
@@ -72,7 +146,7 @@ final class RemoteStore: Sendable {
         }
         let manifest = try VersionManifest.decode(bytes, id: id)
         cache.storeManifest(id, bytes)
-        return manifest
+        return placed(manifest)
     }
 
     /// The summary of version `id` from its manifest's header alone (one ranged GET; a

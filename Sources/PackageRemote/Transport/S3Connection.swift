@@ -142,7 +142,7 @@ final class S3Connection {
     /// One page of ListObjectsV2 under `prefix`: keys with their sizes, and the token of
     /// the next page.
     func list(bucket: String, prefix: String, maximum: Int = 1000, continuation: String? = nil) throws(RemoteError)
-        -> (objects: [(key: String, size: Int64)], next: String?)
+        -> (objects: [(key: String, size: Int64, modified: Int64?)], next: String?)
     {
         var query = [("list-type", "2"), ("max-keys", String(maximum)), ("prefix", prefix)]
         if let continuation { query.append(("continuation-token", continuation)) }
@@ -190,6 +190,7 @@ final class S3Connection {
             var request = HTTPRequest(method: method, url: url, headers: signed, bodyLength: body?.length)
             request.responseLimit = responseLimit()
             request.expectsPartialContent = own.contains { $0.name == "Range" }
+            TestKillSwitch.beforeRequest(sent: counters.requests)
             counters.request(retry: attempt > 1)
             let receivedBefore = (sink as? any ResumableSink)?.received ?? 0
             let outcome = handle.perform(request, body: body, sink: sink, cancellation: cancellation)

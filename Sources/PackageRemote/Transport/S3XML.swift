@@ -89,16 +89,18 @@ struct S3ErrorDocument {
 enum ListingParser {
     /// The page's objects and the next page's token; an answer that is not a listing is
     /// an error, not an empty page.
-    static func parse(_ bytes: [UInt8]) throws(RemoteError) -> (objects: [(key: String, size: Int64)], next: String?) {
+    static func parse(_ bytes: [UInt8]) throws(RemoteError) -> (
+        objects: [(key: String, size: Int64, modified: Int64?)], next: String?
+    ) {
         guard let root = S3XMLElement.parse(bytes), root.name == "ListBucketResult" else {
             throw RemoteError(.server, "the store's answer to a listing is not a ListObjectsV2 result")
         }
-        var objects: [(key: String, size: Int64)] = []
+        var objects: [(key: String, size: Int64, modified: Int64?)] = []
         for item in root.children(named: "Contents") {
             guard let key = item.text(of: "Key"), let size = Int64(item.text(of: "Size") ?? ""), size >= 0 else {
                 throw RemoteError(.server, "the store listed an object without a key or a size")
             }
-            objects.append((key, size))
+            objects.append((key, size, item.text(of: "LastModified").flatMap(Self.seconds)))
         }
         let truncated = root.text(of: "IsTruncated") == "true"
         guard truncated else { return (objects, nil) }
@@ -106,5 +108,32 @@ enum ListingParser {
             throw RemoteError(.server, "the store's listing is truncated but gives no continuation token")
         }
         return (objects, next)
+    }
+
+    /// Seconds since the epoch of an ISO 8601 UTC time as S3 lists it
+    /// (`2026-12-06T09:19:50.000Z`, fractions ignored); nil for anything else.
+    static func seconds(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z") else { return nil }
+        func number(_ range: Range<Int>) -> Int32? {
+            var value: Int32 = 0
+            for byte in bytes[range] {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int32(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+            let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+            let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19)
+        else { return nil }
+        var parts = tm()
+        parts.tm_year = year - 1900
+        parts.tm_mon = month - 1
+        parts.tm_mday = day
+        parts.tm_hour = hour
+        parts.tm_min = minute
+        parts.tm_sec = second
+        return Int64(timegm(&parts))
     }
 }

@@ -1,0 +1,98 @@
+import Foundation
+import PackageCore
+import Testing
+
+@testable import PackageRemote
+
+/// The head record's prune keys and the blob index, decoded as hostile input (no server).
+@Suite("Prune formats") struct PruneFormatTests {
+    static let location = RemoteLocation(bucket: "docs", prefix: "notes")
+
+    static func summary(_ sequence: Int, parent: SHA256Digest?) -> VersionSummary {
+        VersionSummary(
+            id: SHA256Digest.of(Array("version \(sequence)".utf8)), sequence: sequence, time: Int64(sequence) * 1_000_000_000,
+            parent: parent, rootHash: ContentHash(high: UInt64(sequence), low: 7), size: 10, entryCount: 2)
+    }
+
+    static func record() -> HeadRecord {
+        let first = summary(1, parent: nil)
+        let second = summary(2, parent: first.id)
+        return HeadRecord(head: summary(3, parent: second.id), history: [second, first])
+    }
+
+    @Test func aRecordWithoutPruneKeysKeepsFormatOneBytes() throws {
+        let bytes = Self.record().encoded()
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("\"format_version\":1"))
+        #expect(!text.contains("pruned") && !text.contains("deleting") && !text.contains("prunes"))
+        #expect(try HeadRecord.decode(bytes, location: Self.location) == Self.record())
+    }
+
+    @Test func pruneKeysMakeFormatTwoAndRoundTrip() throws {
+        var record = Self.record()
+        record.pruned = [1...2]
+        record.index = SHA256Digest.of([1, 2, 3])
+        record.deleting = [SHA256Digest.of([4]), SHA256Digest.of([5])]
+        record.prunes = 2
+        let bytes = record.encoded()
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\"format_version\":2"))
+        let decoded = try #require(try HeadRecord.decode(bytes, location: Self.location))
+        #expect(decoded == record)
+        #expect(decoded.isPruned(1) && decoded.isPruned(2) && !decoded.isPruned(3))
+        // A push on top keeps what the prune recorded.
+        let advanced = decoded.advanced(to: Self.summary(4, parent: record.head.id))
+        #expect(advanced.pruned == record.pruned && advanced.index == record.index && advanced.prunes == 2)
+    }
+
+    @Test func damagedPruneKeysAreRefused() throws {
+        let base = String(decoding: Self.record().encoded(), as: UTF8.self)
+        func with(_ replacement: String, format: Int = 2) -> [UInt8] {
+            Array(
+                base.replacingOccurrences(of: "\"format_version\":1", with: "\"format_version\":\(format)")
+                    .replacingOccurrences(of: "\"history\"", with: replacement + ",\"history\"").utf8)
+        }
+        for bad in [
+            "\"pruned\":[[2,1]]", "\"pruned\":[[0,1]]", "\"pruned\":[[1,3]]", "\"pruned\":[[1,1],[1,2]]", "\"pruned\":[[1]]",
+            "\"index\":\"xyz\"", "\"deleting\":[\"00\"]", "\"prunes\":0",
+        ] {
+            #expect(throws: RemoteError.self, "\(bad)") { try HeadRecord.decode(with(bad), location: Self.location) }
+        }
+        // Format 1 cannot say what was pruned.
+        #expect(throws: RemoteError.self) { try HeadRecord.decode(with("\"pruned\":[[1,1]]", format: 1), location: Self.location) }
+        // A newer format is refused as one.
+        let newer = try #require(
+            #expect(throws: RemoteError.self) { try HeadRecord.decode(with("\"prunes\":1", format: 3), location: Self.location) })
+        #expect(newer.message.contains("newer pkgtool"))
+    }
+
+    @Test func theBlobIndexRoundTripsAndRefusesDamage() throws {
+        var index = BlobIndex()
+        for value in UInt8(0)..<20 {
+            let digest = SHA256Digest.of([value])
+            index.locations[digest] = BlobLocation(
+                digest: digest, pack: SHA256Digest.of([value, 1]), offset: UInt32(value) * 10, length: 10)
+        }
+        let bytes = index.encoded()
+        let id = SHA256Digest.of(bytes)
+        #expect(try BlobIndex.decode(bytes, id: id) == index)
+        #expect(bytes.count == BlobIndex.headerSize + 20 * BlobIndex.recordSize)
+        // Truncated, a count that lies, records out of order, another format.
+        #expect(throws: RemoteError.self) { try BlobIndex.decode(Array(bytes.dropLast()), id: id) }
+        var lying = bytes
+        lying[12] = 21
+        #expect(throws: RemoteError.self) { try BlobIndex.decode(lying, id: id) }
+        var swapped = bytes
+        let first = BlobIndex.headerSize
+        let second = first + BlobIndex.recordSize
+        swapped.replaceSubrange(first..<second, with: bytes[second..<(second + BlobIndex.recordSize)])
+        swapped.replaceSubrange(second..<(second + BlobIndex.recordSize), with: bytes[first..<second])
+        #expect(throws: RemoteError.self) { try BlobIndex.decode(swapped, id: id) }
+        var format = bytes
+        format[8] = 2
+        #expect(throws: RemoteError.self) { try BlobIndex.decode(format, id: id) }
+        // A manifest's blob is read from the index's place.
+        let moved = try #require(index.locations.values.first)
+        let old = BlobLocation(digest: moved.digest, pack: SHA256Digest.of([9, 9]), offset: 0, length: 10)
+        #expect(index.place(old) == moved)
+    }
+}
