@@ -64,7 +64,7 @@ public enum BenchmarkCommand {
     public static func main() -> Never {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.contains("-h") || arguments.contains("--help") {
-            print(usage, terminator: "")
+            print(Self.filled(usage, width: 80), terminator: "")
             exit(0)
         }
         do {
@@ -126,6 +126,66 @@ public enum BenchmarkCommand {
         print(
             "\(positionals[1]): \(shape.label): \(Format.bytes(generated.totalBytes)) in \(Format.count(generated.entryCount)) entries, "
                 + String(format: "%.2f s", Date().timeIntervalSince(start)))
+    }
+}
+
+extension BenchmarkCommand {
+    /// `text` filled to `width` columns, as pkgtool's own help is: plain paragraphs
+    /// re-flowed, each option's text (a line indented by two, then lines indented under its
+    /// column) re-flowed under a hanging indent; usage lines kept.
+    static func filled(_ text: String, width: Int) -> String {
+        var output: [String] = []
+        var item: (head: String, column: Int, words: [Substring])?
+        var paragraph: [Substring] = []
+        func fill(_ words: [Substring], first: String, indent: Int) -> [String] {
+            var lines: [String] = []
+            var line = first
+            var empty = true  // no word on this line yet
+            for word in words {
+                if !empty && line.count + 1 + word.count > width {
+                    lines.append(line)
+                    line = String(repeating: " ", count: indent)
+                    empty = true
+                }
+                line += empty ? word : " " + word
+                empty = false
+            }
+            lines.append(line)
+            return lines
+        }
+        func flush() {
+            if let current = item { output += fill(current.words, first: current.head, indent: current.column) }
+            item = nil
+            if !paragraph.isEmpty { output += fill(paragraph, first: "", indent: 0) }
+            paragraph = []
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let leading = line.prefix { $0 == " " }.count
+            if line.isEmpty || line.hasPrefix("usage:") || (leading > 2 && item == nil) || line.hasSuffix(":") && leading == 0 {
+                flush()
+                output.append(String(line))
+            } else if leading == 2 {
+                flush()
+                // "  --option ARG   text": the text starts after the first run of two spaces.
+                let body = line.dropFirst(2)
+                if let gap = body.range(of: "  ") {
+                    let head = String(line[..<gap.lowerBound])
+                    let rest = body[gap.lowerBound...].drop { $0 == " " }
+                    let column = line.distance(from: line.startIndex, to: rest.startIndex)
+                    item = (head + String(repeating: " ", count: column - head.count), column, rest.split(separator: " "))
+                } else {
+                    output.append(String(line))
+                }
+            } else if leading > 2, var current = item {
+                current.words += line.split(separator: " ")
+                item = current
+            } else {
+                if item != nil { flush() }
+                paragraph += line.split(separator: " ")
+            }
+        }
+        flush()
+        return output.joined(separator: "\n")
     }
 }
 

@@ -113,4 +113,13 @@ import Testing
         #expect(shellQuoted(["rsync", "-a", "/a b/", "it's"]) == "rsync -a '/a b/' 'it'\\''s'")
         #expect(shellQuoted(["find", "x", "-printf", "%s %T@\n"]) == "find x -printf '%s %T@\n'")
     }
+
+    /// `pkgbench --help` (and `pkgtool bench --help`) fits 80 columns like pkgtool's own
+    /// help, and says everything the table says.
+    @Test func helpFitsEightyColumns() {
+        let filled = BenchmarkCommand.filled(BenchmarkCommand.usage, width: 80)
+        for line in filled.split(separator: "\n") { #expect(line.count <= 80, "\(line)") }
+        let words = { (text: String) in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) }
+        #expect(words(filled) == words(BenchmarkCommand.usage))
+    }
 }
