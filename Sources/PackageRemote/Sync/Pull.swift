@@ -72,16 +72,7 @@ enum PullOperation {
         let clock = Clock()
         let destination = PushOperation.trimmed(destination)
         let connection = store.connection()
-        let head = try store.requireHead(connection)
-        let target =
-            try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
-            ?? head.record.head
-        let manifest = try store.manifest(target.id, connection)
-        guard manifest.summary(id: target.id) == target else {
-            throw RemoteError(
-                .verificationFailed,
-                "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
-        }
+        let (head, target, manifest) = try version(reference, store: store, connection: connection)
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
@@ -211,13 +202,12 @@ enum PullOperation {
         }
     }
 
-    /// What a pull would do, with every read and refusal of a real one and nothing written:
-    /// no staging area, no save, no sync record.
-    static func plan(
-        destination: String, store: RemoteStore, options: RemoteOptions, version reference: String?, force: Bool
-    ) throws -> PullPlan {
-        let destination = PushOperation.trimmed(destination)
-        let connection = store.connection()
+    /// The version a pull (or its plan) brings DEST to — `reference`'s, else the head's —
+    /// with the head record and the version's manifest, checked against the summary the
+    /// head record gives it.
+    static func version(_ reference: String?, store: RemoteStore, connection: S3Connection) throws -> (
+        head: (record: HeadRecord, etag: String), target: VersionSummary, manifest: VersionManifest
+    ) {
         let head = try store.requireHead(connection)
         let target =
             try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
@@ -228,6 +218,17 @@ enum PullOperation {
                 .verificationFailed,
                 "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
         }
+        return (head, target, manifest)
+    }
+
+    /// What a pull would do, with every read and refusal of a real one and nothing written:
+    /// no staging area, no save, no sync record.
+    static func plan(
+        destination: String, store: RemoteStore, options: RemoteOptions, version reference: String?, force: Bool
+    ) throws -> PullPlan {
+        let destination = PushOperation.trimmed(destination)
+        let connection = store.connection()
+        let (head, target, manifest) = try version(reference, store: store, connection: connection)
         let dest = try readDestination(destination, store: store, options: options)
         if let current = dest.current {
             try refuse(
