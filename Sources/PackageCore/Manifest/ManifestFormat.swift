@@ -132,6 +132,28 @@ enum ManifestFormat {
         }
     }
 
+    /// The bytes `appendEntry` writes for `entries` in order: the exact capacity of an index,
+    /// which a million entries would otherwise overshoot by half as the buffer doubles.
+    static func encodedLength(of entries: [SnapshotEntry]) -> Int {
+        // Path lengths (2 + 2), kind, flags, permissions, size, three times, inode, device, hash.
+        let fixed = 4 + 1 + 1 + 2 + 8 * 5 + 16
+        var total = 0
+        var previous = ""
+        for entry in entries {
+            var shared = 0
+            for (old, new) in zip(previous.utf8, entry.path.utf8) {
+                guard old == new, shared < Int(UInt16.max) else { break }
+                shared += 1
+            }
+            total += fixed + entry.path.utf8.count - shared
+            if entry.kind == .symbolicLink { total += 2 + (entry.linkTarget?.utf8.count ?? 0) }
+            if entry.source != nil { total += 32 }
+            if let chunks = recordableChunks(of: entry) { total += 4 + chunks.count * 20 }
+            previous = entry.path
+        }
+        return total
+    }
+
     /// Reads one entry written by `appendEntry` in a file of format `version`; nil when its
     /// fields make no sense.
     static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8], version: UInt32 = version)
@@ -219,7 +241,7 @@ enum ManifestFormat {
     static func encodeIndex(
         _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
     ) -> [UInt8] {
-        var writer = ByteWriter(capacity: indexHeaderSize + snapshot.entries.count * 80 + checksumSize)
+        var writer = ByteWriter(capacity: indexHeaderSize + encodedLength(of: snapshot.entries) + checksumSize)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
         writer.append(UInt32(0))

@@ -304,7 +304,7 @@ public struct PackageManifest: Sendable {
     /// - Complexity: O(log n) path comparisons.
     public func cachedContent(for path: String, status: FileStatus) -> KnownContent? {
         guard let index = snapshot.index(of: path), let hash = cachedHash(at: index, status: status) else { return nil }
-        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks)
+        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks, recordedPath: snapshot.entries[index].path)
     }
 
     /// The chunk list recorded for the regular file at `path` (nil when it has none: below
@@ -346,35 +346,16 @@ public struct PackageManifest: Sendable {
         return entry.hash
     }
 
-    /// Entry indices by path, for scans that look up every file: a hash lookup instead of
-    /// a binary search of path comparisons. (Canonically equivalent names share a key;
-    /// the lookup checks the bytes and falls back to the search.)
-    ///
-    /// - Complexity: O(n) to build.
-    func makePathIndex() -> [String: Int] {
-        var index: [String: Int] = [:]
-        index.reserveCapacity(snapshot.entries.count)
-        for (position, entry) in snapshot.entries.enumerated() where entry.kind == .regular {
-            index[entry.path] = position
-        }
-        return index
-    }
-
-    private func index(_ path: String, in pathIndex: [String: Int]) -> Int? {
-        if let position = pathIndex[path], PathOrder.sameBytes(snapshot.entries[position].path, path) { return position }
-        return snapshot.index(of: path)
-    }
-
     /// A scanner lookup of the package's stat cache: the recorded hash and chunk list of
     /// files proven unchanged.
     public var hashLookup: TreeScanner.HashLookup {
         let manifest = self
-        let pathIndex = makePathIndex()
         return { path, status in
-            guard let index = manifest.index(path, in: pathIndex),
+            guard let index = manifest.snapshot.index(of: path),
                 let hash = manifest.cachedHash(at: index, status: status)
             else { return nil }
-            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
+            let entry = manifest.snapshot.entries[index]
+            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
         }
     }
 
@@ -382,20 +363,19 @@ public struct PackageManifest: Sendable {
     /// hint that lets a changed large file be chunked where its old chunks recur.
     package var chunkHints: TreeScanner.ChunkHintLookup {
         let manifest = self
-        let pathIndex = makePathIndex()
-        return { path in manifest.index(path, in: pathIndex).flatMap { manifest.snapshot.entries[$0].chunks } }
+        return { path in manifest.snapshot.index(of: path).flatMap { manifest.snapshot.entries[$0].chunks } }
     }
 
     /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
     /// the saved copy has the source's bytes, so its chunk list is the source's too.
     package var sourceHashLookup: TreeScanner.HashLookup {
         let manifest = self
-        let pathIndex = makePathIndex()
         return { path, status in
-            guard let index = manifest.index(path, in: pathIndex),
+            guard let index = manifest.snapshot.index(of: path),
                 let hash = manifest.cachedSourceHash(at: index, status: status)
             else { return nil }
-            return KnownContent(hash: hash, chunks: manifest.snapshot.entries[index].chunks)
+            let entry = manifest.snapshot.entries[index]
+            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
         }
     }
 }

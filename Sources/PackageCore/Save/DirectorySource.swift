@@ -48,8 +48,12 @@ public struct DirectorySource: SaveSource {
         if let cancellation = context.options.cancellation { scanner.isCancelled = { cancellation.isCancelled } }
         scanner.exclusions = exclusions
         scanner.previousChunks = context.manifest?.chunkHints
-        let scan = try scanner.scan(path)
+        var scan = try scanner.scan(path)
+        let rootHash = scan.snapshot.rootHash
+        // Taken out of the scan, so that stamping the entries below changes them in place
+        // instead of copying a million of them.
         var entries = scan.snapshot.entries
+        scan.snapshot = .empty
         var contents = [ContentOrigin?](repeating: nil, count: entries.count)
         for index in entries.indices where entries[index].kind == .regular {
             let entry = entries[index]
@@ -67,7 +71,7 @@ public struct DirectorySource: SaveSource {
             "skipped '\(RelativePath.join(path, $0.path))': a \($0.kind) is not package content"
         }
         return SourceTree(
-            snapshot: TreeSnapshot(entries: entries, rootHash: scan.snapshot.rootHash), contents: contents,
+            snapshot: TreeSnapshot(entries: entries, rootHash: rootHash), contents: contents,
             rootPermissions: rootStatus.permissions, rehashed: Set(scan.hashedPaths.map { RelativePath(trusted: $0) }), filesHashed: scan.filesHashed,
             bytesHashed: scan.bytesHashed, notes: notes)
     }

@@ -52,15 +52,15 @@ extension FileWrapperSource {
     /// written under and its modification time and permissions on disk, as after a
     /// whole-tree save; the rest of the tree already carries them.
     func adoptEditedParts(_ walk: EditedTreeWalk, outcome: SaveOutcome, package: PackageLocation) {
-        for (path, status) in outcome.written {
-            guard let node = walk.nodes[path] else { continue }
+        outcome.writtenFiles.forEach { path, status in
+            guard let node = walk.nodes[path] else { return }
             node.state.withLock { state in
                 state.diskRecord = DiskRecord(path: package.inside(path.string), status: status)
             }
         }
         if updatesNames {
             for (relative, node) in walk.nodes {
-                let status = outcome.written[relative] ?? (try? FileSystem.status(package.inside(relative.string)))
+                let status = outcome.writtenFiles.status(at: relative) ?? (try? FileSystem.status(package.inside(relative.string)))
                 adoptName(of: node, relative: relative.string, status: status, package: package)
             }
         }

@@ -188,7 +188,7 @@ extension SaveContext {
 
         // The manifest: a delta, or a new base when there is none or the deltas grew.
         var metadataOperations: [SaveJournal.Operation] = []
-        let record = manifestRecord()
+        let record = manifestRecord(deltaRecords: manifest != nil && appendsDelta)
         let identity = rootIdentity
         if let manifest, appendsDelta {
             let delta = manifest.encodedDelta(

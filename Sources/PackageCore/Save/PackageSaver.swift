@@ -113,7 +113,7 @@ public enum PackageSaver {
                 saving.recordsNewBase = current.recorded != nil
                 executed = try saving.execute(packageExists: packageExists, statistics: statistics)
             }
-            var outcome = SaveOutcome(statistics: executed.statistics, head: executed.head, written: executed.written)
+            var outcome = SaveOutcome(statistics: executed.statistics, head: executed.head, writtenFiles: executed.written)
             if markedForCheck {
                 // Checked and saved: the manifest describes the package again.
                 try? FileSystem.remove(package.metadataPath + "/" + PackageRecovery.checkMarkerName)

@@ -19,7 +19,7 @@ final class SaveContext {
     let progress: SaveProgressTracker
     private(set) var writer: EntryWriter!
     /// The package-side status of each new entry this save wrote (by index in `plan.new`).
-    var writtenStatus: [Int: FileStatus] = [:]
+    var writtenStatus: WrittenStatuses
     /// The chunk lists of the large files this save wrote (by index in `plan.new`).
     var writtenChunks: [Int: ChunkList] = [:]
     /// Where the manifest's delta chain stands after this save's own record, so that a
@@ -42,7 +42,7 @@ final class SaveContext {
     struct Result {
         var statistics: SaveStatistics
         var head: PackageManifest.Head?
-        var written: [RelativePath: FileStatus]
+        var written: WrittenFiles
     }
 
     init(
@@ -55,6 +55,7 @@ final class SaveContext {
         self.options = options
         self.rootPermissions = rootPermissions
         self.newEntryCount = newEntryCount
+        self.writtenStatus = WrittenStatuses(entryCount: plan.new.entries.count, expectedWrites: plan.creations.count)
         self.progress = SaveProgressTracker(report: options.progress)
         self.writer = nil
         self.writer = EntryWriter(durability: options.durability, progress: progress) { [unowned self] in
@@ -115,9 +116,9 @@ final class SaveContext {
                 deltaRecordCount: chain.sequence == 0 ? 0 : (manifest?.deltaRecordCount ?? 0) + deltaRecordsWritten,
                 entryCount: newEntryCount, rootHash: plan.new.rootHash)
         }
-        var written: [RelativePath: FileStatus] = [:]
-        for (index, status) in writtenStatus { written[RelativePath(trusted: plan.new.entries[index].path)] = status }
-        return Result(statistics: statistics, head: head, written: written)
+        return Result(
+            statistics: statistics, head: head,
+            written: WrittenFiles(entries: plan.new.entries, statuses: writtenStatus))
     }
 
     // MARK: Metadata only
@@ -147,7 +148,7 @@ final class SaveContext {
     /// new (no linked inode is touched) and both the old and the new manifest describe the
     /// same content.
     private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
-        let record = manifestRecord()
+        let record = manifestRecord(deltaRecords: appendsDelta)
         let metadataPath = package.metadataPath
         let identity = rootIdentity
         if !appendsDelta {
@@ -244,7 +245,9 @@ final class SaveContext {
     /// The new tree as the manifest records it — package-side stat data, source stamps —
     /// and the records a delta needs: every created, re-permissioned or refreshed entry
     /// and every ancestor directory of a change; removals as subtree roots.
-    func manifestRecord() -> (entries: [SnapshotEntry], upserts: [SnapshotEntry], removals: [String]) {
+    /// `deltaRecords`: whether the records are wanted (a save that writes a new base needs
+    /// only the entries, and a first save of a million files would otherwise copy them all).
+    func manifestRecord(deltaRecords: Bool) -> (entries: [SnapshotEntry], upserts: [SnapshotEntry], removals: [String]) {
         var entries = plan.new.entries
         for index in entries.indices {
             let kind = entries[index].kind
@@ -272,6 +275,7 @@ final class SaveContext {
             }
             if kind != .regular { entries[index].source = nil }
         }
+        guard deltaRecords else { return (entries, [], []) }
         var changed = Set(plan.creations)
         changed.formUnion(plan.permissionChanges)
         changed.formUnion(plan.refreshes)

@@ -145,12 +145,25 @@ public struct SaveOutcome: Sendable {
     /// remembers for its next save.
     public var head: PackageManifest.Head?
     /// Package-side stat data of every entry this save created or replaced, by path.
-    public var written: [RelativePath: FileStatus]
+    ///
+    /// - Complexity: O(n) on each read: the engine keeps the statuses compactly and builds
+    ///   the dictionary when asked.
+    public var written: [RelativePath: FileStatus] {
+        get { writtenFiles.dictionary }
+        set { writtenFiles = WrittenFiles(newValue) }
+    }
+    /// The same, as the engine keeps it.
+    package var writtenFiles: WrittenFiles
 
     /// An outcome; the engine makes them, tests and wrappers of the engine may too.
     public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [RelativePath: FileStatus]) {
+        self.init(statistics: statistics, head: head, writtenFiles: WrittenFiles(written))
+    }
+
+    /// An outcome with the statuses as the engine keeps them.
+    package init(statistics: SaveStatistics, head: PackageManifest.Head?, writtenFiles: WrittenFiles) {
         self.statistics = statistics
         self.head = head
-        self.written = written
+        self.writtenFiles = writtenFiles
     }
 }

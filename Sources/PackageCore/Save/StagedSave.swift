@@ -192,7 +192,7 @@ extension SaveContext {
         let metadataName = PackageLayout.metadataDirectoryName
         try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
-        let record = manifestRecord()
+        let record = manifestRecord(deltaRecords: buildsOnPackage && manifest != nil && package != nil && appendsDelta)
         // The staging root becomes the package: the manifest names its inode.
         let identity = (try? staging.status().inode) ?? 0
         if buildsOnPackage, let manifest, let package, appendsDelta {

@@ -104,11 +104,28 @@ public struct KnownContent: Sendable, Hashable {
     public var hash: ContentHash
     /// The file's chunks, when it is large enough to have them and they are known.
     public var chunks: ChunkList?
+    /// The file's path as the record that vouched for it holds it (the same bytes as the
+    /// path looked up): the scan keeps that string rather than a copy of its own, so that
+    /// a manifest and a scan of a million files share their paths.
+    public var recordedPath: String?
 
-    /// What is known of a file: its hash and, optionally, its chunks.
-    public init(hash: ContentHash, chunks: ChunkList? = nil) {
+    /// What is known of a file: its hash and, optionally, its chunks and the recorded
+    /// string of its path.
+    public init(hash: ContentHash, chunks: ChunkList? = nil, recordedPath: String? = nil) {
         self.hash = hash
         self.chunks = chunks
+        self.recordedPath = recordedPath
+    }
+
+    /// Equal when they say the same of the content (the recorded string is storage only).
+    public static func == (lhs: KnownContent, rhs: KnownContent) -> Bool {
+        lhs.hash == rhs.hash && lhs.chunks == rhs.chunks
+    }
+
+    /// Hashes what `==` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(hash)
+        hasher.combine(chunks)
     }
 }
 
@@ -199,9 +216,13 @@ final class ScanContext: Sendable {
                 node.hashes[index] = ContentHash.of(target)
                 node.statuses[index].size = Int64(target.count)
             default:
-                if let known = scanner.knownHash?(node.childPath(item.name), item.status) {
+                let path = node.childPath(item.name)
+                if let known = scanner.knownHash?(path, item.status) {
                     node.hashes[index] = known.hash
                     node.chunkLists[index] = known.chunks
+                    if let recorded = known.recordedPath, PathOrder.sameBytes(recorded, path) {
+                        node.recordedPaths[index] = recorded
+                    }
                 } else if scanner.hashContents {
                     needsHash[index] = true
                 }
@@ -270,6 +291,8 @@ final class ScanNode: @unchecked Sendable {
     var hashes: UnsafeMutableBufferPointer<ContentHash> = .init(start: nil, count: 0)
     var chunkLists: UnsafeMutableBufferPointer<ChunkList?> = .init(start: nil, count: 0)
     var targets: [String?] = []
+    /// Paths of files a record vouched for, as the record holds them (shared storage).
+    var recordedPaths: [String?] = []
     var children: [ScanNode?] = []
 
     init(path: String) { self.path = path }
@@ -286,6 +309,7 @@ final class ScanNode: @unchecked Sendable {
         chunkLists = .allocate(capacity: count)
         chunkLists.initialize(repeating: nil)
         targets = Array(repeating: nil, count: count)
+        recordedPaths = Array(repeating: nil, count: count)
         children = Array(repeating: nil, count: count)
     }
 
@@ -296,12 +320,14 @@ final class ScanNode: @unchecked Sendable {
         chunkLists.deallocate()
     }
 
-    /// Appends this directory's entries depth-first and returns its Merkle hash.
+    /// Appends this directory's entries depth-first and returns its Merkle hash. Each
+    /// subdirectory's node is released once flattened, so that the scan's working state
+    /// and its result are not both held whole.
     func flatten(into entries: inout [SnapshotEntry]) -> ContentHash {
         var builder = TreeHashBuilder()
         for index in names.indices {
             let status = statuses[index]
-            let relative = childPath(names[index])
+            let relative = recordedPaths[index] ?? childPath(names[index])
             let position = entries.count
             entries.append(
                 SnapshotEntry(
@@ -311,6 +337,7 @@ final class ScanNode: @unchecked Sendable {
                     inode: status.inode, device: status.device, linkTarget: targets[index],
                     chunks: chunkLists[index]))
             if let child = children[index] {
+                children[index] = nil
                 entries[position].hash = child.flatten(into: &entries)
                 entries[position].descendantCount = entries.count - position - 1
             }

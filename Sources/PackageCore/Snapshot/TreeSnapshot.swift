@@ -1,34 +1,38 @@
 /// One entry of a tree snapshot: a file, symbolic link or directory below the root.
+///
+/// A package of a million files holds a million of these, twice or three times over
+/// during a save or a diff, so the stored form is compact (Specs/manifest.md, "Memory"):
+/// the fields every entry has are stored inline, narrowed where the values allow (a
+/// device number or descendant count that fits 32 bits), and what few entries have — a
+/// link's target, a large file's chunks, a device number beyond 32 bits — lives in one
+/// shared, immutable side record that is absent for nearly every entry. The public fields
+/// read and write as before.
 public struct SnapshotEntry: Sendable, Hashable {
     /// Relative path, "/"-separated, never empty, never starting or ending with "/".
     public var path: String
-    /// Regular file, directory or symbolic link (nothing else is package content).
-    public var kind: FileKind
-    /// Permission bits (`0o7777`).
-    public var permissions: UInt32
-    /// Bytes of a file; bytes of a link's target; 0 for a directory.
-    public var size: Int64
     /// Content hash of a file, hash of a link's target, Merkle hash of a directory.
     public var hash: ContentHash
+    /// Bytes of a file; bytes of a link's target; 0 for a directory.
+    public var size: Int64
     /// Modification time, ns since the epoch.
     public var modificationTime: Int64
     /// Status-change time (ns), inode and device: the stat-cache fields (0 when unknown).
     public var changeTime: Int64
     /// Inode number, for the stat cache (0 when unknown).
     public var inode: UInt64
-    /// Device number, recorded but never compared (it can change across reboots).
-    public var device: UInt64
-    /// A directory's number of entries beneath it (all depths): the span to skip past it.
-    public var descendantCount: Int
-    /// A symbolic link's target text.
-    public var linkTarget: String?
-    /// The stat data of the file this entry was last saved from (`pkgtool save SRC PKG`):
-    /// a stat cache for the source, so that unchanged source files are not reread.
-    public var source: SourceStamp?
-    /// A large regular file's content-defined chunks (files of at least 4 MiB that were
-    /// hashed with chunking, or whose manifest record has them); nil otherwise. One
-    /// reference: 8 bytes when absent.
-    public var chunks: ChunkList?
+    // The source stamp's fields, all zero when `hasSource` is not set.
+    private var sourceInode: UInt64 = 0
+    private var sourceModificationTime: Int64 = 0
+    private var sourceChangeTime: Int64 = 0
+    private var narrowDevice: UInt32 = 0
+    private var narrowSourceDevice: UInt32 = 0
+    private var narrowDescendantCount: UInt32 = 0
+    /// Permission bits (`0o7777`).
+    public var permissions: UInt32
+    /// Regular file, directory or symbolic link (nothing else is package content).
+    public var kind: FileKind
+    private var flags: EntryFlags = []
+    private var rare: RareFields?
 
     /// An entry; the stat-cache fields, the descendant count and the chunks default to
     /// "unknown". For a directory, `hash` and `descendantCount` are filled in by
@@ -46,11 +50,93 @@ public struct SnapshotEntry: Sendable, Hashable {
         self.modificationTime = modificationTime
         self.changeTime = changeTime
         self.inode = inode
-        self.device = device
         self.descendantCount = descendantCount
-        self.linkTarget = linkTarget
+        if linkTarget != nil || chunks != nil { rare = RareFields(linkTarget: linkTarget, chunks: chunks) }
+        self.device = device
         self.source = source
-        self.chunks = chunks
+    }
+
+    /// Device number, recorded but never compared (it can change across reboots).
+    public var device: UInt64 {
+        get { flags.contains(.wideDevice) ? rare?.device ?? 0 : UInt64(narrowDevice) }
+        set {
+            if let narrow = UInt32(exactly: newValue) {
+                narrowDevice = narrow
+                guard flags.contains(.wideDevice) else { return }
+                flags.remove(.wideDevice)
+                updateRare { $0.device = 0 }
+            } else {
+                narrowDevice = 0
+                flags.insert(.wideDevice)
+                updateRare { $0.device = newValue }
+            }
+        }
+    }
+
+    /// A directory's number of entries beneath it (all depths): the span to skip past it.
+    public var descendantCount: Int {
+        get { Int(narrowDescendantCount) }
+        // No tree that fits in memory has 2^32 entries below one directory.
+        set { narrowDescendantCount = UInt32(truncatingIfNeeded: newValue) }
+    }
+
+    /// A symbolic link's target text.
+    public var linkTarget: String? {
+        get { rare?.linkTarget }
+        set {
+            guard newValue != nil || rare?.linkTarget != nil else { return }
+            updateRare { $0.linkTarget = newValue }
+        }
+    }
+
+    /// A large regular file's content-defined chunks (files of at least 4 MiB that were
+    /// hashed with chunking, or whose manifest record has them); nil otherwise.
+    public var chunks: ChunkList? {
+        get { rare?.chunks }
+        set {
+            guard newValue != nil || rare?.chunks != nil else { return }
+            updateRare { $0.chunks = newValue }
+        }
+    }
+
+    /// The stat data of the file this entry was last saved from (`pkgtool save SRC PKG`):
+    /// a stat cache for the source, so that unchanged source files are not reread.
+    public var source: SourceStamp? {
+        get {
+            guard flags.contains(.hasSource) else { return nil }
+            let device = flags.contains(.wideSourceDevice) ? rare?.sourceDevice ?? 0 : UInt64(narrowSourceDevice)
+            return SourceStamp(
+                device: device, inode: sourceInode, modificationTime: sourceModificationTime,
+                changeTime: sourceChangeTime)
+        }
+        set {
+            let hadWideDevice = flags.contains(.wideSourceDevice)
+            flags.subtract([.hasSource, .wideSourceDevice])
+            sourceInode = newValue?.inode ?? 0
+            sourceModificationTime = newValue?.modificationTime ?? 0
+            sourceChangeTime = newValue?.changeTime ?? 0
+            narrowSourceDevice = 0
+            guard let stamp = newValue else {
+                if hadWideDevice { updateRare { $0.sourceDevice = 0 } }
+                return
+            }
+            flags.insert(.hasSource)
+            if let narrow = UInt32(exactly: stamp.device) {
+                narrowSourceDevice = narrow
+                if hadWideDevice { updateRare { $0.sourceDevice = 0 } }
+            } else {
+                flags.insert(.wideSourceDevice)
+                updateRare { $0.sourceDevice = stamp.device }
+            }
+        }
+    }
+
+    /// Replaces the side record with a changed copy, or with nothing when the copy holds
+    /// nothing (so that equal entries are stored alike).
+    private mutating func updateRare(_ change: (inout RareFields.Values) -> Void) {
+        var values = rare?.values ?? RareFields.Values()
+        change(&values)
+        rare = values.isEmpty ? nil : RareFields(values)
     }
 
     /// The last path component.
@@ -98,6 +184,47 @@ public struct SourceStamp: Sendable, Hashable {
             device: status.device, inode: status.inode, modificationTime: status.modificationTime,
             changeTime: status.changeTime)
     }
+}
+
+/// Which of an entry's optional fields are set (`SnapshotEntry`'s compact form).
+private struct EntryFlags: OptionSet, Sendable, Hashable {
+    let rawValue: UInt8
+    /// The entry has a source stamp.
+    static let hasSource = EntryFlags(rawValue: 1 << 0)
+    /// The device number does not fit 32 bits and is in the side record.
+    static let wideDevice = EntryFlags(rawValue: 1 << 1)
+    /// The source stamp's device number does not fit 32 bits and is in the side record.
+    static let wideSourceDevice = EntryFlags(rawValue: 1 << 2)
+}
+
+/// The fields few entries have, shared between copies of an entry and never mutated:
+/// a change makes a new record.
+private final class RareFields: Sendable, Hashable {
+    /// The fields' values.
+    struct Values: Hashable {
+        var linkTarget: String?
+        var chunks: ChunkList?
+        var device: UInt64 = 0
+        var sourceDevice: UInt64 = 0
+
+        var isEmpty: Bool { linkTarget == nil && chunks == nil && device == 0 && sourceDevice == 0 }
+    }
+
+    let values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    convenience init(linkTarget: String?, chunks: ChunkList?) {
+        self.init(Values(linkTarget: linkTarget, chunks: chunks))
+    }
+
+    var linkTarget: String? { values.linkTarget }
+    var chunks: ChunkList? { values.chunks }
+    var device: UInt64 { values.device }
+    var sourceDevice: UInt64 { values.sourceDevice }
+
+    static func == (lhs: RareFields, rhs: RareFields) -> Bool { lhs === rhs || lhs.values == rhs.values }
+    func hash(into hasher: inout Hasher) { hasher.combine(values) }
 }
 
 /// A whole tree at one moment, flat: every entry in depth-first path order

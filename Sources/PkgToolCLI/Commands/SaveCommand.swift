@@ -103,7 +103,9 @@ enum SaveCommand: Command {
         }
         let statistics = outcome.statistics
         if arguments.flag("verbose") {
-            for path in outcome.written.keys.sorted() { console.line(NameQuoting.quoted(path.string)) }
+            var paths: [RelativePath] = []
+            outcome.writtenFiles.forEach { path, _ in paths.append(path) }
+            for path in paths.sorted() { console.line(NameQuoting.quoted(path.string)) }
         }
         for note in statistics.notes { console.warning(note) }
         if arguments.flag("json") {
