@@ -17,10 +17,18 @@ struct StagedDirectorySource: SaveSource {
     /// - Complexity: `DirectorySource`'s (a stat per entry, each file read once to hash it).
     func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
         var tree = try directory.wholeTree(in: context)
-        tree.contents = tree.contents.map { origin in
-            if case .file(let path, let seen?)? = origin { return .adopt(path: path, verified: seen) }
-            return origin
+        guard let root = tree.contentDirectory else { return tree }
+        // Every file is in the staging folder, with the stat data the scan saw.
+        tree.contents = tree.snapshot.entries.map { entry in
+            guard entry.kind == .regular else { return nil }
+            return .adopt(
+                path: RelativePath.join(root, entry.path),
+                verified: FileStatus(
+                    kind: .regular, permissions: entry.permissions, size: entry.size,
+                    modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
+                    device: entry.device))
         }
+        tree.contentDirectory = nil
         return tree
     }
 }

@@ -26,7 +26,7 @@ extension SaveContext {
     /// (link count 1: no kept previous version, no hard link), since it will be written.
     func chunkPatch(for index: Int, inPlace: Bool) -> ChunkPatch? {
         let entry = plan.new.entries[index]
-        guard entry.kind == .regular, let newChunks = entry.chunks, plan.origins[index] != nil,
+        guard entry.kind == .regular, let newChunks = entry.chunks, plan.origin(at: index) != nil,
             let oldIndex = plan.old.index(of: entry.path)
         else { return nil }
         let old = plan.old.entries[oldIndex]
@@ -61,10 +61,11 @@ extension SaveContext {
         func refuse(_ source: String) -> SaveRefusal {
             SaveRefusal(path: source, reason: .sourceChanged(""))
         }
-        switch plan.origins[index] {
+        let origin = plan.origin(at: index)
+        switch origin {
         case .file(let path, _)?, .adopt(let path, _)?:
             var seen: FileStatus?
-            switch plan.origins[index] {
+            switch origin {
             case .file(_, let status)?: seen = status
             case .adopt(_, let status)?: seen = status
             default: seen = nil

@@ -54,24 +54,17 @@ public struct DirectorySource: SaveSource {
         // instead of copying a million of them.
         var entries = scan.snapshot.entries
         scan.snapshot = .empty
-        var contents = [ContentOrigin?](repeating: nil, count: entries.count)
         for index in entries.indices where entries[index].kind == .regular {
             let entry = entries[index]
             entries[index].source = SourceStamp(
                 device: entry.device, inode: entry.inode, modificationTime: entry.modificationTime,
                 changeTime: entry.changeTime)
-            contents[index] = .file(
-                path: RelativePath.join(path, entry.path),
-                seen: FileStatus(
-                    kind: .regular, permissions: entry.permissions, size: entry.size,
-                    modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
-                    device: entry.device))
         }
         let notes = scan.skipped.map {
             "skipped '\(RelativePath.join(path, $0.path))': a \($0.kind) is not package content"
         }
         return SourceTree(
-            snapshot: TreeSnapshot(entries: entries, rootHash: rootHash), contents: contents,
+            snapshot: TreeSnapshot(entries: entries, rootHash: rootHash), contentDirectory: path,
             rootPermissions: rootStatus.permissions, rehashed: Set(scan.hashedPaths.map { RelativePath(trusted: $0) }), filesHashed: scan.filesHashed,
             bytesHashed: scan.bytesHashed, notes: notes)
     }

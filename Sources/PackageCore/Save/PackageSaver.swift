@@ -105,7 +105,8 @@ public enum PackageSaver {
                 statistics.bytesHashed += tree.bytesHashed
                 statistics.notes += tree.notes
                 let plan = SavePlan(
-                    old: current.snapshot, new: tree.snapshot, origins: tree.contents, recorded: current.recorded,
+                    old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
+                    recorded: current.recorded,
                     reread: Set(tree.rehashed.map { FileName($0.string) }))
                 let saving = SaveContext(
                     package: package, plan: plan, manifest: current.manifest, options: options,

@@ -65,7 +65,8 @@ extension SaveContext {
         let packageDescriptor = SharedDescriptor(try FileDescriptor.openDirectory(packagePath))
         let packageRoot = packageDescriptor.rawValue
         defer { withExtendedLifetime(packageDescriptor) {} }
-        let fromPrevious = SavePlan(old: previous.snapshot, new: plan.new, origins: plan.origins)
+        let fromPrevious = SavePlan(
+            old: previous.snapshot, new: plan.new, origins: plan.origins, contentDirectory: plan.contentDirectory)
         let createdSincePrevious = Set(fromPrevious.creations)
         let modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
         let modeChangedInPackage = Set(plan.permissionChanges)

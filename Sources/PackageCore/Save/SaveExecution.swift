@@ -222,7 +222,7 @@ final class SaveContext {
     func writeFile(_ index: Int, named name: String, in directory: Int32) throws -> EntryWriter.Written
     {
         let entry = plan.new.entries[index]
-        guard let origin = plan.origins[index] else {
+        guard let origin = plan.origin(at: index) else {
             throw SaveRefusal(path: package.inside(entry.path), reason: .missingContent)
         }
         try checkCancellation()

@@ -35,8 +35,11 @@ public protocol ContentStream: Sendable {
 struct SavePlan {
     let old: TreeSnapshot
     let new: TreeSnapshot
-    /// Where each new regular file's bytes come from (parallel to `new.entries`).
+    /// Where each new regular file's bytes come from (parallel to `new.entries`, or empty);
+    /// see `origin(at:)`.
     let origins: [ContentOrigin?]
+    /// Where files without an origin are, at their paths (`SourceTree.contentDirectory`).
+    let contentDirectory: String?
     /// New entries to create or replace, in depth-first order (parents first).
     var creations: [Int] = []
     /// Old subtree roots to remove: deleted paths, and paths whose kind changed.
@@ -57,12 +60,13 @@ struct SavePlan {
     /// recorded afresh, so they are not reread at every save. `unknownOldContent`: paths of
     /// `old` files whose content is not known (a partial comparison): always rewritten.
     init(
-        old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], recorded: PackageManifest? = nil,
-        reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
+        old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], contentDirectory: String? = nil,
+        recorded: PackageManifest? = nil, reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
     ) {
         self.old = old
         self.new = new
         self.origins = origins
+        self.contentDirectory = contentDirectory
         self.unchangedOld = Array(repeating: nil, count: new.entries.count)
         let before = old.entries
         let after = new.entries
@@ -140,4 +144,20 @@ struct SavePlan {
 
     /// Removed entries, counting every entry of removed subtrees.
     var removedEntryCount: Int { removals.reduce(0) { $0 + old.entries[$1].subtreeSpan } }
+}
+
+extension SavePlan {
+    /// Where new entry `index`'s bytes come from: its origin, or for a regular file in
+    /// `contentDirectory` that file, with the stat data its entry carries as seen.
+    func origin(at index: Int) -> ContentOrigin? {
+        if index < origins.count, let origin = origins[index] { return origin }
+        let entry = new.entries[index]
+        guard entry.kind == .regular, let contentDirectory else { return nil }
+        return .file(
+            path: RelativePath.join(contentDirectory, entry.path),
+            seen: FileStatus(
+                kind: .regular, permissions: entry.permissions, size: entry.size,
+                modificationTime: entry.modificationTime, changeTime: entry.changeTime, inode: entry.inode,
+                device: entry.device))
+    }
 }
