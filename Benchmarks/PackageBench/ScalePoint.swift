@@ -88,6 +88,11 @@ final class ScalePoint {
                     measurement.packageEntries = files
                     measurement.packageBytes = record.totalBytes
                     measurements.append(measurement)
+                    // Each figure as it is known: a long point interrupted still leaves its log.
+                    progress.log(
+                        "scale · \(Format.count(files)) files · \(operation.rawValue) · \(job.name): "
+                            + "\(Format.seconds(measurement.seconds.median)), peak RSS "
+                            + (measurement.peakRssBytes.map(Format.bytes) ?? "–"))
                 }
                 if operation == .pack { try removeArchives() }
             } catch {
