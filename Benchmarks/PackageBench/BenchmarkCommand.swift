@@ -25,7 +25,11 @@ public enum BenchmarkCommand {
         options:
           --suite LIST      save, large-file, hash, manifest, zip, sweep-bytes,
                             sweep-entries, sweep (both), sync (push/pull through a local
-                            SeaweedFS beside rclone and restic; only when asked for)
+                            SeaweedFS beside rclone and restic; only when asked for),
+                            scale (10,000 → 1,000,000 small files through save, diff,
+                            pack, push and pull beside cp, rsync, zip and restic: time
+                            and peak RSS; only when asked for; a quick look: --suite
+                            scale --scale-entries 20000)
           --shape LIST      document, small-files, huge, media (default: all but media;
                             --quick: document)
           --scenario LIST   no-change, small-edit, media-1mib, media-replaced, ten-percent,
@@ -41,8 +45,10 @@ public enum BenchmarkCommand {
                             it too, on its own packages, in the same rounds
           --sweep-sizes L   package bytes of sweep (a) (default 256MiB,1GiB,4GiB)
           --sweep-entries L entries of sweep (b) (default 10000,40000,160000)
+          --scale-entries L files of the scale suite's packages (default
+                            10000,100000,1000000; from 1,000,000 one run, no warm-up)
           --runs N          measured runs per job after the warm-up (default 5; 3 with
-                            --quick and --sweep)
+                            --quick, --sweep and the scale suite alone)
           --warmups N       warm-up runs per job (default 1)
           --seed N          the generator's seed (default 1)
           --fsync LIST      pkgtool's fsync policies to measure: none, full (default both)
@@ -207,6 +213,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var entries: Int?
     public var sweepSizes: [Int64] = [256 << 20, 1 << 30, 4 << 30]
     public var sweepEntries: [Int] = [10_000, 40_000, 160_000]
+    public var scaleEntries: [Int] = [10_000, 100_000, 1_000_000]
     public var largeFileSizes: [Int64] = []
     public var xfs = true
     public var baseline: String?
@@ -222,7 +229,9 @@ public struct BenchmarkOptions: Equatable, Sendable {
     public var quiet = false
     public var arguments: [String] = []
 
-    public static let allSuites = ["save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries", "sync"]
+    public static let allSuites = [
+        "save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries", "sync", "scale",
+    ]
 
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
         var options = BenchmarkOptions()
@@ -278,6 +287,7 @@ public struct BenchmarkOptions: Equatable, Sendable {
             case "--entries": options.entries = try parseCount(try value(), option: name)
             case "--sweep-sizes": options.sweepSizes = try list().map(parseBytes)
             case "--sweep-entries": options.sweepEntries = try list().map { try parseCount($0, option: name) }
+            case "--scale-entries": options.scaleEntries = try list().map { try parseCount($0, option: name) }
             case "--large-file-sizes": options.largeFileSizes = try list().map(parseBytes)
             case "--no-xfs": options.xfs = false
             case "--baseline": options.baseline = try value()
@@ -320,6 +330,8 @@ public struct BenchmarkOptions: Equatable, Sendable {
             options.runs = runs ?? 5
             options.suites = suites ?? ["save", "large-file", "hash", "manifest", "zip"]
         }
+        // The scale suite alone: three runs below a million files (one from there on).
+        if runs == nil && options.suites == ["scale"] { options.runs = 3 }
         if options.shapes.isEmpty { options.shapes = PackageShape.Kind.saveSuiteDefaults }
         if options.scenarios.isEmpty { options.scenarios = Scenario.saveSuiteDefaults }
         if options.largeFileSizes.isEmpty { options.largeFileSizes = [1 << 30, 4 << 30] }

@@ -57,7 +57,9 @@ public struct BenchmarkRunner {
         var removeAtEnd = !options.keep
         defer { if removeAtEnd { try? FileSystem.removeTree(runDirectory) } }
         let generating = options.suites.flatMap { suite -> [String] in
-            suite == "save" ? options.shapes.map { "save/\($0.rawValue)" } : suite.hasPrefix("sweep") || suite == "large-file" ? [suite] : []
+            suite == "save"
+                ? options.shapes.map { "save/\($0.rawValue)" }
+                : suite.hasPrefix("sweep") || suite == "large-file" || suite == "scale" ? [suite] : []
         }
         if let baseline = options.baseline {
             guard access(baseline, X_OK) == 0 else { throw BenchError("no pkgtool executable at '\(baseline)' (--baseline)") }
@@ -186,6 +188,18 @@ public struct BenchmarkRunner {
                 if let size = options.size, !options.suites.contains("save") { sync.mediaBytes = size }
                 let result = try sync.run(progress: progress)
                 record.shapes.append(result.shape)
+                record.measurements += result.measurements
+                record.checks += result.checks
+                record.notes += result.notes
+            case "scale":
+                progress.log(
+                    "scale suite: \(options.scaleEntries.map(Format.count).joined(separator: ", ")) files through save, diff, pack, push and pull")
+                var scale = ScaleSuite(
+                    entries: options.scaleEntries, runs: options.runs, warmups: options.warmups, seed: options.seed,
+                    directory: "\(runDirectory)/scale", pkgtool: pkgtool)
+                scale.keep = keepData("scale")
+                let result = try scale.run(progress: progress)
+                record.shapes += result.shapes
                 record.measurements += result.measurements
                 record.checks += result.checks
                 record.notes += result.notes
@@ -358,6 +372,12 @@ public struct BenchmarkRunner {
         "library": "PackageSaver.save(FileWrapper tree, to: PKG, options: SaveOptions(strategy:durability:)) in-process",
         "sync push": "pkgtool push --json SRC s3://bench-pkgtool/doc; rclone sync SRC bench:bench-rclone/doc; restic -r s3:ENDPOINT/bench-restic/doc backup --quiet SRC",
         "sync pull": "pkgtool pull --json --fsync none s3://bench-pkgtool/doc DEST; rclone sync bench:bench-rclone/doc DEST; restic -r … restore latest --target DEST",
+        "scale first save": "pkgtool save --json SRC NEW; cp -a SRC NEW && sync -f NEW; rsync -a SRC/ NEW/ && sync -f NEW",
+        "scale saves (no change, 100 files edited)": "pkgtool save --json SRC PKG; rsync -a --delete --stats SRC/ COPY/",
+        "scale diff": "pkgtool diff PKG; pkgtool diff SRC PKG; rsync -a --delete --dry-run --stats SRC/ COPY/",
+        "scale pack": "pkgtool pack SRC NEW.zip; cd SRC && zip -r -q NEW.zip .",
+        "scale push": "pkgtool push --json PKG s3://bench-pkgtool/scale-N-K; restic -r s3:ENDPOINT/bench-restic/scale-N-K backup --quiet SRC (after an untimed init)",
+        "scale pull": "pkgtool pull --json --fsync none s3://bench-pkgtool/scale-N-K NEW; restic -r … restore latest --target NEW",
     ]
 
     /// The first line of each tool's version, for the record.

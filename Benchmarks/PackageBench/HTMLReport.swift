@@ -76,6 +76,7 @@ public enum HTMLReport {
             body += barChart(id: suite, rows: rows, group: { _ in suite }, panels: [.seconds])
             body += measurementTable(rows, ratios: false)
         }
+        body += ScaleReport.html(record)
         body += reproduction(record)
         let height = estimatedHeight(body)
         return """
@@ -103,12 +104,15 @@ public enum HTMLReport {
         case bytesWritten = "bytes_written"
         /// What the loop device under the targets wrote (0 where not measured: no bar).
         case deviceBytes = "device_bytes_written"
+        /// The largest peak RSS over the runs (0 for in-process jobs: no point).
+        case peakRSS = "peak_rss_bytes"
 
         func value(_ m: JobMeasurement) -> Double {
             switch self {
             case .seconds: return m.seconds.median
             case .bytesWritten: return m.bytesWritten.median
             case .deviceBytes: return m.deviceBytesWritten?.median ?? 0
+            case .peakRSS: return Double(m.peakRssBytes ?? 0)
             }
         }
         /// Whether the row has this figure (device writes only on a loop image's targets).
@@ -118,6 +122,7 @@ public enum HTMLReport {
             case .seconds: return (m.seconds.min, m.seconds.max)
             case .bytesWritten: return (m.bytesWritten.min, m.bytesWritten.max)
             case .deviceBytes: return (m.deviceBytesWritten?.min ?? 0, m.deviceBytesWritten?.max ?? 0)
+            case .peakRSS: return (value(m), value(m))
             }
         }
         func format(_ value: Double) -> String { self == .seconds ? Format.seconds(value) : Format.bytes(Int64(value)) }
@@ -142,6 +147,7 @@ public enum HTMLReport {
             case .seconds: return "time (median, log scale)"
             case .bytesWritten: return "bytes written (median, log scale)"
             case .deviceBytes: return "device wrote (median, log scale)"
+            case .peakRSS: return "peak RSS (largest, log scale)"
             }
         }
         /// Tick values for a log axis between `low` and `high`.
@@ -180,6 +186,8 @@ public enum HTMLReport {
         case ("cp", _): return "#8a8a8a"
         case ("find", _): return "#a0785a"
         case ("xxhsum", _), ("zip", _), ("unzip", _), ("7z", _), ("bsdtar", _): return "#f0a030"
+        case ("pkgtool", "two-trees"): return "#1a4f80"
+        case ("restic", _): return "#2a9d8f"
         default: return "#4a90d9"
         }
     }
@@ -277,13 +285,20 @@ public enum HTMLReport {
     // MARK: Line charts
 
     enum LineAxis {
-        case bytes, entries
+        /// `files`: the scale suite's count of files (its `packageEntries`).
+        case bytes, entries, files
 
         func value(_ m: JobMeasurement) -> Double {
             Double(self == .bytes ? m.packageBytes ?? 0 : Int64(m.packageEntries ?? 0))
         }
         func format(_ value: Double) -> String { self == .bytes ? Format.bytes(Int64(value)) : Format.count(Int(value)) }
-        var title: String { self == .bytes ? "package bytes" : "entries" }
+        var title: String {
+            switch self {
+            case .bytes: return "package bytes"
+            case .entries: return "entries"
+            case .files: return "files (log scale)"
+            }
+        }
     }
 
     /// One line per job across the sweep's points, log scales on both axes, one panel per metric.
@@ -424,7 +439,7 @@ public enum HTMLReport {
             }
         }
         func count(_ needle: String) -> Double { Double(body.components(separatedBy: needle).count - 1) }
-        height += count("<tr") * 19 + count("<h2") * 44 + count("<p class") * 22 + count("<li") * 20 + count("<table") * 14
+        height += count("<tr") * 19 + count("<h2") * 44 + count("<h3") * 30 + count("<p class") * 22 + count("<li") * 20 + count("<table") * 14
         return Int(height)
     }
 
@@ -455,6 +470,7 @@ public enum HTMLReport {
         svg.chart { max-width: 100%; height: auto; }
         h1 { font-size: 22px; margin: 0 0 6px; }
         h2 { font-size: 17px; margin: 28px 0 6px; border-bottom: 1px solid #ddd; padding-bottom: 3px; }
+        h3 { font-size: 14px; margin: 16px 0 4px; }
         .meta { color: #555; margin: 4px 0; }
         .warning { background: #fdd; border: 2px solid #c00; padding: 8px; font-weight: bold; }
         .figure { overflow-x: auto; margin: 8px 0 12px; }

@@ -219,6 +219,29 @@ public final class SourceTree {
         return edit
     }
 
+    /// Rewrites `count` small files spread evenly over the tree, in place, same sizes (the
+    /// scale suite's edit): one every `files / count`, from an offset that moves with each
+    /// call, so each edit touches files of its own across as many folders.
+    public func rewriteSpread(_ count: Int) throws -> Edit {
+        edits += 1
+        let time = GeneratedPackage.baseTime + Int64(3600 + edits) * 1_000_000_000
+        var edit = Edit()
+        let files = package.smallFiles.count
+        let chosen = min(count, files)
+        guard chosen > 0 else { return edit }
+        let step = files / chosen
+        let offset = step > 1 ? (edits * 7) % step : 0
+        for position in 0..<chosen {
+            let index = position * step + offset
+            guard !removed.contains(index) else { continue }
+            try rewriteSmall(index, time: time, edit: &edit)
+        }
+        edit.description =
+            "\(chosen) files rewritten in place across the tree, one every \(Format.count(step)) "
+            + "(\(Format.count(edit.filesChanged)) with new bytes, \(Format.bytes(edit.bytesChanged)); the rest too small to change: new dates only)"
+        return edit
+    }
+
     /// Rewrites small file `index` in place with a new version of the same size. A file
     /// whose bytes come out the same (an empty one, a text shorter than its header) is
     /// rewritten all the same — its date changes — but not counted as changed.

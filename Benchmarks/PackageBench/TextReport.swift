@@ -120,6 +120,8 @@ enum TextReport {
             }
         }
 
+        out += ScaleReport.text(record)
+
         for suite in ["manifest", "zip"] {
             let rows = record.measurements(suite: suite)
             guard !rows.isEmpty else { continue }

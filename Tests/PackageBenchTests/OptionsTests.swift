@@ -72,7 +72,7 @@ import Testing
         (["--runs", "0"], "--runs expects a positive number, not '0'"),
         (["--bogus"], "unknown option '--bogus'"),
         (["stray"], "unexpected argument 'stray'"),
-        (["--suite", "nope"], "unknown suite 'nope' (save, large-file, hash, manifest, zip, sweep-bytes, sweep-entries, sync, sweep)"),
+        (["--suite", "nope"], "unknown suite 'nope' (save, large-file, hash, manifest, zip, sweep-bytes, sweep-entries, sync, scale, sweep)"),
         (["--shape", "tiny"], "unknown shape 'tiny' (document, small-files, huge, media)"),
         (["--large-file-sizes", "big"], "cannot read 'big' as a size (try 256MiB or 4GiB)"),
         (["--baseline"], "option '--baseline' needs a value"),
