@@ -7,6 +7,9 @@ struct ParsedArchive {
     var comment: String
     var centralDirectoryOffset: Int64
     var isZip64: Bool
+    /// The bytes below the central directory that earlier in-place appends left dead
+    /// (`DeadRanges`), as the first central record declares them.
+    var deadRanges: [Range<Int64>]
 }
 
 /// The structural checks of `ZipArchive.open`: end records, central directory, local
@@ -103,7 +106,8 @@ struct ArchiveParser {
         guard entries.count <= limits.maximumEntries else {
             throw fail(.limit, nil, "\(entries.count) entries, over the limit of \(limits.maximumEntries)")
         }
-        try checkLocalHeaders(file, &entries, centralOffset: centralOffset)
+        let dead = try central.withUnsafeBytes { try declaredDeadRanges($0) }
+        try checkLocalHeaders(file, &entries, centralOffset: centralOffset, dead: dead)
         if entries.contains(where: { $0.path.isEmpty }) {
             entries.removeAll { $0.path.isEmpty }
             for index in entries.indices { entries[index].index = index }
@@ -112,7 +116,25 @@ struct ArchiveParser {
         try checkTotals(entries)
         return ParsedArchive(
             entries: entries, tree: tree, comment: String(decoding: end.comment, as: UTF8.self),
-            centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil)
+            centralDirectoryOffset: centralOffset, isZip64: end.zip64RecordOffset != nil, deadRanges: dead)
+    }
+
+    /// The dead ranges the first central record declares (none when it has no such field).
+    /// Called once the records parsed: the first one is whole.
+    func declaredDeadRanges(_ central: UnsafeRawBufferPointer) throws -> [Range<Int64>] {
+        guard central.count >= ZipFormat.centralHeaderSize else { return [] }
+        let nameLength = Int(central.le16(28))
+        let extraLength = Int(central.le16(30))
+        let start = ZipFormat.centralHeaderSize + nameLength
+        let extra = UnsafeRawBufferPointer(rebasing: central[start..<(start + extraLength)])
+        guard let item = ExtraField.records(extra)?.first(where: { $0.id == ZipFormat.deadRangesID }) else { return [] }
+        guard let ranges = DeadRanges.parse(UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)]))
+        else {
+            throw fail(
+                .malformed, nil,
+                "the dead-range field (0x6470) of the first central record is malformed (ranges out of order, touching, empty or cut short)")
+        }
+        return ranges
     }
 
     /// Finds the end record: the one whose comment reaches exactly the end of the file, or
@@ -373,6 +395,10 @@ struct ArchiveParser {
                 }
             case ZipFormat.contentHashID:
                 contentHash = try parseContentHash(data, entry: shownName)
+            case ZipFormat.deadRangesID where index != 0:
+                throw fail(
+                    .malformed, shownName,
+                    "a dead-range field (0x6470) outside the first central record (only there does it describe the archive)")
             default: break
             }
         }
@@ -487,11 +513,22 @@ struct ArchiveParser {
 
     /// Reads every local header in file order, checks it against the central record, finds
     /// where the data and any data descriptor end, and refuses overlaps and junk.
-    func checkLocalHeaders(_ file: borrowing FileDescriptor, _ entries: inout [ZipEntry], centralOffset: Int64) throws {
+    ///
+    /// A gap is accepted only when it is the next of the `dead` ranges (`DeadRanges`), and
+    /// every declared range must be such a gap.
+    func checkLocalHeaders(
+        _ file: borrowing FileDescriptor, _ entries: inout [ZipEntry], centralOffset: Int64, dead: [Range<Int64>]
+    ) throws {
         let order = entries.indices.sorted { entries[$0].localHeaderOffset < entries[$1].localHeaderOffset }
         let window = ReadWindow(size: size)
         var previousEnd: Int64 = 0
         var previousName: String?
+        var declared = dead[...]
+        func isDeclared(_ gap: Range<Int64>) -> Bool {
+            guard let next = declared.first, next == gap else { return false }
+            declared.removeFirst()
+            return true
+        }
         for index in order {
             var entry = entries[index]
             let name = entry.name
@@ -505,7 +542,9 @@ struct ArchiveParser {
                     .overlap, name,
                     "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
             }
-            if previousName != nil, entry.localHeaderOffset > previousEnd {
+            if previousName != nil, entry.localHeaderOffset > previousEnd,
+                !isDeclared(previousEnd..<entry.localHeaderOffset)
+            {
                 if isLocalHeader(file, at: previousEnd, window: window) {
                     throw fail(
                         .inconsistent, name,
@@ -515,7 +554,7 @@ struct ArchiveParser {
                     .inconsistent, name,
                     "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
             }
-            if previousName == nil && entry.localHeaderOffset != 0 {
+            if previousName == nil && entry.localHeaderOffset != 0 && !isDeclared(0..<entry.localHeaderOffset) {
                 if isLocalHeader(file, at: 0, window: window) {
                     throw fail(
                         .inconsistent, name,
@@ -534,13 +573,18 @@ struct ArchiveParser {
             guard previousEnd <= centralOffset else {
                 throw fail(.overlap, previousName, "its data runs into the central directory")
             }
-            guard previousEnd == centralOffset else {
+            guard previousEnd == centralOffset || isDeclared(previousEnd..<centralOffset) else {
                 throw fail(
                     .inconsistent, nil,
                     "\(centralOffset - previousEnd) bytes of unexplained data lie between the last entry and the central directory")
             }
         } else if centralOffset != 0 {
             throw fail(.junk, nil, "\(centralOffset) bytes of other data precede the (empty) central directory")
+        }
+        guard declared.isEmpty else {
+            throw fail(
+                .inconsistent, nil,
+                "the dead-range field (0x6470) declares \(declared.count) range(s) that are not gaps between the entries (the first at offset \(declared.first!.lowerBound))")
         }
     }
 

@@ -112,8 +112,9 @@ enum HeaderWriter {
         }
     }
 
-    /// The central-directory record.
-    static func central(_ header: EntryHeader, into builder: inout RecordBuilder) {
+    /// The central-directory record; `extra` goes after its own fields (the dead ranges
+    /// of an in-place append, in the first record).
+    static func central(_ header: EntryHeader, extra tail: [UInt8] = [], into builder: inout RecordBuilder) {
         let name = header.nameBytes
         let (time, date) = DOSTime.encode(header.modificationTime)
         let bigUncompressed = header.uncompressedSize >= Int64(ZipFormat.marker32)
@@ -132,6 +133,7 @@ enum HeaderWriter {
             timestampExtra(header.modificationTime, into: &extra)
             if carriesHash(header) { _ = hashExtra(header.contentHash, into: &extra) }
         }
+        extra.append(tail)
 
         let typeBits: UInt32
         switch header.kind {

@@ -9,6 +9,10 @@ final class OutputBuffer {
     /// The file offset of `storage[0]`.
     private var flushed: Int64 = 0
 
+    /// A buffer whose first byte goes to `offset` of the file (an in-place append starts at
+    /// the old archive's end).
+    init(startingAt offset: Int64 = 0) { flushed = offset }
+
     deinit { storage.deallocate() }
 
     var position: Int64 { flushed + Int64(count) }

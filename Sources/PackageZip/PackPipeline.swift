@@ -217,10 +217,15 @@ final class PackPipeline: Sendable {
 
     /// Starts the workers, writes every entry in order to `file`, and stops the workers,
     /// also when writing fails.
+    ///
+    /// With `appending`, the entries it keeps are not written, the others go after the old
+    /// archive's end, and the new central directory and end records are returned, not
+    /// written: the caller records them before they go to disk (`InPlaceAppend`).
+    @discardableResult
     func run(
-        writingTo file: borrowing FileDescriptor, base: ZipArchive?, report: inout ZipPackReport,
-        progress: (@Sendable (Int64) -> Void)?
-    ) throws {
+        writingTo file: borrowing FileDescriptor, base: ZipArchive?, appending: AppendLayout? = nil,
+        report: inout ZipPackReport, progress: (@Sendable (Int64) -> Void)?
+    ) throws -> ArchiveTail? {
         let group = DispatchGroup()
         let injector = IOFaultInjection.injector
         let workers = jobs.isEmpty ? 0 : min(workerCount, jobs.count)
@@ -229,8 +234,9 @@ final class PackPipeline: Sendable {
                 IOFaultInjection.withInjector(injector) { self.workerLoop() }
             }
         }
+        let tail: ArchiveTail?
         do {
-            try write(to: file, base: base, report: &report, progress: progress)
+            tail = try write(to: file, base: base, appending: appending, report: &report, progress: progress)
         } catch {
             cancelled.store(true, ordering: .releasing)
             for _ in 0..<(slots.count + workers) { free.signal() }
@@ -238,34 +244,36 @@ final class PackPipeline: Sendable {
             throw error
         }
         group.wait()
+        return tail
     }
 
     private func write(
-        to file: borrowing FileDescriptor, base: ZipArchive?, report: inout ZipPackReport,
+        to file: borrowing FileDescriptor, base: ZipArchive?, appending: AppendLayout?, report: inout ZipPackReport,
         progress: (@Sendable (Int64) -> Void)?
-    ) throws {
-        let out = OutputBuffer()
+    ) throws -> ArchiveTail? {
+        let out = OutputBuffer(startingAt: appending?.start ?? 0)
         // Unchanged entries' bytes: ranges of the output left for parallel kernel copies.
         var copies: [RawCopy] = []
         var central = RecordBuilder(capacity: entries.count * 96 + 64)
+        // Appending, the first central record carries the dead ranges: written last.
+        var firstCentral: EntryHeader?
         let hasher = ContentHasher()
         for (index, entry) in entries.enumerated() {
             if cancellation?.isCancelled == true { throw CancellationError() }
-            var header = EntryHeader(
-                name: entry.name, kind: entry.kind, permissions: entry.permissions,
-                modificationTime: entry.modificationTime, method: .stored, uncompressedSize: 0, localZip64: false)
+            if let kept = appending?.kept[index] {
+                // In place already: only its central record is new.
+                count(kept, as: entry, report: &report, progress: progress)
+                if index == 0 { firstCentral = kept } else { HeaderWriter.central(kept, into: &central) }
+                continue
+            }
+            var header = PackPipeline.header(for: entry)
             header.localHeaderOffset = out.position
-            header.bareLocalHeader = entry.isFirst
             switch entry.kind {
             case .directory:
                 try out.append(HeaderWriter.local(header).bytes, to: file)
                 report.directories += 1
             case .symbolicLink:
-                let target = Array((entry.linkTarget ?? "").utf8)
-                header.uncompressedSize = Int64(target.count)
-                header.compressedSize = header.uncompressedSize
-                header.crc32 = CRC32.of(target)
-                header.contentHash = ContentHash.of(target)
+                let target = PackPipeline.fillLink(&header, entry)
                 try out.append(HeaderWriter.local(header).bytes, to: file)
                 try out.append(target, to: file)
                 report.links += 1
@@ -273,13 +281,7 @@ final class PackPipeline: Sendable {
                 report.inputBytes += header.uncompressedSize
             default:
                 if let old = entry.reuse, base != nil {
-                    header.method = old.method
-                    header.crc32 = old.crc32
-                    header.compressedSize = old.compressedSize
-                    header.uncompressedSize = old.uncompressedSize
-                    header.contentHash = old.contentHash
-                    header.localZip64 =
-                        old.uncompressedSize >= Int64(ZipFormat.marker32) || old.compressedSize >= Int64(ZipFormat.marker32)
+                    PackPipeline.fillReused(&header, from: old)
                     let local = HeaderWriter.local(header).bytes
                     if try sameLocalHeader(local, as: old, in: base) {
                         // Header and data as they are: one range, merged with its neighbours.
@@ -301,8 +303,24 @@ final class PackPipeline: Sendable {
                 report.files += 1
                 report.inputBytes += header.uncompressedSize
             }
-            HeaderWriter.central(header, into: &central)
+            if appending != nil && index == 0 { firstCentral = header } else { HeaderWriter.central(header, into: &central) }
             report.entries += 1
+        }
+        if let appending {
+            try out.flush(to: file)
+            if let base, !copies.isEmpty {
+                try RawCopy.run(
+                    copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
+            }
+            var head = RecordBuilder(capacity: 256 + appending.deadField.count)
+            if let firstCentral { HeaderWriter.central(firstCentral, extra: appending.deadField, into: &head) }
+            let centralBytes = head.bytes + central.bytes
+            let centralOffset = out.position
+            let end = HeaderWriter.end(
+                entryCount: entries.count, centralOffset: centralOffset, centralSize: Int64(centralBytes.count))
+            report.archiveBytes = centralOffset + Int64(centralBytes.count + end.count)
+            if cancellation?.isCancelled == true { throw CancellationError() }
+            return ArchiveTail(offset: centralOffset, bytes: centralBytes + end)
         }
         let centralOffset = out.position
         try out.append(central.bytes, to: file)
@@ -319,6 +337,58 @@ final class PackPipeline: Sendable {
         // the copies above, after the last entry's check.
         if cancellation?.isCancelled == true { throw CancellationError() }
         try file.seek(to: report.archiveBytes)
+        return nil
+    }
+
+    /// The header every entry starts from: name, kind, mode, time; sizes to come.
+    static func header(for entry: PackEntry) -> EntryHeader {
+        var header = EntryHeader(
+            name: entry.name, kind: entry.kind, permissions: entry.permissions,
+            modificationTime: entry.modificationTime, method: .stored, uncompressedSize: 0, localZip64: false)
+        header.bareLocalHeader = entry.isFirst
+        return header
+    }
+
+    /// A link's sizes, CRC and hash, from its target; returns the target's bytes.
+    @discardableResult
+    static func fillLink(_ header: inout EntryHeader, _ entry: PackEntry) -> [UInt8] {
+        let target = Array((entry.linkTarget ?? "").utf8)
+        header.uncompressedSize = Int64(target.count)
+        header.compressedSize = header.uncompressedSize
+        header.crc32 = CRC32.of(target)
+        header.contentHash = ContentHash.of(target)
+        return target
+    }
+
+    /// A reused file's method, CRC, sizes and hash, from the base's entry.
+    static func fillReused(_ header: inout EntryHeader, from old: ZipEntry) {
+        header.method = old.method
+        header.crc32 = old.crc32
+        header.compressedSize = old.compressedSize
+        header.uncompressedSize = old.uncompressedSize
+        header.contentHash = old.contentHash
+        header.localZip64 =
+            old.uncompressedSize >= Int64(ZipFormat.marker32) || old.compressedSize >= Int64(ZipFormat.marker32)
+    }
+
+    /// The counts and progress of an entry an append keeps in place.
+    private func count(
+        _ kept: EntryHeader, as entry: PackEntry, report: inout ZipPackReport, progress: (@Sendable (Int64) -> Void)?
+    ) {
+        report.entries += 1
+        switch entry.kind {
+        case .directory: report.directories += 1
+        case .symbolicLink:
+            report.links += 1
+            report.stored += 1
+            report.inputBytes += kept.uncompressedSize
+        default:
+            report.files += 1
+            report.reused += 1
+            report.inputBytes += kept.uncompressedSize
+            if kept.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
+            progress?(kept.uncompressedSize)
+        }
     }
 
     /// Whether the base's local header of `old` is byte for byte `local` (the same name,

@@ -34,6 +34,9 @@ public final class ZipArchive: @unchecked Sendable {
     public let isZip64: Bool
     /// The limits the archive was opened with; extraction checks them again.
     public let limits: ZipLimits
+    /// Bytes below the central directory that in-place appends left dead (old versions of
+    /// entries, old central directories), as the archive declares them.
+    package let deadRanges: [Range<Int64>]
     let file: FileDescriptor
     /// The entries' paths as a tree (parents, implied directories): see `PathTree`.
     let tree: PathTree
@@ -41,8 +44,9 @@ public final class ZipArchive: @unchecked Sendable {
 
     private init(
         path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], tree: PathTree,
-        comment: String, centralDirectoryOffset: Int64, isZip64: Bool, limits: ZipLimits
+        comment: String, centralDirectoryOffset: Int64, isZip64: Bool, limits: ZipLimits, deadRanges: [Range<Int64>]
     ) {
+        self.deadRanges = deadRanges
         self.path = path
         self.file = file
         self.fileSize = fileSize
@@ -82,18 +86,34 @@ public final class ZipArchive: @unchecked Sendable {
     ///   256 KiB windows, in file order) and the targets of symbolic links; memory is about
     ///   the central directory's size.
     public static func open(_ path: String, limits: ZipLimits = .default) throws -> ZipArchive {
+        // An in-place append that was interrupted is finished or undone first (when this
+        // process may write), and an append in progress is waited for (Specs/zip.md,
+        // "Appending in place").
+        AppendRecovery.recover(path)
         let file = try FileDescriptor.open(path, options: .nonBlocking)
-        let status = try file.status()
-        guard status.kind == .regular else {
-            throw FileSystemError(.open, path: path, reason: "is a \(status.kind), not a ZIP archive")
+        let kind = try file.status().kind
+        guard kind == .regular else {
+            throw FileSystemError(.open, path: path, reason: "is a \(kind), not a ZIP archive")
         }
-        var parser = ArchiveParser(path: path, size: status.size, limits: limits)
-        let parsed = try parser.parse(file)
+        let locked = (try? file.lock(exclusive: false)) != nil
+        let status = try file.status()
+        let length = AppendRecovery.readableLength(of: file, path: path, status: status)
+        var parser = ArchiveParser(path: path, size: length, limits: limits)
+        let parsed: ParsedArchive
+        do {
+            parsed = try parser.parse(file)
+        } catch {
+            if locked { file.unlock() }
+            throw error
+        }
+        // Appends never write below the length read, so the lock need not outlive the parse.
+        if locked { file.unlock() }
         var entries = parsed.entries
         try readLinkTargets(&entries, tree: parsed.tree, file: file, path: path, limits: limits)
         return ZipArchive(
-            path: path, file: file, fileSize: status.size, entries: entries, tree: parsed.tree, comment: parsed.comment,
-            centralDirectoryOffset: parsed.centralDirectoryOffset, isZip64: parsed.isZip64, limits: limits)
+            path: path, file: file, fileSize: length, entries: entries, tree: parsed.tree, comment: parsed.comment,
+            centralDirectoryOffset: parsed.centralDirectoryOffset, isZip64: parsed.isZip64, limits: limits,
+            deadRanges: parsed.deadRanges)
     }
 
     /// Reads every link's target, checks it, and refuses links that would lead outside.

@@ -48,6 +48,13 @@ public struct ZipPackOptions: Sendable {
     public var cancellation: SaveCancellation?
     /// Entries of the source left out of the archive (`--exclude`; none by default).
     public var exclusions: PathExclusions = .none
+    /// Whether a repack over an existing archive may append the changed entries to it in
+    /// place (the default) rather than write the whole archive anew. It does when the
+    /// output is a regular file with one name, its own base, no fixed `modificationTime`
+    /// is asked for (reproducible bytes need the rewrite), and at most half of it would
+    /// then be dead bytes (Specs/zip.md, "Appending in place"). False always rewrites,
+    /// which also drops the dead bytes earlier appends left (`pack --compact`).
+    public var appendsInPlace = true
 
     /// Options; every parameter is the property of the same name.
     public init(
@@ -96,6 +103,12 @@ public struct ZipPackReport: Sendable {
     /// Whether the archive was written over the previous file's blocks (`keepsPrevious`),
     /// rather than into a new file.
     public var reusedPrevious = false
+    /// Whether the changed entries were appended to the existing archive in place
+    /// (`appendsInPlace`), rather than the archive written anew.
+    public var appendedInPlace = false
+    /// Bytes of the archive no entry uses (old versions, old central directories) after
+    /// an in-place append; 0 after a rewrite.
+    public var deadBytes: Int64 = 0
     /// Links written whose target is absolute or climbs out of the tree, and why: other
     /// tools unpack them, but pkgtool's own reader refuses the archive (`ZipArchive.open`
     /// never lets a link lead out of the destination).
@@ -137,6 +150,7 @@ public enum ZipPacker {
     {
         guard (0...9).contains(options.level) else { throw ZipPackError("level must be 0 to 9, not \(options.level)") }
         // Checked first, so that a pack into a directory or a device fails before any work.
+        let given = output
         let output = try AtomicFile.replaceableTarget(output)
         // SRC given as a symbolic link means the directory it names (entries inside are
         // never followed).
@@ -220,7 +234,17 @@ public enum ZipPacker {
         let pipeline = PackPipeline(
             entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
             cancellation: options.cancellation)
-        if options.keepsPrevious {
+        if let base, let layout = try appendLayout(given, output: output, base: base, entries: entries, options: options),
+            try InPlaceAppend.append(to: output, base: base, layout: layout, durability: options.durability, { file in
+                let tail = try pipeline.run(
+                    writingTo: file, base: base, appending: layout, report: &report, progress: options.progress)
+                guard let tail else { throw ZipPackError("internal error: the append wrote no central directory") }
+                return tail
+            })
+        {
+            report.appendedInPlace = true
+            report.deadBytes = layout.deadBytes
+        } else if options.keepsPrevious {
             let reusedPrevious = try PreviousArchive.write(
                 to: output, sparing: base, permissions: 0o644, durability: options.durability
             ) { file in
@@ -235,6 +259,21 @@ public enum ZipPacker {
         }
         withExtendedLifetime(root) {}
         return report
+    }
+
+    /// The layout of an in-place append to `output` (`given` as the caller named it), or
+    /// nil when the archive is to be written anew: the option is off, a base other than
+    /// the output or a fixed time was asked for, the name is a symbolic link (the rewrite
+    /// replaces the link's target as before) or has other hard links (appending would
+    /// change them too), or too much would be dead (`InPlaceAppend.plan`).
+    static func appendLayout(
+        _ given: String, output: String, base: ZipArchive, entries: [PackEntry], options: ZipPackOptions
+    ) throws -> AppendLayout? {
+        guard options.appendsInPlace, !options.keepsPrevious, options.base == nil, options.reuseExistingOutput,
+            options.modificationTime == nil,
+            let named = try FileSystem.statusIfExists(given), named.kind == .regular, named.linkCount == 1
+        else { return nil }
+        return try InPlaceAppend.plan(entries, base: base)
     }
 
     static func floorSeconds(_ nanoseconds: Int64) -> Int64 {

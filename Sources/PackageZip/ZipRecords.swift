@@ -37,13 +37,17 @@ enum ZipFormat {
     static let unicodePathID: UInt16 = 0x7075
     static let unicodeCommentID: UInt16 = 0x6375
     /// Fields that may appear at most once in a header.
-    static let singleExtraIDs: Set<UInt16> = [0x0001, 0x5455, 0x7075, 0x6375, 0x6870]
+    static let singleExtraIDs: Set<UInt16> = [0x0001, 0x5455, 0x7075, 0x6375, 0x6870, 0x6470]
     /// Fields that must appear in both headers of an entry or in neither.
     static let pairedExtraIDs: Set<UInt16> = [0x5455, 0x7075, 0x6870]
     /// pkgtool's content hash: "ph" in the file (Specs/zip.md, "The content-hash extra field").
     static let contentHashID: UInt16 = 0x6870
     static let contentHashVersion: UInt8 = 1
     static let contentHashAlgorithmXXH3_128: UInt8 = 1
+    /// pkgtool's dead ranges: "pd" in the file, central directory only, first record only
+    /// (Specs/zip.md, "Appending in place").
+    static let deadRangesID: UInt16 = 0x6470
+    static let deadRangesVersion: UInt8 = 1
 
     /// Version made by: upper byte 3 (Unix), lower byte 30 (spec 3.0).
     static let versionMadeByUnix: UInt16 = 3 << 8 | 30

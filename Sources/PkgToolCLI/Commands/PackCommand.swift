@@ -9,7 +9,7 @@ enum PackCommand: Command {
         name: "pack",
         summary: "write a directory as a ZIP archive (parallel, incremental, reproducible)",
         arguments:
-            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous] [--stats | --json] [--exclude PATTERN]... [-q] [--no-progress] SRC OUT.zip",
+            "[--level N] [--jobs N] [--base OLD.zip | --fresh] [--first NAME] [--mtime T] [--sync] [--keep-previous | --compact] [--stats | --json] [--exclude PATTERN]... [-q] [--no-progress] SRC OUT.zip",
         options: [
             OptionSpec("level", short: "l", .value(placeholder: "N"), help: "deflate level 0-9 (default 6; 0 stores)"),
             OptionSpec("jobs", short: "j", .value(placeholder: "N"), help: "compression threads (default: all cores)"),
@@ -28,6 +28,9 @@ enum PackCommand: Command {
             OptionSpec(
                 "keep-previous",
                 help: "keep the replaced archive as .OUT.zip.pkgtool-previous; the next pack overwrites it (faster; costs its size on disk)"),
+            OptionSpec(
+                "compact",
+                help: "rewrite OUT.zip whole instead of appending the changed entries to it (drops the dead bytes of earlier appends)"),
             OptionSpec("stats", help: "print the entries written, compressed, stored and reused, and the sizes", aliases: ["stat"]),
             OptionSpec("json", help: "print the same as JSON"),
         ] + OptionSpec.exclusionOptions + OptionSpec.progressOptions,
@@ -37,7 +40,12 @@ enum PackCommand: Command {
             empty directories, extended timestamps, CRC-32 and pkgtool's XXH3-128 content hash
             (a ZIP any unzip reads). Files that do not compress (judged from a sample) are stored.
             The same tree with the same --mtime gives the same bytes, whatever --jobs.
-            OUT.zip is replaced atomically: readers see the old archive or the new one.
+            A repack after a small change appends the changed entries to OUT.zip in place
+            and writes a new central directory after them (old versions stay as dead bytes,
+            at most half the archive; a kill mid-way is undone by the next pkgtool command
+            that opens OUT.zip). --compact, --mtime, --base, --fresh, a symbolic or hard
+            link at OUT.zip, or too many dead bytes rewrite it instead: OUT.zip is then
+            replaced atomically: readers see the old archive or the new one.
             With --keep-previous the archive OUT.zip replaces is kept beside it, hidden, and
             the next pack writes into that file's blocks and swaps the two names: a repack
             costs a fraction of writing a new file. Without the flag such a file is left alone.
@@ -61,6 +69,10 @@ enum PackCommand: Command {
         options.exclusions = arguments.exclusions
         options.durability = arguments.flag("sync") ? .full : .none
         options.keepsPrevious = arguments.flag("keep-previous")
+        options.appendsInPlace = !arguments.flag("compact")
+        if options.keepsPrevious && arguments.flag("compact") {
+            throw UsageError("--keep-previous and --compact cannot be combined (--keep-previous always rewrites)", usageLine: usage)
+        }
         if arguments.flag("stats") && arguments.flag("json") {
             throw UsageError("--stats and --json cannot be combined", usageLine: usage)
         }
@@ -117,7 +129,7 @@ enum PackCommand: Command {
             "entries         \(r.entries) (\(count(r.files, "file", nil)), \(count(r.directories, "directory", "directories")), \(count(r.links, "link", nil)))",
             "deflated        \(count(r.deflated, "entry", "entries"))",
             "stored          \(count(r.stored, "entry", "entries"))",
-            "reused          \(count(r.reused, "entry", "entries"))\(r.reusedPrevious ? " (written over the kept previous archive)" : "")",
+            "reused          \(count(r.reused, "entry", "entries"))\(r.reusedPrevious ? " (written over the kept previous archive)" : "")\(r.appendedInPlace ? " (kept in place; the changed ones appended)" : "")",
             "input           \(StatisticsText.bytes(r.inputBytes))",
             "archive         \(StatisticsText.bytes(r.archiveBytes))",
         ].joined(separator: "\n")
@@ -128,7 +140,8 @@ enum PackCommand: Command {
             ("source", .string(source)), ("archive", .string(output)), ("entries", .int(r.entries)),
             ("files", .int(r.files)), ("directories", .int(r.directories)), ("links", .int(r.links)),
             ("deflated", .int(r.deflated)), ("stored", .int(r.stored)), ("reused", .int(r.reused)),
-            ("reused_previous", .bool(r.reusedPrevious)), ("input_bytes", .int(r.inputBytes)),
+            ("reused_previous", .bool(r.reusedPrevious)), ("appended_in_place", .bool(r.appendedInPlace)),
+            ("dead_bytes", .int(r.deadBytes)), ("input_bytes", .int(r.inputBytes)),
             ("archive_bytes", .int(r.archiveBytes)), ("skipped", .array(r.skipped.map { .string($0) })),
             ("base_ignored", r.baseIgnored.map { .string($0) } ?? .null),
         ])
