@@ -95,4 +95,33 @@ import Testing
         let old = BlobLocation(digest: moved.digest, pack: SHA256Digest.of([9, 9]), offset: 0, length: 10)
         #expect(index.place(old) == moved)
     }
+
+    /// An id prefix made only of digits is also a number: both readings are looked for along
+    /// the history, and a number that names no version does not hide the prefix.
+    @Test func anIdPrefixOfDigitsIsFoundAlongTheHistory() throws {
+        func version(_ sequence: Int, id hex: String, parent: SHA256Digest?) throws -> VersionSummary {
+            VersionSummary(
+                id: try #require(SHA256Digest(hex: hex)), sequence: sequence, time: Int64(sequence), parent: parent,
+                rootHash: ContentHash(high: UInt64(sequence), low: 1), size: 1, entryCount: 1)
+        }
+        let first = try version(1, id: "a1" + String(repeating: "0", count: 62), parent: nil)
+        let second = try version(2, id: "85641910" + String(repeating: "e", count: 56), parent: first.id)
+        let third = try version(3, id: "3bcd" + String(repeating: "f", count: 60), parent: second.id)
+        let record = HeadRecord(head: third, history: [second, first])
+        // Nothing is fetched: the record holds every version.
+        let configuration = S3Configuration(
+            endpoint: "http://127.0.0.1:9", pathStyle: true, region: "us-east-1",
+            credentials: S3Credentials(accessKeyID: "unused", secretAccessKey: "unused"))
+        let options = RemoteOptions(configuration: configuration, cacheDirectory: "/nonexistent-pkgtool-cache")
+        let store = RemoteStore(location: Self.location, options: options)
+        let connection = S3Connection(configuration: configuration, counters: TransferCounters(), cancellation: nil)
+        func resolve(_ reference: String) throws -> Int {
+            try LogOperation.resolve(reference, store: store, connection: connection, head: record).sequence
+        }
+        #expect(try resolve("85641910") == 2)
+        #expect(try resolve("8564") == 2)
+        #expect(try resolve("2") == 2)
+        #expect(try resolve("3bcd") == 3)
+        #expect(throws: RemoteError.self) { try resolve("9999") }
+    }
 }

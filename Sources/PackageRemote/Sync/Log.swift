@@ -80,7 +80,7 @@ enum LogOperation {
         // A head record claiming a million versions must not cost a million requests: past
         // its history, at most `walkLimit` older versions are read.
         let oldestInRecord = head.history.last ?? head.head
-        if let number, number >= 1, number < oldestInRecord.sequence - walkLimit {
+        if let number, !isPrefix, number >= 1, number < oldestInRecord.sequence - walkLimit {
             throw RemoteError(
                 .unknownVersion,
                 "version \(number) of \(store.location) is more than \(walkLimit) versions older than the head "
@@ -94,11 +94,13 @@ enum LogOperation {
         while let version = current {
             if let number, version.sequence == number { return version }
             if isPrefix && version.id.description.hasPrefix(lowered) { matches.append(version) }
-            if let number, version.sequence < number { break }
+            // Digits alone may be a number or an id prefix ("85641910"): the walk stops early
+            // for a number only when the reference cannot be a prefix.
+            if let number, !isPrefix, version.sequence < number { break }
             guard let parent = version.parent else { break }
             if head.isPruned(version.sequence - 1) && !history.contains(where: { $0.id == parent }) {
                 // The chain is gone past here: a number in a pruned range was pruned.
-                if let number, head.isPruned(number) {
+                if let number, head.isPruned(number), matches.isEmpty {
                     throw RemoteError(.unknownVersion, "version \(number) of \(store.location) was pruned")
                 }
                 break
