@@ -27,13 +27,13 @@ struct ByteNameTests {
     func saveAsPull(_ entries: [RemoteEntry], into package: String, strategy: SaveStrategy) throws {
         let manifest = VersionManifest(
             sequence: 1, time: 0, parent: nil, rootHash: ContentHash(high: 0, low: 0), entries: entries)
-        var origins: [FileKey: ContentOrigin] = [:]
+        var contents = PulledContents(readyDirectory: "/nonexistent/")
         for entry in entries where entry.kind == .regular {
-            origins[FileKey(entry.contentHash, entry.size)] = .bytes([UInt8](repeating: UInt8(ascii: "x"), count: Int(entry.size)))
+            contents.origins[FileKey(entry.contentHash, entry.size)] = .bytes([UInt8](repeating: UInt8(ascii: "x"), count: Int(entry.size)))
         }
         let current = try? PackageScan.scan(package, workers: 1).snapshot
         let source = RemoteVersionSource(
-            manifest, origins: origins, destination: package, current: current, rootPermissions: 0o755)
+            manifest, contents: contents, destination: package, current: current, rootPermissions: 0o755)
         _ = try PackageSaver.save(
             source, to: package, options: SaveOptions(strategy: strategy, durability: .none, trustManifest: false))
     }

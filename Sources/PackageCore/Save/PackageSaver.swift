@@ -106,6 +106,7 @@ public enum PackageSaver {
                 statistics.notes += tree.notes
                 let plan = SavePlan(
                     old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
+                    contentLookup: tree.contentLookup,
                     recorded: current.recorded,
                     reread: Set(tree.rehashed.map { FileName($0.string) }))
                 let saving = SaveContext(

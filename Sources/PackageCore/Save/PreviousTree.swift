@@ -66,7 +66,8 @@ extension SaveContext {
         let packageRoot = packageDescriptor.rawValue
         defer { withExtendedLifetime(packageDescriptor) {} }
         let fromPrevious = SavePlan(
-            old: previous.snapshot, new: plan.new, origins: plan.origins, contentDirectory: plan.contentDirectory)
+            old: previous.snapshot, new: plan.new, origins: plan.origins, contentDirectory: plan.contentDirectory,
+            contentLookup: plan.contentLookup)
         let createdSincePrevious = Set(fromPrevious.creations)
         let modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
         let modeChangedInPackage = Set(plan.permissionChanges)

@@ -40,6 +40,8 @@ struct SavePlan {
     let origins: [ContentOrigin?]
     /// Where files without an origin are, at their paths (`SourceTree.contentDirectory`).
     let contentDirectory: String?
+    /// Asked for files without an origin, before `contentDirectory` (`SourceTree.contentLookup`).
+    let contentLookup: ContentLookup?
     /// New entries to create or replace, in depth-first order (parents first).
     var creations: [Int] = []
     /// Old subtree roots to remove: deleted paths, and paths whose kind changed.
@@ -61,12 +63,13 @@ struct SavePlan {
     /// `old` files whose content is not known (a partial comparison): always rewritten.
     init(
         old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], contentDirectory: String? = nil,
-        recorded: PackageManifest? = nil, reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
+        contentLookup: ContentLookup? = nil, recorded: PackageManifest? = nil, reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
     ) {
         self.old = old
         self.new = new
         self.origins = origins
         self.contentDirectory = contentDirectory
+        self.contentLookup = contentLookup
         self.unchangedOld = Array(repeating: nil, count: new.entries.count)
         let before = old.entries
         let after = new.entries
@@ -147,12 +150,15 @@ struct SavePlan {
 }
 
 extension SavePlan {
-    /// Where new entry `index`'s bytes come from: its origin, or for a regular file in
-    /// `contentDirectory` that file, with the stat data its entry carries as seen.
+    /// Where new entry `index`'s bytes come from: its origin, what `contentLookup` says, or
+    /// for a regular file in `contentDirectory` that file, with the stat data its entry
+    /// carries as seen.
     func origin(at index: Int) -> ContentOrigin? {
         if index < origins.count, let origin = origins[index] { return origin }
         let entry = new.entries[index]
-        guard entry.kind == .regular, let contentDirectory else { return nil }
+        guard entry.kind == .regular else { return nil }
+        if let contentLookup, let origin = contentLookup(entry) { return origin }
+        guard let contentDirectory else { return nil }
         return .file(
             path: RelativePath.join(contentDirectory, entry.path),
             seen: FileStatus(

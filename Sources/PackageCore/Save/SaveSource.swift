@@ -49,6 +49,11 @@ public struct SaveSourceContext: Sendable {
     public internal(set) var manifest: PackageManifest?
 }
 
+/// Where a regular file of the new tree gets its bytes, asked by the engine only for the
+/// files it writes: a source that can tell from the entry alone (a pull's staging area,
+/// keyed by content) keeps no table as long as the tree.
+public typealias ContentLookup = @Sendable (SnapshotEntry) -> ContentOrigin?
+
 /// The whole new tree, as a source describes it.
 public struct SourceTree: Sendable {
     /// Every entry, depth-first in `PathOrder`, with content hashes (files, links) and Merkle
@@ -64,6 +69,8 @@ public struct SourceTree: Sendable {
     /// here instead of a path and a status per file, a fifth of a save's memory at a
     /// million files.
     public var contentDirectory: String?
+    /// Asked for a regular file that has no origin in `contents`, before `contentDirectory`.
+    public var contentLookup: ContentLookup?
     /// Permission bits of the package directory itself.
     public var rootPermissions: UInt32
     /// Files whose hash the source had to compute now (its stat cache did not vouch for
@@ -104,6 +111,17 @@ public struct SourceTree: Sendable {
             filesHashed: filesHashed, bytesHashed: bytesHashed, notes: notes)
         self.snapshot = snapshot
         self.contentDirectory = contentDirectory
+    }
+
+    /// A whole tree whose files' origins `contentLookup` gives, entry by entry, when the
+    /// engine writes them (nil for a file the package already holds as it is).
+    public init(
+        snapshot: TreeSnapshot, contentLookup: @escaping ContentLookup, rootPermissions: UInt32 = 0o755,
+        notes: [String] = []
+    ) {
+        self.init(snapshot: .empty, contents: [], rootPermissions: rootPermissions, notes: notes)
+        self.snapshot = snapshot
+        self.contentLookup = contentLookup
     }
 }
 

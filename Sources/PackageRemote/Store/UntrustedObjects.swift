@@ -57,7 +57,7 @@ package enum UntrustedRemoteObjects {
     ) throws -> ContentHash {
         var manifest = VersionManifest(
             sequence: 1, time: 0, parent: nil, rootHash: ContentHash(high: 0, low: 0), entries: entries)
-        var origins: [FileKey: ContentOrigin] = [:]
+        var contents = PulledContents(readyDirectory: "/nonexistent/")
         for index in manifest.entries.indices where manifest.entries[index].kind == .regular {
             let size = min(Int(manifest.entries[index].size), maximumFileSize)
             let content = [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: size)
@@ -65,13 +65,13 @@ package enum UntrustedRemoteObjects {
             manifest.entries[index].size = Int64(size)
             manifest.entries[index].contentHash = hash
             manifest.entries[index].blobs = []
-            origins[FileKey(hash, Int64(size))] = .bytes(content)
+            contents.origins[FileKey(hash, Int64(size))] = .bytes(content)
         }
         manifest.rootHash = manifest.snapshot().rootHash
         let current = try FileSystem.statusIfExists(destination) == nil
             ? nil : try PackageScan.scan(destination, workers: 1).snapshot
         let source = RemoteVersionSource(
-            manifest, origins: origins, destination: destination, current: current, rootPermissions: 0o755)
+            manifest, contents: contents, destination: destination, current: current, rootPermissions: 0o755)
         _ = try PackageSaver.save(
             source, to: destination,
             options: SaveOptions(strategy: strategy, durability: .none, workers: 1, trustManifest: false))

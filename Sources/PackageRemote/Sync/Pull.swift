@@ -108,12 +108,11 @@ enum PullOperation {
 
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
-        let (origins, chunkLists) = try gatherContents(
+        let contents = try gatherContents(
             manifest.entries, destination: destination, current: current, staging: staging, store: store, options: options,
             progress: progress, result: &result)
         let source = RemoteVersionSource(
-            manifest, origins: origins, chunkLists: chunkLists, destination: destination, current: current,
-            rootPermissions: rootPermissions)
+            manifest, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself. The version's sync record
         // is committed with its tree: a crash leaves DEST old with its old record, or new
@@ -287,74 +286,49 @@ enum PullOperation {
     /// and assembled there, every blob checked against its SHA-256 and every content
     /// against its XXH3. Contents in `wholeOnly` are always whole files (an origin that is
     /// a path, never a stream): a sync keeps them as conflict versions.
-    /// - Returns: each content's origin for the save engine, and the chunk lists of large ones.
-    /// - Complexity: the missing bytes in ranged GETs, `--transfers` at a time.
+    /// - Returns: where each content is now, and the chunk lists of large ones.
+    /// - Complexity: the missing bytes in ranged GETs, `--transfers` at a time. Memory: a
+    ///   few dozen bytes a content beside `wanted` (no path is copied per content).
     static func gatherContents(
         _ wanted: [RemoteEntry], wholeOnly: Set<FileKey> = [], destination: String, current: TreeSnapshot?,
         staging: PullStaging, store: RemoteStore, options: RemoteOptions, progress: ProgressManager?,
         result: inout PullResult
-    ) throws -> (origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList]) {
-        // The contents DEST lacks at their paths, each assembled once.
-        var localByContent: [FileKey: String] = [:]
-        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
-        for entry in current?.entries ?? [] where entry.kind == .regular {
-            localByContent[FileKey(entry.hash, entry.size)] = entry.path
-            currentByPath[RelativePath(trusted: entry.path)] = entry
-        }
-        var needed: [FileKey: RemoteEntry] = [:]
-        var neededOrder: [FileKey] = []
-        var pieceSources: [SnapshotEntry] = []  // DEST files whose unchanged pieces may serve
-        for entry in wanted where entry.kind == .regular && entry.size > 0 {
-            let key = FileKey(entry.contentHash, entry.size)
-            if let old = currentByPath[RelativePath(trusted: entry.path)], old.hash == entry.contentHash, old.size == entry.size { continue }
-            if needed[key] == nil {
-                needed[key] = entry
-                neededOrder.append(key)
-            }
-            if !wholeOnly.contains(key), let old = currentByPath[RelativePath(trusted: entry.path)],
-                old.size > options.chunking.wholeFileLimit, entry.size > options.chunking.wholeFileLimit
-            {
-                pieceSources.append(old)
-            }
-        }
-
+    ) throws -> PulledContents {
+        let found = ContentsNeeded(wanted, wholeOnly: wholeOnly, current: current, options: options)
         do {
-            try requireRoom(
-                for: neededOrder.map { key in
-                    let old = localByContent[key] == nil ? currentByPath[RelativePath(trusted: needed[key]!.path)] : nil
-                    return (key.size, old?.size)
-                }, destination: destination)
+            try requireRoom(for: found.room(), destination: destination)
         } catch {
             // Whatever an earlier pull staged cannot be finished here either: its room comes back.
             staging.remove()
             throw error
         }
         let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
-        let totalBytes = neededOrder.reduce(Int64(0)) { $0 + $1.size }
+        let totalBytes = found.order.reduce(Int64(0)) { $0 + $1.size }
         progress?.withProperties {
-            $0.totalCount = BlobUploader.units(totalBytes) + neededOrder.count + 2
-            $0.totalFileCount = neededOrder.count
+            $0.totalCount = BlobUploader.units(totalBytes) + found.order.count + 2
+            $0.totalFileCount = found.order.count
         }
 
         // The pieces DEST already holds, where a large file changed in a few places.
-        let localPieces = try indexLocalPieces(pieceSources, destination: destination, options: options, buffer: buffer)
+        let localPieces = try indexLocalPieces(found.pieceSources, destination: destination, options: options, buffer: buffer)
 
         // Where each needed content comes from: DEST itself (moved or copied content), a
         // stream of DEST's pieces and staged blobs (a large file partly changed), or the
         // staging area, assembled from fetched blobs.
-        var origins: [FileKey: ContentOrigin] = [:]
+        var contents = PulledContents(readyDirectory: staging.readyDirectory)
         var streamed: [FileKey: [StagedContentStream.Part]] = [:]
         var keepBlobs = Set<String>()
         var assembled: [FileKey] = []
         // Each large content's piece hashes (XXH3), known now for DEST's pieces and once
         // fetched or assembled for the rest: its chunk list, which lets the engine write only
-        // the pieces that changed, and DEST's manifest record them for the next save.
+        // the pieces that changed, and DEST's manifest record them for the next save. Small
+        // contents (one piece) need none.
         var pieceHashes: [FileKey: [ContentHash?]] = [:]
-        for key in neededOrder {
-            let blobs = needed[key]!.blobs
-            if let path = localByContent[key], let old = currentByPath[RelativePath(trusted: path)] {
-                origins[key] = .file(
-                    path: PackageLayout.joined(destination, path),
+        for key in found.order {
+            let blobs = wanted[found.index[key]!].blobs
+            if let index = found.localByContent[key], let old = current?.entries[index] {
+                contents.origins[key] = .file(
+                    path: PackageLayout.joined(destination, old.path),
                     seen: FileStatus(
                         kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
                         changeTime: old.changeTime, inode: old.inode, device: old.device))
@@ -386,22 +360,23 @@ enum PullOperation {
                 if staging.hasBlob(digest, length: UInt32(length)) {
                     result.blobsResumed += 1
                 } else if needs[digest]?.destinations.contains(where: { if case .blobFile = $0 { return true } else { return false } }) != true {
-                    let location = needed[key]!.blobs.first { $0.digest == digest }!
+                    let location = wanted[found.index[key]!].blobs.first { $0.digest == digest }!
                     needs[digest, default: BlobNeed(location: location, destinations: [])].destinations.append(.blobFile)
                 }
             }
             progress?.complete(count: 1)
         }
         for key in assembled {
-            if let hashes = staging.readyPieceHashes(key, pieces: needed[key]!.blobs.map { Int($0.length) }, buffer: buffer) {
-                pieceHashes[key] = hashes
+            let blobs = wanted[found.index[key]!].blobs
+            if let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer) {
+                if hashes.count > 1 { pieceHashes[key] = hashes }
                 progress?.complete(count: BlobUploader.units(key.size))
                 continue
             }
             pending.append(key)
             try staging.preparePartial(key)
             var offset: Int64 = 0
-            for blob in needed[key]!.blobs {
+            for blob in blobs {
                 defer { offset += Int64(blob.length) }
                 if staging.done.contains(PullStaging.JournalRecord(content: key, offset: offset, digest: blob.digest)) {
                     result.blobsResumed += 1
@@ -424,36 +399,14 @@ enum PullOperation {
         // The rest from the store, in ranges of packs, in parallel.
         if !needs.isEmpty {
             let ranges = plan(Array(needs.values))
-            let workers = store.workers(store.configuration.transport.concurrency)
-            let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
-            for range in ranges {
-                let location = store.location
-                workers.submit { connection in
-                    let sink = PackRangeSink(range: range, staging: staging, location: location) { length in
-                        downloaded.withLock { $0.blobs += 1 }
-                        progress?.withProperties {
-                            $0.completedByteCount += UInt64(length)
-                            $0.completedCount += BlobUploader.units(length) - 1
-                        }
-                    }
-                    let response = try connection.get(
-                        bucket: location.bucket, key: RemoteLayout.pack(range.pack, location), range: range.start..<range.end,
-                        into: sink)
-                    guard response != nil else {
-                        throw RemoteError(
-                            .verificationFailed,
-                            "object \(RemoteLayout.pack(range.pack, location)) is missing from the store; DEST was not changed")
-                    }
-                    downloaded.withLock { $0.bytes += range.end - range.start }
-                }
-            }
-            try workers.finish()
-            (result.blobsDownloaded, result.bytesDownloaded) = downloaded.withLock { ($0.blobs, $0.bytes) }
+            needs = [:]
+            try download(ranges, staging: staging, store: store, progress: progress, result: &result)
         }
 
         // Every content checked whole against its XXH3, then handed to the save engine.
         for key in pending {
-            pieceHashes[key] = try staging.finish(key, pieces: needed[key]!.blobs.map { Int($0.length) }, buffer: buffer)
+            let hashes = try staging.finish(key, pieces: wanted[found.index[key]!].blobs.map { Int($0.length) }, buffer: buffer)
+            if hashes.count > 1 { pieceHashes[key] = hashes }
             progress?.complete(count: 1)
         }
         for (key, parts) in streamed {
@@ -463,9 +416,8 @@ enum PullOperation {
                 }
             }
         }
-        var chunkLists: [FileKey: ChunkList] = [:]
         for (key, hashes) in pieceHashes where key.size >= ChunkingParameters.standard.fileThreshold {
-            let lengths = needed[key]!.blobs.map { Int64($0.length) }
+            let lengths = wanted[found.index[key]!].blobs.map { Int64($0.length) }
             guard hashes.count == lengths.count, hashes.allSatisfy({ $0 != nil }) else { continue }
             var offset: Int64 = 0
             var chunks: [FileChunk] = []
@@ -473,15 +425,48 @@ enum PullOperation {
                 chunks.append(FileChunk(offset: offset, length: length, hash: hash!))
                 offset += length
             }
-            if offset == key.size { chunkLists[key] = ChunkList(chunks) }
+            if offset == key.size { contents.chunkLists[key] = ChunkList(chunks) }
         }
         result.contentsAssembled = pending.count + streamed.count
         for key in assembled {
-            let path = staging.readyPath(key)
-            origins[key] = .adopt(path: path, verified: try FileSystem.status(path))
+            let status = try staging.readyStatus(key)
+            contents.device = status.device
+            contents.staged[key] = PulledContents.Stamp(status)
         }
-        for (key, parts) in streamed { origins[key] = .stream(StagedContentStream(parts: parts)) }
-        return (origins, chunkLists)
+        for (key, parts) in streamed { contents.origins[key] = .stream(StagedContentStream(parts: parts)) }
+        return contents
+    }
+
+    /// Fetches `ranges` of packs into the staging area, `--transfers` at a time.
+    static func download(
+        _ ranges: [PackRange], staging: PullStaging, store: RemoteStore, progress: ProgressManager?,
+        result: inout PullResult
+    ) throws {
+        let workers = store.workers(store.configuration.transport.concurrency)
+        let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
+        for range in ranges {
+            let location = store.location
+            workers.submit { connection in
+                let sink = PackRangeSink(range: range, staging: staging, location: location) { length in
+                    downloaded.withLock { $0.blobs += 1 }
+                    progress?.withProperties {
+                        $0.completedByteCount += UInt64(length)
+                        $0.completedCount += BlobUploader.units(length) - 1
+                    }
+                }
+                let response = try connection.get(
+                    bucket: location.bucket, key: RemoteLayout.pack(range.pack, location), range: range.start..<range.end,
+                    into: sink)
+                guard response != nil else {
+                    throw RemoteError(
+                        .verificationFailed,
+                        "object \(RemoteLayout.pack(range.pack, location)) is missing from the store; DEST was not changed")
+                }
+                downloaded.withLock { $0.bytes += range.end - range.start }
+            }
+        }
+        try workers.finish()
+        (result.blobsDownloaded, result.bytesDownloaded) = downloaded.withLock { ($0.blobs, $0.bytes) }
     }
 
     /// Refuses a pull that would discard what DEST holds and no remote does: changes made

@@ -138,8 +138,13 @@ final class PullStaging: @unchecked Sendable {
         return pieceHashes
     }
 
-    /// The path of a ready content, for the save engine to read.
-    func readyPath(_ key: FileKey) -> String { path + "/ready/" + Self.name(key) }
+    /// The folder of ready contents, ending in "/": a ready content's path is this and its name.
+    var readyDirectory: String { path + "/ready/" }
+
+    /// The stat data of a ready content, for the save engine to check before it takes it.
+    func readyStatus(_ key: FileKey) throws -> FileStatus {
+        try FileSystem.status(readyDirectory + Self.name(key))
+    }
 
     /// Removes what no longer serves: contents not in `contents`, blobs not in `blobs`.
     func removeUnneeded(contents: Set<String>, blobs keep: Set<String>) {

@@ -14,72 +14,93 @@ import PackageCore
 /// changed meanwhile), restores modes and times, and records the manifest.
 struct RemoteVersionSource: SaveSource {
     let snapshot: TreeSnapshot
-    let contents: [ContentOrigin?]
+    let contents: PulledContents
+    let destination: String
+    let current: TreeSnapshot?
+    /// Staged contents several new paths need: a staged file can be moved into place once,
+    /// so these are copied to each path instead.
+    let sharedContents: Set<FileKey>
     let rootPermissions: UInt32
 
     /// - Parameters:
-    ///   - origins: where each content DEST lacks at its path comes from, by content (hash and size).
-    ///   - chunkLists: the chunk lists of large contents (their pieces on the remote, with the
-    ///     XXH3 of each): the engine then writes only the chunks a file changed in, and DEST's
-    ///     manifest records them.
+    ///   - contents: where each content DEST lacks at its path comes from, and the chunk
+    ///     lists of large ones (their pieces on the remote, with the XXH3 of each): the
+    ///     engine then writes only the chunks a file changed in, and DEST's manifest records
+    ///     them.
     ///   - destination: DEST, whose files serve the contents it already holds at their paths.
     ///   - current: DEST's tree as the pull scanned it (nil when DEST does not exist).
     init(
-        _ manifest: VersionManifest, origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList] = [:],
-        destination: String, current: TreeSnapshot?, rootPermissions: UInt32
+        _ manifest: VersionManifest, contents: PulledContents, destination: String, current: TreeSnapshot?,
+        rootPermissions: UInt32
     ) {
         self.init(
-            tree: manifest.snapshot(), origins: origins, chunkLists: chunkLists, destination: destination, current: current,
+            tree: manifest.snapshot(), contents: contents, destination: destination, current: current,
             rootPermissions: rootPermissions)
     }
 
-    /// The same for any tree whose contents DEST holds at their paths or `origins` provide:
+    /// The same for any tree whose contents DEST holds at their paths or `contents` provide:
     /// a merge of DEST with a version.
     init(
-        tree: TreeSnapshot, origins: [FileKey: ContentOrigin], chunkLists: [FileKey: ChunkList] = [:],
-        destination: String, current: TreeSnapshot?, rootPermissions: UInt32
+        tree: TreeSnapshot, contents: PulledContents, destination: String, current: TreeSnapshot?,
+        rootPermissions: UInt32
     ) {
         var snapshot = tree
+        var seen = Set<FileKey>()
+        var shared = Set<FileKey>()
         for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
             let entry = snapshot.entries[index]
-            if let list = chunkLists[FileKey(entry.hash, entry.size)] { snapshot.entries[index].chunks = list }
+            let key = FileKey(entry.hash, entry.size)
+            if let list = contents.chunkLists[key] { snapshot.entries[index].chunks = list }
+            if contents.staged[key] != nil, Self.heldAtPath(entry, in: current) == nil, !seen.insert(key).inserted {
+                shared.insert(key)
+            }
         }
         self.snapshot = snapshot
-        var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
-        for entry in current?.entries ?? [] where entry.kind == .regular { currentByPath[RelativePath(trusted: entry.path)] = entry }
-        func heldAtPath(_ entry: SnapshotEntry) -> SnapshotEntry? {
-            guard let old = currentByPath[RelativePath(trusted: entry.path)], old.hash == entry.hash, old.size == entry.size else { return nil }
-            return old
-        }
-        // A staged file can be moved into place once: a content several new paths need is
-        // copied to each instead.
-        var uses: [FileKey: Int] = [:]
-        for entry in snapshot.entries where entry.kind == .regular && heldAtPath(entry) == nil {
-            uses[FileKey(entry.hash, entry.size), default: 0] += 1
-        }
-        contents = snapshot.entries.map { entry -> ContentOrigin? in
-            guard entry.kind == .regular else { return nil }
-            if entry.size == 0 { return .bytes([]) }
-            // DEST holds it at this very path (the pull checked): only read should the engine
-            // find it different after all.
-            if let old = heldAtPath(entry) {
-                return .file(
-                    path: PackageLayout.joined(destination, entry.path),
-                    seen: FileStatus(
-                        kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
-                        changeTime: old.changeTime, inode: old.inode, device: old.device))
-            }
-            let key = FileKey(entry.hash, entry.size)
-            guard let origin = origins[key] else { return nil }
-            if case .adopt(let path, let verified) = origin, uses[key, default: 0] > 1 {
-                return .file(path: path, seen: verified)
-            }
-            return origin
-        }
+        self.contents = contents
+        self.destination = destination
+        self.current = current
+        self.sharedContents = shared
         self.rootPermissions = rootPermissions
     }
 
+    /// DEST's entry at `entry`'s path when it holds the same content there.
+    static func heldAtPath(_ entry: SnapshotEntry, in current: TreeSnapshot?) -> SnapshotEntry? {
+        guard let current, let index = current.index(of: entry.path) else { return nil }
+        let old = current.entries[index]
+        guard old.kind == .regular, old.hash == entry.hash, old.size == entry.size else { return nil }
+        return old
+    }
+
+    /// Where `entry`'s bytes come from, asked by the engine for each file it writes.
+    static func origin(
+        of entry: SnapshotEntry, contents: PulledContents, destination: String, current: TreeSnapshot?,
+        sharedContents: Set<FileKey>
+    ) -> ContentOrigin? {
+        if entry.size == 0 { return .bytes([]) }
+        // DEST holds it at this very path (the pull checked): only read should the engine
+        // find it different after all.
+        if let old = heldAtPath(entry, in: current) {
+            return .file(
+                path: PackageLayout.joined(destination, entry.path),
+                seen: FileStatus(
+                    kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                    changeTime: old.changeTime, inode: old.inode, device: old.device))
+        }
+        let key = FileKey(entry.hash, entry.size)
+        guard let origin = contents.origin(key) else { return nil }
+        if case .adopt(let path, let verified) = origin, sharedContents.contains(key) {
+            return .file(path: path, seen: verified)
+        }
+        return origin
+    }
+
     func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
-        SourceTree(snapshot: snapshot, contents: contents, rootPermissions: rootPermissions)
+        let (contents, destination, current, shared) = (contents, destination, current, sharedContents)
+        return SourceTree(
+            snapshot: snapshot,
+            contentLookup: { entry in
+                Self.origin(of: entry, contents: contents, destination: destination, current: current, sharedContents: shared)
+            },
+            rootPermissions: rootPermissions)
     }
 }

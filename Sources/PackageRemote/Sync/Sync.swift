@@ -336,10 +336,10 @@ enum SyncOperation {
                 wholeOnly.insert(FileKey(version.hash, version.size))
             }
         }
-        var (origins, chunkLists) = try PullOperation.gatherContents(
+        var contents = try PullOperation.gatherContents(
             wanted, wholeOnly: wholeOnly, destination: packagePath, current: local, staging: staging, store: store,
             options: options, progress: progress, result: &pulled)
-        for (entry, bytes) in appMerged.values { origins[FileKey(entry.hash, entry.size)] = .bytes(bytes) }
+        for (entry, bytes) in appMerged.values { contents.origins[FileKey(entry.hash, entry.size)] = .bytes(bytes) }
 
         // Conflict versions' bytes, kept in the package before the save that lists them.
         var localByContent: [FileKey: String] = [:]
@@ -347,7 +347,7 @@ enum SyncOperation {
         for version in added where version.kind == .file && version.size > 0 {
             let key = FileKey(version.hash, version.size)
             let source: String
-            switch origins[key] {
+            switch contents.origin(key) {
             case .file(let path, _)?, .adopt(let path, _)?: source = path
             default:
                 guard let path = localByContent[key] else {
@@ -363,8 +363,7 @@ enum SyncOperation {
         // One save: the merged tree, the new base and the conflicts, in one commit.
         let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
         let source = RemoteVersionSource(
-            tree: merged.tree, origins: origins, chunkLists: chunkLists, destination: packagePath, current: local,
-            rootPermissions: rootPermissions)
+            tree: merged.tree, contents: contents, destination: packagePath, current: local, rootPermissions: rootPermissions)
         var saveOptions = SaveOptions(
             durability: durability, workers: options.workers,
             trustManifest: scan.manifest?.snapshot.rootHash == local.rootHash,
@@ -420,13 +419,13 @@ enum SyncOperation {
             baseByPath[RelativePath(trusted: entry.path)] = entry
         }
         let inputs = conflicts.flatMap { conflict in [other[conflict.path], baseByPath[conflict.path]].compactMap { $0 } }
-        let (origins, _) = try PullOperation.gatherContents(
+        let contents = try PullOperation.gatherContents(
             inputs, wholeOnly: Set(inputs.map { FileKey($0.contentHash, $0.size) }), destination: packagePath,
             current: local, staging: staging, store: store, options: options, progress: nil, result: &pulled)
         func bytes(_ entry: RemoteEntry?) throws -> [UInt8]? {
             guard let entry else { return nil }
             if entry.size == 0 { return [] }
-            switch origins[FileKey(entry.contentHash, entry.size)] {
+            switch contents.origin(FileKey(entry.contentHash, entry.size)) {
             case .bytes(let bytes)?: return bytes
             case .file(let path, _)?, .adopt(let path, _)?: return try FileSystem.readWholeFile(path, limit: ContentMerge.maximumSize)
             default:
