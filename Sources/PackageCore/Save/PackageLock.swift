@@ -85,11 +85,6 @@ package final class PackageLock: @unchecked Sendable {
     }
 
     /// Takes a shared lock when the package exists; nil when it does not (nothing to read).
-    package static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
-        try acquireSharedIfPresent(for: try PackageLocation(packagePath))
-    }
-
-    /// `acquireSharedIfPresent(for:)` for a resolved location.
     package static func acquireSharedIfPresent(for package: PackageLocation) throws -> PackageLock? {
         guard try FileSystem.statusIfExists(package.path) != nil else { return nil }
         let lock = try acquire(for: package, exclusive: false)

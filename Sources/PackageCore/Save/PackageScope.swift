@@ -3,7 +3,7 @@ import Dispatch
 /// The one way into a package for whoever reads or changes it: the engine takes its lock,
 /// recovers an interrupted save and hands the body an `OpenPackage`. Saves, readers, the
 /// document layer's coordinator, pulls and `pkgtool manifest` all come through here, so
-/// lock-and-recover is written once (Specs/save.md, "Access scope").
+/// lock-and-recover is written once (Specs/save.md, Coordination).
 ///
 /// - A **shared** scope is a reader's: an interrupted save is recovered first, under the
 ///   exclusive lock, when recovery finds a journal it validated (never one it refused) or
