@@ -10,8 +10,9 @@ public enum PackageSaver {
     ///
     /// In order: the package's path is resolved once (`PackageLocation`); an exclusive
     /// `PackageScope` takes its lock (unless this task holds it already: a coordinated save)
-    /// and recovers an interrupted save; the package's current state is read from its manifest (or, when the
-    /// manifest cannot be trusted, by checking the package); the source describes the new
+    /// and recovers an interrupted save; the package's current state is read from its
+    /// manifest when it describes the package (`OpenPackage.readManifest()`), else by
+    /// checking the package; the source describes the new
     /// tree — only its changed parts when it knows them; the two are compared entry by entry
     /// (unchanged means equal kind, executable bit, size and content hash at the same path);
     /// the strategy writes the difference and commits; the manifest records the result.
