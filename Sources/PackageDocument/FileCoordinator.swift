@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import PackageCore
 
@@ -6,8 +5,9 @@ import PackageCore
 /// of `NSFileCoordinator` (which Linux lacks).
 ///
 /// A coordinated read takes the document's `PackageLock` shared, a coordinated write
-/// exclusive: the lock the save engine takes — a `flock` on the document's file or package
-/// directory itself, so nothing is ever created for it — so a read never sees a save half
+/// exclusive, through the engine's `PackageScope`: the lock the save engine takes — a
+/// `flock` on the document's file or package directory itself, so nothing is ever created
+/// for it — so a read never sees a save half
 /// done and two processes saving one document take turns. An item inside a package (a
 /// page of a notebook) is coordinated through its package's lock. Coordinations nest
 /// within a task (a write whose writer reads the same package does not wait for itself).
@@ -119,69 +119,61 @@ public final class FileCoordinator: Sendable {
 
     private func withLock<T>(on url: URL, exclusive: Bool, _ body: () throws -> T) throws -> T {
         let path = try lockedPath(for: url)
-        if try FileCoordinator.alreadyHeld(path, exclusive: exclusive) { return try body() }
-        guard let lock = try FileCoordinator.acquire(path, exclusive: exclusive) else { return try body() }
-        defer { lock.release() }
-        return try PackageLockScope.withLock(lock) { try body() }
+        var entered = false
+        do {
+            return try PackageScope.withPackage(at: path, access: exclusive ? .exclusive : .shared) { package in
+                entered = true
+                try package.requireSettled()
+                return try body()
+            }
+        } catch let refusal as SaveRefusal where !entered {
+            throw FileCoordinator.explained(refusal, path: path)
+        }
     }
 
     /// Runs `body` on `input` holding the lock on `url`, off the caller's actor, waiting for
     /// the lock on a thread outside Swift's cooperative pool (a blocked pool thread could
-    /// starve the very task that holds the lock). `input` is handed over whole (`sending`),
-    /// so a reader or writer made on the main actor can run in the background.
+    /// starve the very task that holds the lock: `PackageScope` waits on a Dispatch thread).
+    /// `input` is handed over whole (`sending`), so a reader or writer made on the main
+    /// actor can run in the background.
     nonisolated func withLock<Input, Output>(
         on url: URL, exclusive: Bool, handingOver input: sending Input,
         _ body: @Sendable (sending Input) async throws -> sending Output
     ) async throws -> sending Output {
         let path = try lockedPath(for: url)
-        if try FileCoordinator.alreadyHeld(path, exclusive: exclusive) { return try await body(input) }
-        let acquired = try await withCheckedThrowingContinuation {
-            (continuation: CheckedContinuation<PackageLock?, any Error>) in
-            DispatchQueue.global().async {
-                do { continuation.resume(returning: try FileCoordinator.acquire(path, exclusive: exclusive)) } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
-        guard let lock = acquired else { return try await body(input) }
-        defer { lock.release() }
-        // `input` was handed over whole; the task-local scope's closure only forwards it.
+        // `input` was handed over whole; the scope's closure only forwards it.
         nonisolated(unsafe) let handedOver = input
-        return try await PackageLockScope.withLock(lock) { try await body(handedOver) }
+        var entered = false
+        do {
+            return try await PackageScope.withPackage(at: path, access: exclusive ? .exclusive : .shared) { package in
+                entered = true
+                try package.requireSettled()
+                return try await body(handedOver)
+            }
+        } catch let refusal as SaveRefusal where !entered {
+            throw FileCoordinator.explained(refusal, path: path)
+        }
     }
 
-    /// Takes the lock for a coordinated access, as the save engine's readers do
-    /// (`PackageAccess`): a write takes it exclusive (on the item's folder when the item
-    /// does not exist yet, as `PackageLock` does for a first save); a read first lets an
-    /// interrupted save be recovered (under the exclusive lock), then takes it shared — or
-    /// not at all when there is no item to read. Nothing is created to lock.
+    /// The error of a coordination refused before it began: a write asked for inside a
+    /// coordinated read of the same item (an upgrade would wait for itself) is Cocoa's
+    /// file-locking error, as `NSFileCoordinator` would give.
     ///
-    /// - Complexity: blocks until granted; recovery, when needed, costs what the journal
-    ///   left to roll forward.
-    static func acquire(_ path: String, exclusive: Bool) throws -> PackageLock? {
-        if exclusive { return try PackageLock.acquire(for: path, exclusive: true) }
-        if try PackageRecovery.needsRecovery(packagePath: path) {
-            let writer = try PackageLock.acquire(for: path, exclusive: true)
-            defer { writer.release() }
-            _ = try PackageRecovery.recover(packagePath: path)
-        }
-        return try PackageLock.acquireSharedIfPresent(for: path)
-    }
-
-    /// Whether the current task already holds a lock on `path` good enough for the request.
-    /// - Throws: when it holds a shared lock and asks for an exclusive one (an upgrade would
-    ///   wait for itself).
-    static func alreadyHeld(_ path: String, exclusive: Bool) throws -> Bool {
-        if PackageLockScope.covers(path, exclusive: exclusive) { return true }
-        if exclusive && PackageLockScope.holdsSharedOnly(path) {
-            throw CocoaError(
-                .fileLocking,
-                userInfo: [
-                    NSFilePathErrorKey: path,
-                    NSLocalizedDescriptionKey: "cannot write '\(path)' inside a coordinated read of it",
-                ])
-        }
-        return false
+    /// Coordinations go through the engine's `PackageScope`, as saves and readers do: a
+    /// write takes the lock exclusive (on the item's folder when the item does not exist
+    /// yet) and recovers an interrupted save first; a read lets an interrupted save be
+    /// recovered (under the exclusive lock), then takes the lock shared — or not at all when
+    /// there is no item to read — and, unlike a command that only reads, fails when the save
+    /// cannot be finished (`OpenPackage.requireSettled()`): a document opened half recovered
+    /// would be saved back as such. Nothing is created to lock.
+    static func explained(_ refusal: SaveRefusal, path: String) -> any Error {
+        guard case .lockedForReading = refusal.reason else { return refusal }
+        return CocoaError(
+            .fileLocking,
+            userInfo: [
+                NSFilePathErrorKey: path,
+                NSLocalizedDescriptionKey: "cannot write '\(path)' inside a coordinated read of it",
+            ])
     }
 
     static func path(of url: URL) throws -> String {

@@ -214,7 +214,7 @@ package enum ConflictStore {
     @discardableResult
     package static func sweep(packagePath: String, durability: Durability) throws -> Int {
         let package = try PackageLocation(packagePath)
-        return try PackageSaver.withExclusiveAccess(to: package, durability: durability) { _ in
+        return try PackageScope.withPackage(at: package, access: .exclusive, durability: durability) { _ in
             switch read(packagePath: package.path) {
             case .list(let list): return try removeUnlisted(packagePath: package.path, keeping: list)
             case .absent: return try removeUnlisted(packagePath: package.path, keeping: ConflictList())

@@ -1,14 +1,16 @@
 /// Consistent reading of a package by commands that only look at it.
 public enum PackageAccess {
     /// Runs `body` while the package is in a consistent state, and never fails because an
-    /// earlier save cannot be finished.
+    /// earlier save cannot be finished: a shared `PackageScope` for a body that needs only
+    /// the path it already has.
     ///
     /// An interrupted save is recovered first, under the exclusive lock, when recovery
     /// finds a journal it validated (never one it refused) or leftovers; should that fail
     /// (a folder in the way, a full disk), `warn` hears why on one line and the package is
-    /// read as it stands. A shared lock is held during `body` when the package has a lock
-    /// file, so that no save runs meanwhile. Directories that never saw a save have no lock
-    /// file and get none: reading them writes nothing beside them.
+    /// read as it stands. A shared lock is held during `body` when the package exists, so
+    /// that no save runs meanwhile; reading a directory that never saw a save writes
+    /// nothing beside it. A path that cannot even be resolved is read without a lock (the
+    /// body reports the real problem).
     ///
     /// - Parameters:
     ///   - packagePath: the package to read (any spelling: relative, through a symlinked folder).
@@ -20,20 +22,6 @@ public enum PackageAccess {
         _ packagePath: String, warn: (String) -> Void = { _ in }, _ body: () throws -> R
     ) throws -> R {
         guard let package = try? PackageLocation(packagePath) else { return try body() }
-        // A task already holding the lock (a coordinated access) reads under it.
-        if PackageLockScope.covers(package, exclusive: false) { return try body() }
-        if PackageRecovery.needsRecovery(package) {
-            do {
-                let lock = try PackageLock.acquire(for: package, exclusive: true)
-                defer { lock.release() }
-                let report = try PackageRecovery.recover(package)
-                report.warnings.forEach(warn)
-            } catch {
-                warn("an earlier save of '\(package)' is unfinished (\(error)); reading it as it stands")
-            }
-        }
-        let lock = try? PackageLock.acquireSharedIfPresent(for: package)
-        defer { lock?.release() }
-        return try body()
+        return try PackageScope.withPackage(at: package, access: .shared, warn: warn) { _ in try body() }
     }
 }

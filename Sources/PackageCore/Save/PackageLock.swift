@@ -23,12 +23,17 @@ package final class PackageLock: @unchecked Sendable {
     package let exclusive: Bool
     /// Whether the lock is on the folder (the package did not exist when it was taken).
     package let isOnFolder: Bool
+    /// The item the lock is on (the package, or its folder): what `HeldLocks` records.
+    let identity: ItemIdentity
 
-    private init(descriptor: SharedDescriptor, package: PackageLocation, exclusive: Bool, isOnFolder: Bool) {
+    private init(
+        descriptor: SharedDescriptor, package: PackageLocation, exclusive: Bool, isOnFolder: Bool, identity: ItemIdentity
+    ) {
         self.descriptor = descriptor
         self.package = package
         self.exclusive = exclusive
         self.isOnFolder = isOnFolder
+        self.identity = identity
     }
 
     deinit { release() }
@@ -46,7 +51,9 @@ package final class PackageLock: @unchecked Sendable {
                 let folder = SharedDescriptor(try FileDescriptor.openDirectory(package.parentPath))
                 try folder.descriptor.flock(operation, shownAs: package.parentPath)
                 if try FileSystem.statusIfExists(package.path) == nil {
-                    return PackageLock(descriptor: folder, package: package, exclusive: exclusive, isOnFolder: true)
+                    return PackageLock(
+                        descriptor: folder, package: package, exclusive: exclusive, isOnFolder: true,
+                        identity: ItemIdentity(try folder.descriptor.status()))
                 }
                 continue
             }
@@ -56,7 +63,8 @@ package final class PackageLock: @unchecked Sendable {
             if let current = try FileSystem.statusIfExists(package.path),
                 current.inode == locked.inode, current.device == locked.device
             {
-                return PackageLock(descriptor: item, package: package, exclusive: exclusive, isOnFolder: false)
+                return PackageLock(
+                    descriptor: item, package: package, exclusive: exclusive, isOnFolder: false, identity: ItemIdentity(locked))
             }
         }
     }
@@ -77,11 +85,6 @@ package final class PackageLock: @unchecked Sendable {
     }
 
     /// Takes a shared lock when the package exists; nil when it does not (nothing to read).
-    package static func acquireSharedIfPresent(for packagePath: String) throws -> PackageLock? {
-        try acquireSharedIfPresent(for: try PackageLocation(packagePath))
-    }
-
-    /// `acquireSharedIfPresent(for:)` for a resolved location.
     package static func acquireSharedIfPresent(for package: PackageLocation) throws -> PackageLock? {
         guard try FileSystem.statusIfExists(package.path) != nil else { return nil }
         let lock = try acquire(for: package, exclusive: false)

@@ -8,10 +8,11 @@ public enum PackageSaver {
     /// pkgtool changes a package: the CLI's `save`, `FileWrapper.write(to:…)`, the document
     /// layer and pulls from a remote all come through here.
     ///
-    /// In order: the package's path is resolved once (`PackageLocation`); its exclusive lock
-    /// is taken (unless this task holds it already: `PackageLockScope`) and an interrupted
-    /// save recovered; the package's current state is read from its manifest (or, when the
-    /// manifest cannot be trusted, by checking the package); the source describes the new
+    /// In order: the package's path is resolved once (`PackageLocation`); an exclusive
+    /// `PackageScope` takes its lock (unless this task holds it already: a coordinated save)
+    /// and recovers an interrupted save; the package's current state is read from its
+    /// manifest when it describes the package (`OpenPackage.readManifest()`), else by
+    /// checking the package; the source describes the new
     /// tree — only its changed parts when it knows them; the two are compared entry by entry
     /// (unchanged means equal kind, executable bit, size and content hash at the same path);
     /// the strategy writes the difference and commits; the manifest records the result.
@@ -69,11 +70,12 @@ public enum PackageSaver {
     private static func saveLocked(
         _ source: some SaveSource, at package: PackageLocation, options: SaveOptions, clock: Stopwatch
     ) throws -> SaveOutcome {
-        return try withExclusiveAccess(to: package, durability: options.durability) { recovery in
+        return try PackageScope.withPackage(at: package, access: .exclusive, durability: options.durability) { opened in
+            let recovery = opened.recovery
             let packageExists = try FileSystem.statusIfExists(package.path) != nil
             // Recovery (now or earlier) found the package may hold what its manifest does
             // not say: check before trusting it.
-            let markedForCheck = packageExists && PackageRecovery.isMarkedForCheck(package)
+            let markedForCheck = packageExists && opened.isMarkedForCheck
             var options = options
             if markedForCheck { options.trustManifest = false }
             var context = SaveSourceContext(package: package, packageExists: packageExists, options: options)
@@ -97,7 +99,7 @@ public enum PackageSaver {
                     rootPermissions: parts.rootPermissions, newEntryCount: parts.newEntryCount)
                 executed = try saving.execute(packageExists: true, statistics: statistics)
             } else {
-                let current = try currentState(of: package, exists: packageExists, options: options, statistics: &statistics)
+                let current = try currentState(of: opened, exists: packageExists, options: options, statistics: &statistics)
                 try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
                 context.manifest = current.manifest
                 let tree = try source.wholeTree(in: context)
@@ -127,28 +129,6 @@ public enum PackageSaver {
         }
     }
 
-    /// Runs `body` holding the package's exclusive lock — unless this task holds it already
-    /// (`PackageLockScope`, a coordinated save) — after recovering an interrupted save.
-    /// `body` learns what recovery did.
-    static func withExclusiveAccess<R>(
-        to package: PackageLocation, durability: Durability, _ body: (_ recovery: PackageRecovery.Report) throws -> R
-    ) throws -> R {
-        if PackageLockScope.holdsSharedOnly(package) {
-            throw SaveRefusal(path: "\(package)", reason: .lockedForReading)
-        }
-        func recoverAndRun() throws -> R {
-            var report = PackageRecovery.Report()
-            if try FileSystem.statusIfExists(package.path) != nil {
-                report = try PackageRecovery.recover(package, durability: durability)
-            }
-            return try body(report)
-        }
-        if PackageLockScope.covers(package, exclusive: true) { return try recoverAndRun() }
-        let lock = try PackageLock.acquire(for: package, exclusive: true)
-        defer { lock.release() }
-        return try PackageLockScope.withLock(lock) { try recoverAndRun() }
-    }
-
     /// Refuses the save when the package does not hold `SaveOptions.requiredCurrentRoot`.
     static func requireCurrentRoot(_ root: ContentHash, of package: PackageLocation, options: SaveOptions) throws {
         guard let required = options.requiredCurrentRoot, required != root else { return }
@@ -162,25 +142,24 @@ public enum PackageSaver {
         }
     }
 
-    /// What the package holds now: from its manifest when trusted, else a scan that takes
-    /// unchanged files' hashes from the manifest's stat cache.
+    /// What the package holds now: from its manifest when it describes the package
+    /// (`OpenPackage.readManifest()`), else a scan that takes unchanged files' hashes from
+    /// the manifest's stat cache.
     static func currentState(
-        of package: PackageLocation, exists: Bool, options: SaveOptions, statistics: inout SaveStatistics
+        of package: OpenPackage, exists: Bool, options: SaveOptions, statistics: inout SaveStatistics
     ) throws -> (manifest: PackageManifest?, snapshot: TreeSnapshot, recorded: PackageManifest?) {
         guard exists else { return (nil, .empty, nil) }
-        var manifest: PackageManifest?
-        do {
-            manifest = try PackageManifest.load(packagePath: package.path)
-        } catch let problem as ManifestError {
+        let reading = try package.readManifest()
+        if let problem = reading.problem {
             statistics.notes.append("\(problem); rebuilt it by hashing the package")
         }
+        let manifest = reading.manifest
         if manifest == nil { statistics.manifestRebuilt = true }
         if options.trustManifest, let manifest {
             // Trusted as the package's state only when it names this very folder: one copied
             // or received with the package (another inode), or written before manifests
             // recorded it (0), is checked against the package first, as --check-package does.
-            let identity = try FileSystem.status(package.path).inode
-            if manifest.packageIdentity == identity { return (manifest, manifest.snapshot, nil) }
+            if reading.describesPackage { return (manifest, manifest.snapshot, nil) }
             if manifest.packageIdentity != 0 {
                 statistics.notes.append(
                     "the manifest was written for another folder (copied or received with the package): checked the package against it")

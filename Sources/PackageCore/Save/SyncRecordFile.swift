@@ -71,7 +71,7 @@ package enum SyncRecordFile {
         workers: Int, durability: Durability
     ) throws -> Bool {
         let package = try PackageLocation(packagePath)
-        return try PackageSaver.withExclusiveAccess(to: package, durability: durability) { _ in
+        return try PackageScope.withPackage(at: package, access: .exclusive, durability: durability) { _ in
             let root = try FileDescriptor.openDirectory(package.path)
             let recordKept = unchanged.map { read(in: root.rawValue, shownAs: package.metadataPath) == $0 } ?? false
             if !recordKept {

@@ -171,7 +171,7 @@ enum PullOperation {
         }
         var sync = found.sync
         var warnings: [String] = []
-        let scan = try PackageAccess.reading(destination, warn: { warnings.append($0) }) {
+        let scan = try PackageScope.withPackage(at: destination, access: .shared, warn: { warnings.append($0) }) { _ in
             // The record and the tree under the same lock: one save's commit wrote both.
             sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
             return try PackageScan.scan(destination, workers: options.workers)

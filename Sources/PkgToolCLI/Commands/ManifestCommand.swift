@@ -30,16 +30,17 @@ enum ManifestCommand: Command {
         try SnapshotLoading.requireDirectory(given)
         // A package given as a symbolic link is the directory it names.
         let path = try FileSystem.followingFinalSymbolicLinks(given)
-        // Writing the manifest is a save of metadata: it takes the exclusive lock and
-        // recovers an interrupted save first.
-        let lock = try PackageLock.acquire(for: path, exclusive: true)
-        defer { lock.release() }
-        try PackageRecovery.recover(packagePath: path)
-        let scan = try PackageScan.scan(path, useManifest: !arguments.flag("rehash"), workers: workers)
-        if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
-        SnapshotLoading.reportSkipped(scan.result, root: given, console: console)
-        try PackageManifest.writeIndex(
-            scan.snapshot, packagePath: path, durability: .full, packageIdentity: try FileSystem.status(path).inode)
+        // Writing the manifest is a save of metadata: an exclusive scope, which recovers an
+        // interrupted save first.
+        let scan = try PackageScope.withPackage(at: path, access: .exclusive, warn: { console.warning($0) }) { package in
+            let scan = try PackageScan.scan(package.path, useManifest: !arguments.flag("rehash"), workers: workers)
+            if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
+            SnapshotLoading.reportSkipped(scan.result, root: given, console: console)
+            try PackageManifest.writeIndex(
+                scan.snapshot, packagePath: package.path, durability: .full,
+                packageIdentity: try FileSystem.status(package.path).inode)
+            return scan
+        }
         if arguments.flag("json") {
             console.line(
                 JSON.object([
