@@ -245,7 +245,7 @@ import Testing
     @Test func pullRangesMergeNeighboursOnly() {
         let pack = SHA256Digest.of([1])
         func need(_ offset: UInt32, _ length: UInt32) -> BlobNeed {
-            BlobNeed(location: BlobLocation(digest: SHA256Digest.of(Array("\(offset)".utf8)), pack: pack, offset: offset, length: length), destinations: [])
+            BlobNeed(location: BlobLocation(digest: SHA256Digest.of(Array("\(offset)".utf8)), pack: pack, offset: offset, length: length), destination: .blobFile)
         }
         let ranges = PullOperation.plan([need(0, 100), need(100, 100), need(1 << 20, 100), need(300, 50)])
         #expect(ranges.count == 2)

@@ -10,7 +10,28 @@ struct BlobNeed: Sendable {
     }
 
     var location: BlobLocation
-    var destinations: [Destination]
+    /// The first destination, inline: most blobs have one, and a pull of many small files
+    /// plans one need per file.
+    private var first: Destination
+    private var others: [Destination] = []
+
+    init(location: BlobLocation, destination: Destination) {
+        self.location = location
+        self.first = destination
+    }
+
+    /// Every destination, the first one first.
+    var destinations: [Destination] { [first] + others }
+
+    /// Adds the destinations of `other`, a need of the same blob; one blob file is enough.
+    mutating func merge(_ other: BlobNeed) {
+        for destination in other.destinations {
+            if case .blobFile = destination, destinations.contains(where: { if case .blobFile = $0 { true } else { false } }) {
+                continue
+            }
+            others.append(destination)
+        }
+    }
 }
 
 /// One ranged GET of a pack: the blobs it covers, in pack order.
@@ -18,7 +39,8 @@ struct PackRange: Sendable {
     var pack: SHA256Digest
     var start: Int64
     var end: Int64
-    var blobs: [BlobNeed]
+    /// A slice of the one array of a pull's needs, in pack order: ranges share its storage.
+    var blobs: ArraySlice<BlobNeed>
 }
 
 /// Streams a pack range into the staging area: each blob's bytes are hashed as they
@@ -32,7 +54,7 @@ final class PackRangeSink: ResumableSink {
     private let staging: PullStaging
     private let onBlob: (Int64) -> Void
     private let hasher = SHA256Hasher()
-    private var index = 0
+    private var index: Int
     private var open: [SharedDescriptor] = []
     private(set) var received: Int64 = 0
     private(set) var failure: (any Error)?
@@ -43,15 +65,16 @@ final class PackRangeSink: ResumableSink {
         self.staging = staging
         self.location = location
         self.onBlob = onBlob
+        self.index = range.blobs.startIndex
     }
 
-    var isComplete: Bool { index == range.blobs.count }
+    var isComplete: Bool { index == range.blobs.endIndex }
 
     func receive(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var cursor = 0
         do {
             while cursor < bytes.count {
-                guard index < range.blobs.count else { return true }  // nothing more is needed
+                guard index < range.blobs.endIndex else { return true }  // nothing more is needed
                 let position = range.start + received
                 let blob = range.blobs[index]
                 let blobStart = Int64(blob.location.offset)

@@ -353,15 +353,17 @@ enum PullOperation {
         staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
 
         // Plan every blob to fetch: already staged, or into its destinations.
-        var needs: [SHA256Digest: BlobNeed] = [:]
+        var needs: [BlobNeed] = []
+        needs.reserveCapacity(assembled.count + streamed.count)  // a blob a small file
         var pending: [FileKey] = []
+        var blobFiles = Set<SHA256Digest>()
         for (key, parts) in streamed {
             for case .blob(_, let digest, let length) in parts {
                 if staging.hasBlob(digest, length: UInt32(length)) {
                     result.blobsResumed += 1
-                } else if needs[digest]?.destinations.contains(where: { if case .blobFile = $0 { return true } else { return false } }) != true {
+                } else if blobFiles.insert(digest).inserted {
                     let location = wanted[found.index[key]!].blobs.first { $0.digest == digest }!
-                    needs[digest, default: BlobNeed(location: location, destinations: [])].destinations.append(.blobFile)
+                    needs.append(BlobNeed(location: location, destination: .blobFile))
                 }
             }
             progress?.complete(count: 1)
@@ -382,24 +384,24 @@ enum PullOperation {
                     result.blobsResumed += 1
                     continue
                 }
-                needs[blob.digest, default: BlobNeed(location: blob, destinations: [])].destinations.append(
-                    .content(key, offset: offset))
+                needs.append(BlobNeed(location: blob, destination: .content(key, offset: offset)))
             }
         }
 
         // The figures a progress line shows: the bytes of the blobs to download, known
         // before the first GET and never growing; each counts once it arrived and was
         // checked (the gaps a merged range carries do not count).
-        let downloadBytes = needs.values.reduce(Int64(0)) { $0 + Int64($1.location.length) }
+        let ranges = plan(consume needs)
+        let downloadBytes = ranges.reduce(Int64(0)) { total, range in
+            range.blobs.reduce(total) { $0 + Int64($1.location.length) }
+        }
         progress?.withProperties {
             $0.totalByteCount = UInt64(downloadBytes)
             $0.completedByteCount = 0
         }
 
         // The rest from the store, in ranges of packs, in parallel.
-        if !needs.isEmpty {
-            let ranges = plan(Array(needs.values))
-            needs = [:]
+        if !ranges.isEmpty {
             try download(ranges, staging: staging, store: store, progress: progress, result: &result)
         }
 
@@ -581,28 +583,41 @@ enum PullOperation {
         }
     }
 
-    /// Groups blobs by pack and merges neighbours into ranges (gaps up to `mergeGap`).
-    static func plan(_ needs: [BlobNeed]) -> [PackRange] {
-        var byPack: [SHA256Digest: [BlobNeed]] = [:]
-        for need in needs { byPack[need.location.pack, default: []].append(need) }
-        var ranges: [PackRange] = []
-        for (pack, blobs) in byPack.sorted(by: { $0.key < $1.key }) {
-            let sorted = blobs.sorted { $0.location.offset < $1.location.offset }
-            var current: PackRange?
-            for blob in sorted {
-                let start = Int64(blob.location.offset)
-                let end = start + Int64(blob.location.length)
-                if var range = current, start >= range.end, start - range.end <= mergeGap, end - range.start <= maximumRange {
-                    range.end = end
-                    range.blobs.append(blob)
-                    current = range
-                } else {
-                    if let range = current { ranges.append(range) }
-                    current = PackRange(pack: pack, start: start, end: end, blobs: [blob])
-                }
+    /// Merges the needs of one blob (its destinations together), then groups blobs by pack
+    /// and merges neighbours into ranges (gaps up to `mergeGap`). Sorted in place: the
+    /// ranges are slices of one array, a few dozen bytes a blob.
+    static func plan(_ needs: consuming [BlobNeed]) -> [PackRange] {
+        var blobs = needs
+        blobs.sort { $0.location.digest < $1.location.digest }
+        var unique = 0
+        for index in blobs.indices {
+            if unique > 0, blobs[unique - 1].location.digest == blobs[index].location.digest {
+                blobs[unique - 1].merge(blobs[index])
+            } else {
+                blobs.swapAt(unique, index)
+                unique += 1
             }
-            if let range = current { ranges.append(range) }
         }
+        blobs.removeSubrange(unique...)
+        blobs.sort { ($0.location.pack, $0.location.offset) < ($1.location.pack, $1.location.offset) }
+        var ranges: [PackRange] = []
+        var current: PackRange?
+        for index in blobs.indices {
+            let location = blobs[index].location
+            let start = Int64(location.offset)
+            let end = start + Int64(location.length)
+            if var range = current, range.pack == location.pack, start >= range.end, start - range.end <= mergeGap,
+                end - range.start <= maximumRange
+            {
+                range.end = end
+                current = range
+            } else {
+                if let range = current { ranges.append(range) }
+                current = PackRange(pack: location.pack, start: start, end: end, blobs: blobs[index..<index])
+            }
+            if let first = current?.blobs.startIndex { current?.blobs = blobs[first...index] }
+        }
+        if let range = current { ranges.append(range) }
         // Large ranges first: the transfers finish together.
         return ranges.sorted { $0.end - $0.start > $1.end - $1.start }
     }
