@@ -370,7 +370,7 @@ struct ArchiveParser {
             case ZipFormat.zip64ExtraID:
                 try applyCentralZip64(data, to: &header, shownName: shownName)
             case ZipFormat.extendedTimestampID:
-                if data.count >= 5, data[0] & 1 != 0 { extras.modificationSeconds = Int64(data.le32(1)) }
+                extras.modificationSeconds = ExtendedTimestampField(parsing: data).modificationSeconds
             case ZipFormat.unicodePathID:
                 // Info-ZIP's Unicode path: version 1, CRC-32 of the header's name, UTF-8 name.
                 guard data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, nameBytes),
@@ -513,12 +513,10 @@ struct ArchiveParser {
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
-        guard data.count == 18, data[0] == ZipFormat.contentHashVersion,
-            data[1] == ZipFormat.contentHashAlgorithmXXH3_128
-        else {
+        guard let field = ContentHashField(parsing: data), let hash = field.hash else {
             throw fail(.malformed, entry, "pkgtool's content-hash field (0x6870) is malformed")
         }
-        return ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: data[2..<18]))
+        return hash
     }
 
     // MARK: Local headers
@@ -686,7 +684,7 @@ struct ArchiveParser {
                     extras.unicodeName = unicode
                 }
             case ZipFormat.extendedTimestampID:
-                if data.count >= 5, data[0] & 1 != 0 { extras.modificationSeconds = Int64(data.le32(1)) }
+                extras.modificationSeconds = ExtendedTimestampField(parsing: data).modificationSeconds
             case ZipFormat.contentHashID:
                 extras.contentHash = try parseContentHash(data, entry: name)
             default: break
