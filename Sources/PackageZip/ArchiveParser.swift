@@ -534,46 +534,12 @@ struct ArchiveParser {
         var previousEnd: Int64 = 0
         var previousName: String?
         var declared = dead[...]
-        func isDeclared(_ gap: Range<Int64>) -> Bool {
-            guard let next = declared.first, next == gap else { return false }
-            declared.removeFirst()
-            return true
-        }
         for index in order {
             var entry = entries[index]
             let name = entry.name
-            if entry.localHeaderOffset >= centralOffset {
-                throw fail(
-                    .inconsistent, name,
-                    "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
-            }
-            if let previousName, entry.localHeaderOffset < previousEnd {
-                throw fail(
-                    .overlap, name,
-                    "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
-            }
-            if previousName != nil, entry.localHeaderOffset > previousEnd,
-                !isDeclared(previousEnd..<entry.localHeaderOffset)
-            {
-                if isLocalHeader(file, at: previousEnd, window: window) {
-                    throw fail(
-                        .inconsistent, name,
-                        "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
-                }
-                throw fail(
-                    .inconsistent, name,
-                    "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
-            }
-            if previousName == nil && entry.localHeaderOffset != 0 && !isDeclared(0..<entry.localHeaderOffset) {
-                if isLocalHeader(file, at: 0, window: window) {
-                    throw fail(
-                        .inconsistent, name,
-                        "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
-                }
-                throw fail(
-                    .junk, nil,
-                    "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
-            }
+            try checkGap(
+                before: entry, previousEnd: previousEnd, previousName: previousName, declared: &declared, file,
+                window: window, centralOffset: centralOffset)
             try checkLocalHeader(file, &entry, window: window, centralOffset: centralOffset)
             previousEnd = entry.endOffset
             previousName = name
@@ -583,7 +549,7 @@ struct ArchiveParser {
             guard previousEnd <= centralOffset else {
                 throw fail(.overlap, previousName, "its data runs into the central directory")
             }
-            guard previousEnd == centralOffset || isDeclared(previousEnd..<centralOffset) else {
+            guard previousEnd == centralOffset || Self.takeDeclared(previousEnd..<centralOffset, from: &declared) else {
                 throw fail(
                     .inconsistent, nil,
                     "\(centralOffset - previousEnd) bytes of unexplained data lie between the last entry and the central directory")
@@ -596,6 +562,55 @@ struct ArchiveParser {
                 .inconsistent, nil,
                 "the dead-range field (0x6470) declares \(declared.count) range(s) that are not gaps between the entries (the first at offset \(declared.first!.lowerBound))")
         }
+    }
+
+    /// Refuses what lies before an entry's local header: an offset into the central
+    /// directory, an overlap with the previous entry, or a gap (or prefix) that is not the
+    /// next declared dead range.
+    func checkGap(
+        before entry: ZipEntry, previousEnd: Int64, previousName: String?, declared: inout ArraySlice<Range<Int64>>,
+        _ file: borrowing FileDescriptor, window: ReadWindow, centralOffset: Int64
+    ) throws {
+        let name = entry.name
+        if entry.localHeaderOffset >= centralOffset {
+            throw fail(
+                .inconsistent, name,
+                "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
+        }
+        if let previousName, entry.localHeaderOffset < previousEnd {
+            throw fail(
+                .overlap, name,
+                "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
+        }
+        if previousName != nil, entry.localHeaderOffset > previousEnd,
+            !Self.takeDeclared(previousEnd..<entry.localHeaderOffset, from: &declared)
+        {
+            if isLocalHeader(file, at: previousEnd, window: window) {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
+            }
+            throw fail(
+                .inconsistent, name,
+                "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
+        }
+        if previousName == nil && entry.localHeaderOffset != 0 && !Self.takeDeclared(0..<entry.localHeaderOffset, from: &declared) {
+            if isLocalHeader(file, at: 0, window: window) {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
+            }
+            throw fail(
+                .junk, nil,
+                "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
+        }
+    }
+
+    /// Whether `gap` is the next declared dead range; if so it is taken off `declared`.
+    static func takeDeclared(_ gap: Range<Int64>, from declared: inout ArraySlice<Range<Int64>>) -> Bool {
+        guard let next = declared.first, next == gap else { return false }
+        declared.removeFirst()
+        return true
     }
 
     /// Whether a local header signature is at `offset` (for messages about wrong offsets).
