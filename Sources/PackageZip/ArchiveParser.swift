@@ -312,7 +312,7 @@ struct ArchiveParser {
                 throw fail(.truncated, nil, "central directory record \(entries.count + 1) runs past the directory's end")
             }
             let record = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + recordLength)])
-            entries.append(try parseCentralRecord(record, nameLength: nameLength, extraLength: extraLength, index: entries.count))
+            entries.append(try parseCentralRecord(record, index: entries.count))
             offset += recordLength
         }
         guard entries.count == declared || (wrappedCount && entries.count > 0xFFFF && entries.count % 0x10000 == declared)
@@ -324,77 +324,65 @@ struct ArchiveParser {
         return entries
     }
 
-    func parseCentralRecord(_ record: UnsafeRawBufferPointer, nameLength: Int, extraLength: Int, index: Int) throws
-        -> ZipEntry
-    {
-        let versionMadeBy = record.le16(4)
-        let flags = record.le16(8)
-        let methodValue = record.le16(10)
-        let dosTime = record.le16(12)
-        let dosDate = record.le16(14)
-        let crc = record.le32(16)
-        var compressed = UInt64(record.le32(20))
-        var uncompressed = UInt64(record.le32(24))
-        var disk = UInt32(record.le16(34))
-        let external = record.le32(38)
-        var localOffset = UInt64(record.le32(42))
-        let nameBytes = UnsafeRawBufferPointer(rebasing: record[46..<(46 + nameLength)])
-        let extra = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength)..<(46 + nameLength + extraLength)])
-        let comment = UnsafeRawBufferPointer(rebasing: record[(46 + nameLength + extraLength)...])
-
-        // The name first, so that every later message can say which entry.
-        let host = versionMadeBy >> 8
-        var rawName = ZipNames.decode(nameBytes, utf8Flag: flags & ZipFormat.flagUTF8 != 0)
-        let storedName = rawName
-        var storedNameBytes: [UInt8]?
-        let shownName = rawName ?? String(decoding: nameBytes, as: UTF8.self)
-        guard let records = ExtraField.records(extra) else {
-            throw fail(.malformed, shownName, "the central extra field is malformed (a record runs past its end)")
+    func parseCentralRecord(_ record: UnsafeRawBufferPointer, index: Int) throws -> ZipEntry {
+        guard var header = CentralHeader(parsing: record) else {
+            throw fail(.truncated, nil, "central directory record \(index + 1) runs past the directory's end")
         }
-        var seen = Set<UInt16>()
-        var modificationSeconds: Int64?
-        var contentHash: ContentHash?
-        for item in records {
-            let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
-            if ZipFormat.singleExtraIDs.contains(item.id) {
-                guard seen.insert(item.id).inserted else {
-                    throw fail(.malformed, shownName, "the central extra field holds record 0x\(hex16(item.id)) twice")
-                }
-            }
-            switch item.id {
+        // The name first, so that every later message can say which entry.
+        let host = header.host
+        let storedName = ZipNames.decode(header.name, utf8Flag: header.flags & ZipFormat.flagUTF8 != 0)
+        let shownName = storedName ?? String(decoding: header.name, as: UTF8.self)
+        let extras = try parseCentralExtras(&header, index: index, shownName: shownName)
+        guard let decodedName = extras.unicodeName ?? storedName else {
+            throw fail(.malformed, shownName, "the name is marked UTF-8 (bit 11) but is not valid UTF-8")
+        }
+        let (name, isRoot) = try checkedCentralName(decodedName, shownName: shownName, host: host)
+        let storedNameBytes: [UInt8]? = extras.unicodeName == nil ? nil : Array(header.name)
+        if storedNameBytes != nil {
+            try checkStoredNameBesideUnicodePath(
+                storedName ?? String(decoding: header.name, as: UTF8.self), name: name, host: host)
+        }
+        let method = try checkCentralSupport(header, name: name)
+        let (kind, permissions) = try centralKind(header, name: name, shownName: shownName, isRoot: isRoot)
+        let seconds = extras.modificationSeconds ?? DOSTime.decode(time: header.dosTime, date: header.dosDate)
+        var path = isRoot ? "" : name
+        if path.hasSuffix("/") { path.removeLast() }
+        return ZipEntry(
+            path: path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
+            crc32: header.crc32, compressedSize: Int64(header.compressedSize),
+            uncompressedSize: Int64(header.uncompressedSize),
+            contentHash: kind == .directory ? nil : extras.contentHash, linkTarget: nil,
+            localHeaderOffset: Int64(header.localHeaderOffset),
+            dataOffset: 0, hasDataDescriptor: header.flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
+            dosTime: header.dosTime, dosDate: header.dosDate, flags: header.flags,
+            extendedModificationTime: extras.modificationSeconds,
+            pairedExtras: extras.seen.intersection(ZipFormat.pairedExtraIDs), storedNameBytes: storedNameBytes,
+            usesBackslashSeparators: ZipNames.separatorsFixed(shownName, host: host) != shownName)
+    }
+
+    /// Reads the central extra field: ZIP64 values replace the marked ones in `header`.
+    func parseCentralExtras(_ header: inout CentralHeader, index: Int, shownName: String) throws -> CentralExtras {
+        var extras = CentralExtras()
+        let nameBytes = header.name
+        let comment = header.comment
+        let seen = try walkExtraField(header.extra, place: "central", entry: shownName) { id, data in
+            switch id {
             case ZipFormat.zip64ExtraID:
-                var cursor = 0
-                func next64() throws -> UInt64 {
-                    guard cursor + 8 <= data.count else {
-                        throw fail(.malformed, shownName, "the ZIP64 extra field is too short for the values it must hold")
-                    }
-                    defer { cursor += 8 }
-                    return data.le64(cursor)
-                }
-                if uncompressed == 0xFFFF_FFFF { uncompressed = try next64() }
-                if compressed == 0xFFFF_FFFF { compressed = try next64() }
-                if localOffset == 0xFFFF_FFFF { localOffset = try next64() }
-                if disk == 0xFFFF {
-                    guard cursor + 4 <= data.count else {
-                        throw fail(.malformed, shownName, "the ZIP64 extra field is too short for the values it must hold")
-                    }
-                    disk = data.le32(cursor)
-                }
+                try applyCentralZip64(data, to: &header, shownName: shownName)
             case ZipFormat.extendedTimestampID:
-                if data.count >= 5, data[0] & 1 != 0 { modificationSeconds = Int64(data.le32(1)) }
+                extras.modificationSeconds = ExtendedTimestampField(parsing: data).modificationSeconds
             case ZipFormat.unicodePathID:
                 // Info-ZIP's Unicode path: version 1, CRC-32 of the header's name, UTF-8 name.
                 guard data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, nameBytes),
                     let unicode = String(validating: data[5...], as: UTF8.self)
                 else { throw fail(.inconsistent, shownName, "the Unicode path field (0x7075) does not match the name") }
-                rawName = unicode
-                storedNameBytes = Array(nameBytes)
+                extras.unicodeName = unicode
             case ZipFormat.unicodeCommentID:
                 guard data.count >= 5, data[0] == 1, data.le32(1) == CRC32.update(0, comment) else {
                     throw fail(.inconsistent, shownName, "the Unicode comment field (0x6375) does not match the comment")
                 }
             case ZipFormat.contentHashID:
-                contentHash = try parseContentHash(data, entry: shownName)
+                extras.contentHash = try parseContentHash(data, entry: shownName)
             case ZipFormat.deadRangesID where index != 0:
                 throw fail(
                     .malformed, shownName,
@@ -402,12 +390,32 @@ struct ArchiveParser {
             default: break
             }
         }
-        guard var name = rawName else {
-            throw fail(.malformed, shownName, "the name is marked UTF-8 (bit 11) but is not valid UTF-8")
+        extras.seen = seen
+        return extras
+    }
+
+    /// The central ZIP64 field holds, in this order, only the values marked in the header.
+    func applyCentralZip64(_ data: UnsafeRawBufferPointer, to header: inout CentralHeader, shownName: String) throws {
+        var cursor = 0
+        func next(_ width: Int) throws -> UInt64 {
+            guard cursor + width <= data.count else {
+                throw fail(.malformed, shownName, "the ZIP64 extra field is too short for the values it must hold")
+            }
+            defer { cursor += width }
+            return width == 8 ? data.le64(cursor) : UInt64(data.le32(cursor))
         }
+        if header.uncompressedSize == 0xFFFF_FFFF { header.uncompressedSize = try next(8) }
+        if header.compressedSize == 0xFFFF_FFFF { header.compressedSize = try next(8) }
+        if header.localHeaderOffset == 0xFFFF_FFFF { header.localHeaderOffset = try next(8) }
+        if header.disk == 0xFFFF { header.disk = UInt32(try next(4)) }
+    }
+
+    /// Normalises and checks an entry's name; returns it ("./" for the root) and whether
+    /// it is the root entry.
+    func checkedCentralName(_ decoded: String, shownName: String, host: UInt16) throws -> (String, Bool) {
         // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
         // as without the prefix; the root entry itself is checked like any other, then dropped.
-        name = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(name, host: host))
+        var name = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(decoded, host: host))
         let isRoot = name.isEmpty && !shownName.isEmpty
         if isRoot { name = "./" }
         if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
@@ -418,48 +426,62 @@ struct ArchiveParser {
                 .reservedName, name,
                 "'\(PackageLayout.metadataDirectoryName)' at the top holds pkgtool's own state, which is never taken from an archive (remove it: zip -d ARCHIVE '\(PackageLayout.metadataDirectoryName)/*')")
         }
-        // A Unicode path field gives the entry its name here, but readers that ignore the
-        // field (python's zipfile, streaming readers) use the stored one: it must be as safe.
-        if storedNameBytes != nil {
-            let stored = ZipNames.droppingDotSlashes(
-                ZipNames.separatorsFixed(storedName ?? String(decoding: nameBytes, as: UTF8.self), host: host))
-            let problem =
-                stored.isEmpty
-                ? nil
-                : ZipNames.problem(with: stored, maximumLength: limits.maximumNameLength)
-                    ?? (ZipNames.isReservedTopLevel(stored) ? "is pkgtool's reserved '\(PackageLayout.metadataDirectoryName)'" : nil)
-            if let problem {
-                throw fail(
-                    .unsafeName, name,
-                    "the name stored beside its Unicode path field (0x7075), '\(ZipError.printable(stored))', is refused (\(problem)): readers that ignore the field would use it")
-            }
+        return (name, isRoot)
+    }
+
+    /// A Unicode path field gives the entry its name, but readers that ignore the field
+    /// (python's zipfile, streaming readers) use the stored one: it must be as safe.
+    func checkStoredNameBesideUnicodePath(_ storedName: String, name: String, host: UInt16) throws {
+        let stored = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(storedName, host: host))
+        let problem =
+            stored.isEmpty
+            ? nil
+            : ZipNames.problem(with: stored, maximumLength: limits.maximumNameLength)
+                ?? (ZipNames.isReservedTopLevel(stored) ? "is pkgtool's reserved '\(PackageLayout.metadataDirectoryName)'" : nil)
+        if let problem {
+            throw fail(
+                .unsafeName, name,
+                "the name stored beside its Unicode path field (0x7075), '\(ZipError.printable(stored))', is refused (\(problem)): readers that ignore the field would use it")
         }
-        guard disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
-        if flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || methodValue == 99 {
+    }
+
+    /// Refuses what the profile does not read (split archives, encryption, other methods)
+    /// and sizes or offsets the file cannot hold; returns the method.
+    func checkCentralSupport(_ header: CentralHeader, name: String) throws -> ZipMethod {
+        guard header.disk == 0 else { throw fail(.unsupported, name, "split (multi-disk) archives are not supported") }
+        if header.flags & (ZipFormat.flagEncrypted | ZipFormat.flagStrongEncryption) != 0 || header.method == 99 {
             throw fail(.encrypted, name, "the entry is encrypted; encrypted archives are not supported")
         }
-        if flags & ZipFormat.flagMaskedHeaders != 0 {
+        if header.flags & ZipFormat.flagMaskedHeaders != 0 {
             throw fail(.encrypted, name, "the central directory is encrypted (masked headers); not supported")
         }
-        let method = ZipMethod(rawValue: methodValue)
+        let method = ZipMethod(rawValue: header.method)
         if case .other = method {
             throw fail(.unsupportedMethod, name, "compression method \(method) is not supported (only stored and deflated)")
         }
-        guard compressed <= UInt64(size), localOffset < UInt64(size) else {
+        guard header.compressedSize <= UInt64(size), header.localHeaderOffset < UInt64(size) else {
             throw fail(.inconsistent, name, "the entry's offset or compressed size points past the end of the file")
         }
-        guard uncompressed <= UInt64(Int64.max) else {
+        guard header.uncompressedSize <= UInt64(Int64.max) else {
             throw fail(.limit, name, "the declared size is impossibly large")
         }
-        if method == .stored && compressed != uncompressed {
+        if method == .stored && header.compressedSize != header.uncompressedSize {
             throw fail(
-                .inconsistent, name, "a stored entry with different sizes (\(compressed) stored, \(uncompressed) declared)")
+                .inconsistent, name,
+                "a stored entry with different sizes (\(header.compressedSize) stored, \(header.uncompressedSize) declared)")
         }
+        return method
+    }
 
-        // Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19)
-        // and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
-        // no mode, and files get 0644, directories 0755. A stored mode is restored as it
-        // is, 0000 included, without set-id and sticky bits.
+    /// Kind and mode: the Unix mode when the archive was made on Unix (3) or macOS (19)
+    /// and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
+    /// no mode, and files get 0644, directories 0755. A stored mode is restored as it
+    /// is, 0000 included, without set-id and sticky bits.
+    func centralKind(_ header: CentralHeader, name: String, shownName: String, isRoot: Bool) throws
+        -> (FileKind, UInt32)
+    {
+        let host = header.host
+        let external = header.externalAttributes
         let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
         let hasUnixMode = unixMode != 0
         var kind: FileKind = .regular
@@ -484,29 +506,17 @@ struct ArchiveParser {
         }
         let permissions: UInt32 = hasUnixMode ? unixMode & 0o777 : (kind == .directory ? 0o755 : 0o644)
         if isRoot && kind != .directory { throw fail(.unsafeName, shownName, "the name '.' is not a directory") }
-        if kind == .directory && uncompressed != 0 {
-            throw fail(.inconsistent, name, "a directory entry with \(uncompressed) bytes of data")
+        if kind == .directory && header.uncompressedSize != 0 {
+            throw fail(.inconsistent, name, "a directory entry with \(header.uncompressedSize) bytes of data")
         }
-        let seconds = modificationSeconds ?? DOSTime.decode(time: dosTime, date: dosDate)
-        var path = isRoot ? "" : name
-        if path.hasSuffix("/") { path.removeLast() }
-        return ZipEntry(
-            path: path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
-            crc32: crc, compressedSize: Int64(compressed), uncompressedSize: Int64(uncompressed),
-            contentHash: kind == .directory ? nil : contentHash, linkTarget: nil, localHeaderOffset: Int64(localOffset),
-            dataOffset: 0, hasDataDescriptor: flags & ZipFormat.flagDataDescriptor != 0, index: index, endOffset: 0,
-            dosTime: dosTime, dosDate: dosDate, flags: flags, extendedModificationTime: modificationSeconds,
-            pairedExtras: seen.intersection(ZipFormat.pairedExtraIDs), storedNameBytes: storedNameBytes,
-            usesBackslashSeparators: ZipNames.separatorsFixed(shownName, host: host) != shownName)
+        return (kind, permissions)
     }
 
     func parseContentHash(_ data: UnsafeRawBufferPointer, entry: String) throws -> ContentHash {
-        guard data.count == 18, data[0] == ZipFormat.contentHashVersion,
-            data[1] == ZipFormat.contentHashAlgorithmXXH3_128
-        else {
+        guard let field = ContentHashField(parsing: data), let hash = field.hash else {
             throw fail(.malformed, entry, "pkgtool's content-hash field (0x6870) is malformed")
         }
-        return ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: data[2..<18]))
+        return hash
     }
 
     // MARK: Local headers
@@ -524,46 +534,12 @@ struct ArchiveParser {
         var previousEnd: Int64 = 0
         var previousName: String?
         var declared = dead[...]
-        func isDeclared(_ gap: Range<Int64>) -> Bool {
-            guard let next = declared.first, next == gap else { return false }
-            declared.removeFirst()
-            return true
-        }
         for index in order {
             var entry = entries[index]
             let name = entry.name
-            if entry.localHeaderOffset >= centralOffset {
-                throw fail(
-                    .inconsistent, name,
-                    "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
-            }
-            if let previousName, entry.localHeaderOffset < previousEnd {
-                throw fail(
-                    .overlap, name,
-                    "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
-            }
-            if previousName != nil, entry.localHeaderOffset > previousEnd,
-                !isDeclared(previousEnd..<entry.localHeaderOffset)
-            {
-                if isLocalHeader(file, at: previousEnd, window: window) {
-                    throw fail(
-                        .inconsistent, name,
-                        "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
-                }
-                throw fail(
-                    .inconsistent, name,
-                    "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
-            }
-            if previousName == nil && entry.localHeaderOffset != 0 && !isDeclared(0..<entry.localHeaderOffset) {
-                if isLocalHeader(file, at: 0, window: window) {
-                    throw fail(
-                        .inconsistent, name,
-                        "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
-                }
-                throw fail(
-                    .junk, nil,
-                    "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
-            }
+            try checkGap(
+                before: entry, previousEnd: previousEnd, previousName: previousName, declared: &declared, file,
+                window: window, centralOffset: centralOffset)
             try checkLocalHeader(file, &entry, window: window, centralOffset: centralOffset)
             previousEnd = entry.endOffset
             previousName = name
@@ -573,7 +549,7 @@ struct ArchiveParser {
             guard previousEnd <= centralOffset else {
                 throw fail(.overlap, previousName, "its data runs into the central directory")
             }
-            guard previousEnd == centralOffset || isDeclared(previousEnd..<centralOffset) else {
+            guard previousEnd == centralOffset || Self.takeDeclared(previousEnd..<centralOffset, from: &declared) else {
                 throw fail(
                     .inconsistent, nil,
                     "\(centralOffset - previousEnd) bytes of unexplained data lie between the last entry and the central directory")
@@ -586,6 +562,55 @@ struct ArchiveParser {
                 .inconsistent, nil,
                 "the dead-range field (0x6470) declares \(declared.count) range(s) that are not gaps between the entries (the first at offset \(declared.first!.lowerBound))")
         }
+    }
+
+    /// Refuses what lies before an entry's local header: an offset into the central
+    /// directory, an overlap with the previous entry, or a gap (or prefix) that is not the
+    /// next declared dead range.
+    func checkGap(
+        before entry: ZipEntry, previousEnd: Int64, previousName: String?, declared: inout ArraySlice<Range<Int64>>,
+        _ file: borrowing FileDescriptor, window: ReadWindow, centralOffset: Int64
+    ) throws {
+        let name = entry.name
+        if entry.localHeaderOffset >= centralOffset {
+            throw fail(
+                .inconsistent, name,
+                "its local header offset (\(entry.localHeaderOffset)) points past the entries' data, where the central directory starts (\(centralOffset))")
+        }
+        if let previousName, entry.localHeaderOffset < previousEnd {
+            throw fail(
+                .overlap, name,
+                "its data overlaps entry '\(ZipError.printable(previousName))' (a zip bomb or a corrupt directory)")
+        }
+        if previousName != nil, entry.localHeaderOffset > previousEnd,
+            !Self.takeDeclared(previousEnd..<entry.localHeaderOffset, from: &declared)
+        {
+            if isLocalHeader(file, at: previousEnd, window: window) {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) is past a local header at \(previousEnd) that no central record names (a wrong offset, or an entry missing from the central directory)")
+            }
+            throw fail(
+                .inconsistent, name,
+                "\(entry.localHeaderOffset - previousEnd) bytes of unexplained data lie before its local header")
+        }
+        if previousName == nil && entry.localHeaderOffset != 0 && !Self.takeDeclared(0..<entry.localHeaderOffset, from: &declared) {
+            if isLocalHeader(file, at: 0, window: window) {
+                throw fail(
+                    .inconsistent, name,
+                    "its local header offset (\(entry.localHeaderOffset)) is wrong: the file starts with a local header that no central record names (not other data before the archive)")
+            }
+            throw fail(
+                .junk, nil,
+                "\(entry.localHeaderOffset) bytes of other data precede the first entry (self-extractors and prefixed archives are not accepted)")
+        }
+    }
+
+    /// Whether `gap` is the next declared dead range; if so it is taken off `declared`.
+    static func takeDeclared(_ gap: Range<Int64>, from declared: inout ArraySlice<Range<Int64>>) -> Bool {
+        guard let next = declared.first, next == gap else { return false }
+        declared.removeFirst()
+        return true
     }
 
     /// Whether a local header signature is at `offset` (for messages about wrong offsets).
@@ -608,88 +633,98 @@ struct ArchiveParser {
         let name = entry.name
         let offset = entry.localHeaderOffset
         let fixed = try window.bytes(file, at: offset, count: ZipFormat.localHeaderSize, parser: self, what: "local header", entry: name)
-        guard fixed.le32(0) == ZipFormat.localHeaderSignature else {
+        guard fixed.le32(0) == ZipFormat.localHeaderSignature, var header = LocalHeader(parsing: fixed) else {
             throw fail(.malformed, name, "no local header where the central directory says (bad signature)")
         }
-        let flags = fixed.le16(6)
-        let methodValue = fixed.le16(8)
-        let dosTime = fixed.le16(10)
-        let dosDate = fixed.le16(12)
-        let crc = fixed.le32(14)
-        var compressed = UInt64(fixed.le32(18))
-        var uncompressed = UInt64(fixed.le32(22))
-        let nameLength = Int(fixed.le16(26))
-        let extraLength = Int(fixed.le16(28))
+        try compareLocalFixedFields(header, with: entry)
+        let variable = try window.bytes(
+            file, at: offset + Int64(ZipFormat.localHeaderSize), count: header.nameLength + header.extraLength,
+            parser: self, what: "local header", entry: name)
+        let localName = UnsafeRawBufferPointer(rebasing: variable[0..<header.nameLength])
+        let extra = UnsafeRawBufferPointer(
+            rebasing: variable[header.nameLength..<(header.nameLength + header.extraLength)])
+        let extras = try parseLocalExtras(extra, header: &header, localName: localName, entry: name)
+        try compareLocalNameAndExtras(header, localName: localName, extras: extras, with: entry)
+        try compareLocalSizes(header, with: entry)
+        entry.dataOffset = offset + Int64(ZipFormat.localHeaderSize + header.nameLength + header.extraLength)
+        guard entry.dataOffset <= centralOffset, entry.compressedSize <= centralOffset - entry.dataOffset else {
+            throw fail(.overlap, name, "its data runs into the central directory (compressed size too large)")
+        }
+        var end = entry.dataOffset + entry.compressedSize
+        if entry.hasDataDescriptor {
+            end += try checkDescriptor(
+                file, entry, at: end,
+                wide: extras.hasZip64 || entry.compressedSize >= 0xFFFF_FFFF || entry.uncompressedSize >= 0xFFFF_FFFF,
+                window: window, centralOffset: centralOffset)
+        }
+        entry.endOffset = end
+    }
+
+    /// The flags that matter, the method and the MS-DOS time must be the central ones.
+    func compareLocalFixedFields(_ header: LocalHeader, with entry: ZipEntry) throws {
+        let name = entry.name
         let compared: UInt16 = ZipFormat.flagEncrypted | ZipFormat.flagDataDescriptor | ZipFormat.flagUTF8
-        guard flags & compared == entry.flags & compared else {
+        guard header.flags & compared == entry.flags & compared else {
             throw fail(.inconsistent, name, "the local and central headers disagree on the flags")
         }
-        guard methodValue == entry.method.rawValue else {
+        guard header.method == entry.method.rawValue else {
             throw fail(.inconsistent, name, "the local and central headers disagree on the compression method")
         }
-        guard dosTime == entry.dosTime, dosDate == entry.dosDate else {
+        guard header.dosTime == entry.dosTime, header.dosDate == entry.dosDate else {
             throw fail(.inconsistent, name, "the local and central headers disagree on the modification date")
         }
-        let variable = try window.bytes(
-            file, at: offset + Int64(ZipFormat.localHeaderSize), count: nameLength + extraLength, parser: self,
-            what: "local header", entry: name)
-        let localName = UnsafeRawBufferPointer(rebasing: variable[0..<nameLength])
-        let centralNameMatches: Bool = {
-            // Compare raw bytes with the central name when it was UTF-8; a CP437 or
-            // Unicode-path name is compared after decoding the same way.
-            guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
-            if entry.usesBackslashSeparators { decoded = ZipNames.separatorsFixed(decoded, host: 0) }
-            decoded = ZipNames.droppingDotSlashes(decoded)
-            return decoded == (entry.path.isEmpty ? "" : name)
-        }()
-        let extra = UnsafeRawBufferPointer(rebasing: variable[nameLength..<(nameLength + extraLength)])
-        guard let records = ExtraField.records(extra) else {
-            throw fail(.malformed, name, "the local extra field is malformed (a record runs past its end)")
-        }
-        var seen = Set<UInt16>()
-        var localHash: ContentHash?
-        var hasZip64 = false
-        var unicodeName: String?
-        var localModificationSeconds: Int64?
-        for item in records {
-            let data = UnsafeRawBufferPointer(rebasing: extra[item.dataOffset..<(item.dataOffset + item.length)])
-            if ZipFormat.singleExtraIDs.contains(item.id) {
-                guard seen.insert(item.id).inserted else {
-                    throw fail(.malformed, name, "the local extra field holds record 0x\(hex16(item.id)) twice")
-                }
-            }
-            switch item.id {
+    }
+
+    /// Reads the local extra field: ZIP64 sizes replace the marked ones in `header`.
+    func parseLocalExtras(
+        _ extra: UnsafeRawBufferPointer, header: inout LocalHeader, localName: UnsafeRawBufferPointer, entry name: String
+    ) throws -> LocalExtras {
+        var extras = LocalExtras()
+        let seen = try walkExtraField(extra, place: "local", entry: name) { id, data in
+            switch id {
             case ZipFormat.zip64ExtraID:
-                hasZip64 = true
+                extras.hasZip64 = true
                 // In a local header the ZIP64 field holds both sizes when either is marked.
-                if uncompressed == 0xFFFF_FFFF || compressed == 0xFFFF_FFFF {
+                if header.uncompressedSize == 0xFFFF_FFFF || header.compressedSize == 0xFFFF_FFFF {
                     guard data.count >= 16 else {
                         throw fail(.malformed, name, "the local ZIP64 extra field is too short for both sizes")
                     }
-                    uncompressed = data.le64(0)
-                    compressed = data.le64(8)
+                    header.uncompressedSize = data.le64(0)
+                    header.compressedSize = data.le64(8)
                 }
             case ZipFormat.unicodePathID:
                 if data.count > 5, data[0] == 1, data.le32(1) == CRC32.update(0, localName),
                     let unicode = String(validating: data[5...], as: UTF8.self)
                 {
-                    unicodeName = unicode
+                    extras.unicodeName = unicode
                 }
             case ZipFormat.extendedTimestampID:
-                if data.count >= 5, data[0] & 1 != 0 { localModificationSeconds = Int64(data.le32(1)) }
+                extras.modificationSeconds = ExtendedTimestampField(parsing: data).modificationSeconds
             case ZipFormat.contentHashID:
-                localHash = try parseContentHash(data, entry: name)
+                extras.contentHash = try parseContentHash(data, entry: name)
             default: break
             }
         }
-        let localPaired = seen.intersection(ZipFormat.pairedExtraIDs)
+        extras.seen = seen
+        return extras
+    }
+
+    /// The local name, the paired extra records, the extended time and the content hash
+    /// must agree with the central record.
+    func compareLocalNameAndExtras(
+        _ header: LocalHeader, localName: UnsafeRawBufferPointer, extras: LocalExtras, with entry: ZipEntry
+    ) throws {
+        let name = entry.name
+        let localPaired = extras.seen.intersection(ZipFormat.pairedExtraIDs)
         guard localPaired == entry.pairedExtras else {
             let differing = localPaired.symmetricDifference(entry.pairedExtras).sorted().map { "0x" + hex16($0) }
             throw fail(
                 .inconsistent, name,
                 "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
         }
-        guard centralNameMatches || unicodeName.map(ZipNames.droppingDotSlashes) == name else {
+        guard localNameMatches(localName, flags: header.flags, entry: entry)
+            || extras.unicodeName.map(ZipNames.droppingDotSlashes) == name
+        else {
             throw fail(.inconsistent, name, "the local header names a different file")
         }
         // Both headers may carry the same Unicode path over different stored names, which
@@ -701,41 +736,46 @@ struct ArchiveParser {
         }
         // unzip and bsdtar take the local time, python and we the central one: only
         // agreement is safe (both fields present is already checked above).
-        if localModificationSeconds != entry.extendedModificationTime {
+        if extras.modificationSeconds != entry.extendedModificationTime {
             throw fail(
                 .inconsistent, name,
-                "the local and central extended timestamps (0x5455) disagree on the modification time (local \(describeSeconds(localModificationSeconds)), central \(describeSeconds(entry.extendedModificationTime)), in Unix seconds)")
+                "the local and central extended timestamps (0x5455) disagree on the modification time (local \(describeSeconds(extras.modificationSeconds)), central \(describeSeconds(entry.extendedModificationTime)), in Unix seconds)")
         }
-        if let localHash, let centralHash = entry.contentHash, localHash != centralHash {
+        if let localHash = extras.contentHash, let centralHash = entry.contentHash, localHash != centralHash {
             throw fail(.inconsistent, name, "the local and central headers disagree on the content hash")
         }
+    }
+
+    /// Whether the local name is the central one: compared after decoding the same way
+    /// (CP437 or UTF-8 by the flag, separators fixed as the central name's were).
+    func localNameMatches(_ localName: UnsafeRawBufferPointer, flags: UInt16, entry: ZipEntry) -> Bool {
+        guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
+        if entry.usesBackslashSeparators { decoded = ZipNames.separatorsFixed(decoded, host: 0) }
+        decoded = ZipNames.droppingDotSlashes(decoded)
+        return decoded == (entry.path.isEmpty ? "" : entry.name)
+    }
+
+    /// The CRC-32 and sizes must be the central ones; with a data descriptor they may be zero.
+    func compareLocalSizes(_ header: LocalHeader, with entry: ZipEntry) throws {
+        let name = entry.name
         if !entry.hasDataDescriptor {
-            guard crc == entry.crc32 else {
+            guard header.crc32 == entry.crc32 else {
                 throw fail(.inconsistent, name, "the local and central headers disagree on the CRC-32")
             }
-            guard compressed == UInt64(entry.compressedSize), uncompressed == UInt64(entry.uncompressedSize) else {
+            guard header.compressedSize == UInt64(entry.compressedSize),
+                header.uncompressedSize == UInt64(entry.uncompressedSize)
+            else {
                 throw fail(.inconsistent, name, "the local and central headers disagree on the sizes")
             }
         } else {
             // Streamed: the local fields are zero, or (some writers) already the real values.
-            guard crc == 0 || crc == entry.crc32,
-                compressed == 0 || compressed == UInt64(entry.compressedSize),
-                uncompressed == 0 || uncompressed == UInt64(entry.uncompressedSize)
+            guard header.crc32 == 0 || header.crc32 == entry.crc32,
+                header.compressedSize == 0 || header.compressedSize == UInt64(entry.compressedSize),
+                header.uncompressedSize == 0 || header.uncompressedSize == UInt64(entry.uncompressedSize)
             else {
                 throw fail(.inconsistent, name, "the local and central headers disagree on the CRC-32 or sizes")
             }
         }
-        entry.dataOffset = offset + Int64(ZipFormat.localHeaderSize + nameLength + extraLength)
-        guard entry.dataOffset <= centralOffset, entry.compressedSize <= centralOffset - entry.dataOffset else {
-            throw fail(.overlap, name, "its data runs into the central directory (compressed size too large)")
-        }
-        var end = entry.dataOffset + entry.compressedSize
-        if entry.hasDataDescriptor {
-            end += try checkDescriptor(
-                file, entry, at: end, wide: hasZip64 || entry.compressedSize >= 0xFFFF_FFFF || entry.uncompressedSize >= 0xFFFF_FFFF,
-                window: window, centralOffset: centralOffset)
-        }
-        entry.endOffset = end
     }
 
     /// Checks the data descriptor at `offset` against the central record; returns its length.

@@ -40,20 +40,11 @@ enum HeaderWriter {
     static func flags(_ header: EntryHeader) -> UInt16 { header.isASCII ? 0 : ZipFormat.flagUTF8 }
 
     static func timestampExtra(_ seconds: Int64, into builder: inout RecordBuilder) {
-        builder.u16(ZipFormat.extendedTimestampID)
-        builder.u16(5)
-        builder.u8(1)  // modification time present
-        builder.u32(UInt32(clamping: max(0, seconds)))
+        ExtendedTimestampField(modificationSeconds: seconds).append(to: &builder)
     }
 
     static func hashExtra(_ hash: ContentHash?, into builder: inout RecordBuilder) -> Int {
-        builder.u16(ZipFormat.contentHashID)
-        builder.u16(18)
-        builder.u8(ZipFormat.contentHashVersion)
-        builder.u8(ZipFormat.contentHashAlgorithmXXH3_128)
-        let offset = builder.bytes.count
-        builder.append(hash?.canonicalBytes ?? [UInt8](repeating: 0, count: 16))
-        return offset
+        ContentHashField(hash: hash).append(to: &builder)
     }
 
     /// Whether an entry carries our hash field (files and links).
