@@ -129,7 +129,6 @@ public func runProgram(
     errorReader.start()
     let outputData = readToEndOfFile(output.fileHandleForReading)
     process.waitUntilExit()
-    while !errorData.isSet { usleep(1000) }
     return (
         process.terminationStatus, String(decoding: outputData, as: UTF8.self),
         String(decoding: errorData.value, as: UTF8.self)
@@ -152,25 +151,22 @@ public func readToEndOfFile(_ handle: FileHandle) -> Data {
     }
 }
 
+/// What one thread hands to another once: `value` waits until `set` has given it.
 private final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var done = false
+    private let condition = NSCondition()
+    private var data: Data?
     func set(_ value: Data) {
-        lock.lock()
+        condition.lock()
         data = value
-        done = true
-        lock.unlock()
+        condition.signal()
+        condition.unlock()
     }
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return done
-    }
+    /// The data `set` gave, waiting for it.
     var value: Data {
-        lock.lock()
-        defer { lock.unlock() }
-        return data
+        condition.lock()
+        defer { condition.unlock() }
+        while data == nil { condition.wait() }
+        return data ?? Data()
     }
 }
 
@@ -186,6 +182,22 @@ public func which(_ program: String) -> String? {
 
 /// Helpers for save-engine tests.
 public enum Trees {
+    /// Sets the modification time of `root` and of every directory below it (`.pkgtool`
+    /// included) one second back: what a save or a scan then sees is settled, outside the
+    /// racy granule of the clock tick it was written in — without waiting for the clock to
+    /// move on. Files are left alone (a new ctime would void their recorded hashes).
+    public static func settleDirectories(_ root: String) throws {
+        let settled = Int64(Date().timeIntervalSince1970 * 1e9) - 1_000_000_000
+        var pending = [root]
+        while let directory = pending.popLast() {
+            for name in try DirectoryListing.names(in: FileDescriptor.openDirectory(directory)) {
+                let child = directory + "/" + name
+                if try FileSystem.status(child).kind == .directory { pending.append(child) }
+            }
+            try FileSystem.setModificationTime(directory, settled)
+        }
+    }
+
     /// The root hash of a directory's content as pkgtool sees it (its `.pkgtool` left out),
     /// computed from the bytes, never from a manifest.
     public static func contentHash(_ path: String) throws -> ContentHash {

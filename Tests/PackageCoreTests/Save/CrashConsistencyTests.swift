@@ -199,9 +199,13 @@ struct CrashConsistencyTests {
         // A staging sibling recovery left because its flock looked held: while another test
         // of this process spawns a program, the child shares every open file description
         // until it execs (posix_spawn's vfork window), the crashed save's included. A real
-        // crash has no such holder: sweep again once that window has passed.
-        for _ in 0..<20 where beside.contains(where: { SiblingNames(forName: "doc.pkg").role(of: $0) == .staging }) {
-            usleep(10_000)
+        // crash has no such holder: once the child's exec has let the flock go (waited for
+        // on the lock itself), sweep again.
+        let staging = beside.filter { SiblingNames(forName: "doc.pkg").role(of: $0) == .staging }
+        if !staging.isEmpty {
+            for name in staging where !Self.waitForFlock(home.url(name), seconds: 10) {
+                return "the staging sibling \(name) stays locked"
+            }
             try StagedReplacement.sweepLeftovers(beside: package)
             beside = try Trees.names(home.path)
         }
@@ -573,7 +577,7 @@ struct EditedTreeCrashTests {
         let options = SaveOptions(strategy: .journaled, durability: .full, workers: 1)
         func freshPackage(_ label: String) throws -> (TemporaryDirectory, String) {
             let pair = try fixture.freshPackage(label, strategy: .journaled)
-            usleep(15_000)  // let the manifest's records leave the racy granule
+            try Trees.settleDirectories(pair.1)  // the folders just written, out of the racy granule
             return pair
         }
         let (countingHome, countingPackage) = try freshPackage("tree-count")
@@ -608,5 +612,22 @@ struct EditedTreeCrashTests {
         }
         print("crash consistency (edited tree): \(counter.mutations) crash points, \(violations.count) violations")
         #expect(violations.isEmpty, "\(violations.prefix(3))")
+    }
+}
+
+extension CrashConsistencyTests {
+    /// Waits until nobody holds a `flock` on `path` (the kernel wakes the waiter when the
+    /// holder lets go), at most `seconds`; whether it was let go. A lock held past that
+    /// leaves a thread waiting for it, in a test that has then failed.
+    static func waitForFlock(_ path: String, seconds: Int) -> Bool {
+        let free = HandOff()
+        Thread.detachNewThread {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else { return free.give() }  // gone: nothing holds it
+            _ = flock(descriptor, LOCK_EX)
+            close(descriptor)
+            free.give()
+        }
+        return free.wait(seconds: seconds)
     }
 }

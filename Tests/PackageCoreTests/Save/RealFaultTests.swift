@@ -61,7 +61,9 @@ struct RealFaultTests {
 
             // The writer: rewrites the file in place, chunk by chunk, version after version.
             let stop = StopFlag()
+            let writerDone = DispatchSemaphore(value: 0)
             let writer = Thread {
+                defer { writerDone.signal() }
                 let file = open(source + "/media.bin", O_WRONLY)
                 defer { close(file) }
                 var buffer = [UInt8](repeating: 0, count: chunk)
@@ -94,7 +96,7 @@ struct RealFaultTests {
                 }
             }
             stop.raise()
-            while !writer.isFinished { usleep(1000) }
+            writerDone.wait()
         }
         print("rewrite during save: \(saved) saved, \(refused) refused (\(Self.modes.count) modes × 100 rounds)")
     }
