@@ -31,7 +31,12 @@ struct RemoteHelperTests {
     func helperMissing() throws {
         let home = try TemporaryDirectory("lonely-pkgtool")
         let lonely = home.url("pkgtool")
-        try FileManager.default.copyItem(atPath: pkgtoolExecutable(), toPath: lonely)
+        // A hard link where it can be: a copy is open for writing a moment, and a program
+        // another test spawns meanwhile inherits that descriptor until it execs, making
+        // the exec of the copy fail with ETXTBSY.
+        if link(pkgtoolExecutable(), lonely) != 0 {
+            try FileManager.default.copyItem(atPath: pkgtoolExecutable(), toPath: lonely)
+        }
         try Files.makeDirectory(home.url("pkg"))
         let environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
 
