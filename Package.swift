@@ -77,21 +77,24 @@ let package = Package(
         // Helpers shared by the test targets (temporary directories, seeded data, fault
         // injectors) and, for its generators and the local SeaweedFS, the benchmark.
         .target(name: "PackageTestSupport", dependencies: ["PackageCore"], path: "Tests/PackageTestSupport"),
-        .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport"]),
+        // What the test targets alone share: Swift Testing traits (a missing prerequisite skips
+        // a test, visibly; in CI it fails).
+        .target(name: "PackageTestTraits", dependencies: ["PackageTestSupport"], path: "Tests/PackageTestTraits"),
+        .testTarget(name: "PackageCoreTests", dependencies: ["PackageCore", "PackageTestSupport", "PackageTestTraits"]),
         .testTarget(
             name: "PackageDocumentTests",
-            dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport"]),
-        .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport"]),
+            dependencies: ["PackageDocument", "PackageDocumentExamples", "PackageTestSupport", "PackageTestTraits"]),
+        .testTarget(name: "PkgToolCLITests", dependencies: ["PkgToolCLI", "PackageCore", "PackageTestSupport", "PackageTestTraits"]),
         .testTarget(
-            name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "CZlib"]),
+            name: "PackageZipTests", dependencies: ["PackageZip", "PkgToolCLI", "PackageCore", "PackageTestSupport", "PackageTestTraits", "CZlib"]),
         .testTarget(
             name: "PackageRemoteTests",
             dependencies: [
                 "PackageRemote", "PkgToolCLI", "PkgToolRemoteCLI", "PackageCore", "PackageDocument",
-                "PackageDocumentExamples", "PackageTestSupport",
+                "PackageDocumentExamples", "PackageTestSupport", "PackageTestTraits",
             ]),
         .testTarget(
-            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport"],
+            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport", "PackageTestTraits"],
             path: "Tests/PackageBenchTests"),
     ]
 )

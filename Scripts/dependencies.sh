@@ -15,8 +15,11 @@ fi
 # tests and benchmark (Scripts/seaweedfs); rclone and restic are the sync suite's peers.
 BUILD_PACKAGES="pkg-config zlib1g-dev libxxhash-dev libcurl4-openssl-dev libssl-dev libxml2-dev"
 # git: quoting compared with git's, and the consumer check's tagged clone; zsh, fish, man-db
-# (with groff-base): the completion scripts and the manual page are run in them.
-TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 python3-venv util-linux git zsh fish man-db groff-base xfsprogs e2fsprogs rclone restic"
+# (with groff-base): the completion scripts and the manual page are run in them; util-linux
+# (setpriv, findmnt), mount, xfsprogs and e2fsprogs (chattr): the tests run as nobody, on a
+# loop-mounted XFS image and an immutable folder. In CI a test missing any of them fails
+# (Tests/PackageTestSupport/Prerequisite.swift); elsewhere it is skipped, saying why.
+TOOL_PACKAGES="xxhash zip unzip p7zip-full libarchive-tools rsync python3 python3-venv util-linux mount git zsh fish man-db groff-base xfsprogs e2fsprogs rclone restic"
 
 ensure_packages() {
     local missing=()

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import Testing
 
 @testable import PackageBench
@@ -18,7 +19,7 @@ import Testing
             && FileManager.default.isExecutableFile(atPath: Spawn.measureTool)
     }
 
-    @Test(.enabled(if: toolsBuilt, "pkgtool and pkgbench-measure are built beside the tests"))
+    @Test(Prerequisite.needs(toolsBuilt, "pkgtool and pkgbench-measure built beside the tests"))
     func tinyQuickRun() throws {
         let work = try TemporaryDirectory("bench-run")
         var options = try BenchmarkOptions.parse([
@@ -74,7 +75,7 @@ import Testing
     /// every strategy and both rsync peers on one change, the engine's own counters, the
     /// byte-for-byte comparison, and — where an XFS image can be mounted (root, xfsprogs) —
     /// the same with the packages on XFS, measured by the loop device's writes.
-    @Test(.enabled(if: toolsBuilt, "pkgtool and pkgbench-measure are built beside the tests"))
+    @Test(Prerequisite.needs(toolsBuilt, "pkgtool and pkgbench-measure built beside the tests"))
     func tinyLargeFileRun() throws {
         let work = try TemporaryDirectory("bench-large")
         var suite = LargeFileSuite(

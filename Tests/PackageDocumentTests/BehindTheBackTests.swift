@@ -73,12 +73,13 @@ struct BehindTheBackTests {
         let directory = try TemporaryDirectory("behind-meta")
         let path = directory.path + "/Trip.notebook"
         let ids = try await makeNotebook(at: path, pageCount: 3)
+        // The engine sees that a folder it did not edit changed on disk by the folder's
+        // modification time, which the kernel keeps at the granularity of its clock tick (a
+        // few ms): a deletion within the tick the package was saved in goes unseen (reported
+        // to the lead: NOTES.md, 2026-12-02 doc → lead, item 2). The folders are set a second
+        // back instead of waiting for the tick to pass.
+        try Trees.settleDirectories(path)
         let session = try await openNotebook(path)
-        // A moment passes first. The engine sees that a folder it did not edit changed on
-        // disk by the folder's modification time, which the kernel keeps at the granularity of
-        // its clock tick (a few ms): a deletion within the tick the package was saved in goes
-        // unseen (reported to the lead: NOTES.md, 2026-12-02 doc → lead, item 2).
-        try await Task.sleep(for: .milliseconds(30))
         try FileSystem.remove(path + "/pages/\(ids[1].uuidString).txt")
         // No page edited: the save rewrites metadata.json only; `pages/` is not edited in
         // memory, yet its change on disk is seen.

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 import PackageTestSupport
 import Synchronization
 import Testing
@@ -15,20 +16,25 @@ struct CoordinationTests {
         try Files.write(package + "/a.txt", "a")
         let coordinator = FileCoordinator(documentURL: fileURL(package))
         let events = Mutex<[String]>([])
-        let writing = Atomic<Bool>(false)
+        // Hand-offs, no clock: the writer holds the lock, the read starts, and only once the
+        // read has reached its lock (the `.lock` step of the I/O seam) does the write finish.
+        let writerHolds = DispatchSemaphore(value: 0)
+        let readerAtLock = DispatchSemaphore(value: 0)
         let writer = Thread {
             var error: NSError?
             coordinator.coordinate(writingItemAt: fileURL(package), options: [], error: &error) { _ in
-                writing.store(true, ordering: .sequentiallyConsistent)
-                usleep(200_000)
+                writerHolds.signal()
+                readerAtLock.wait()
                 events.withLock { $0.append("write done") }
             }
         }
         writer.start()
-        while !writing.load(ordering: .sequentiallyConsistent) { usleep(1000) }
+        writerHolds.wait()
         var error: NSError?
-        coordinator.coordinate(readingItemAt: fileURL(package + "/a.txt"), options: [], error: &error) { url in
-            events.withLock { $0.append("read \(url.lastPathComponent)") }
+        IOFaultInjection.withInjector(SignalAtStep(.lock, readerAtLock)) {
+            coordinator.coordinate(readingItemAt: fileURL(package + "/a.txt"), options: [], error: &error) { url in
+                events.withLock { $0.append("read \(url.lastPathComponent)") }
+            }
         }
         #expect(error == nil)
         #expect(events.withLock { $0 } == ["write done", "read a.txt"])

@@ -9,17 +9,16 @@ import Testing
 
 /// Makes the directories `paths` impossible for this process to write into, the way that
 /// works here: `chmod 0555` for a user; as root, whom permission bits do not stop, the
-/// immutable flag (`chattr +i`). Returns the undo, or nil when neither works (a file system
-/// without the flag, no `chattr`), for the test to skip that case — a failure in CI, whose
-/// machine must have it (`Prerequisite`).
+/// immutable flag (`chattr +i`). Returns the undo, or nil, recording a failure, when neither
+/// works (a file system without the flag, no `chattr`): the tests that call it are skipped
+/// beforehand where this machine cannot (`Prerequisite.canMakeImmutable`).
 func makeUnwritable(_ paths: [String]) throws -> (() -> Void)? {
     if getuid() != 0 {
         for path in paths { try FileSystem.setPermissions(path, 0o555) }
         return { for path in paths { try? FileSystem.setPermissions(path, 0o755) } }
     }
     guard let chattr = which("chattr"), try runProgram(chattr, ["+i"] + paths).status == 0 else {
-        let why = "no way to make a folder read-only for root here (chattr +i failed or is missing)"
-        if Prerequisite.inCI { Issue.record(Comment(rawValue: why)) } else { print("skipped: " + why) }
+        Issue.record("no way to make a folder read-only for root here (chattr +i failed or is missing)")
         return nil
     }
     return { _ = try? runProgram(chattr, ["-i"] + paths) }
@@ -37,20 +36,19 @@ func directories(at path: String) throws -> [String] {
 
 /// Pauses the first I/O step of a kind (on the thread doing it) until the test releases
 /// it — or 2 minutes have passed, so that a failing test never leaves a save hanging.
+/// `reached` is given when the step is reached; the test gives `released` to let it run.
 final class PauseAtStep: IOFaultInjector {
     let step: IOStep
-    let reached = Atomic<Bool>(false)
-    let released = Atomic<Bool>(false)
+    let reached = HandOff()
+    let released = HandOff()
+    private let taken = Atomic<Bool>(false)
 
     init(_ step: IOStep) { self.step = step }
 
     func fault(before step: IOStep, path: String) -> InjectedFault? {
-        if step == self.step, !reached.exchange(true, ordering: .acquiringAndReleasing) {
-            var waited = 0
-            while !released.load(ordering: .acquiring) && waited < 120_000 {
-                usleep(1000)
-                waited += 1
-            }
+        if step == self.step, !taken.exchange(true, ordering: .acquiringAndReleasing) {
+            reached.give()
+            released.wait(seconds: 120)
         }
         return nil
     }

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import Testing
 @testable import PackageDocument
 @testable import PackageDocumentExamples
@@ -33,6 +34,9 @@ struct LosslessHostTests {
         /// ENOSPC from the second write of the save.
         case diskFull
 
+        /// The cases that need a folder this process cannot write: as root, `chattr +i`.
+        static let readOnly: [Failure] = [.readOnlyFolder, .readOnlyFolderAfterSnapshot, .readOnlyPackage, .readOnlyPackageAfterSnapshot]
+
         var afterSnapshot: Bool {
             switch self {
             case .missingFolder, .readOnlyFolder, .readOnlyPackage: return false
@@ -51,15 +55,29 @@ struct LosslessHostTests {
         var before: ContentHash?
     }
 
-    @Test("a failed save keeps every edit for the next one", arguments: Failure.allCases, Origin.allCases)
+    @Test(
+        "a failed save keeps every edit for the next one",
+        arguments: Failure.allCases.filter { !Failure.readOnly.contains($0) }, Origin.allCases)
     func failedSaveKeepsEdits(failure: Failure, origin: Origin) async throws {
+        try await failedSaveKeepsEdits(failure, origin)
+    }
+
+    @Test(
+        "a save failed by a folder it cannot write keeps every edit for the next one",
+        Prerequisite.needs(!Prerequisite.isRoot || Prerequisite.canMakeImmutable, "chattr +i to make a folder read-only for root"),
+        arguments: Failure.readOnly, Origin.allCases)
+    func readOnlyFailedSaveKeepsEdits(failure: Failure, origin: Origin) async throws {
+        try await failedSaveKeepsEdits(failure, origin)
+    }
+
+    func failedSaveKeepsEdits(_ failure: Failure, _ origin: Origin) async throws {
         let directory = try TemporaryDirectory("lossless-\(failure.rawValue)-\(origin.rawValue)")
         let setup = try await prepare(origin, failure: failure, in: directory)
         let session = setup.session
         let destinationFolder = (setup.destination as NSString).deletingLastPathComponent
         let namesBefore = [try Trees.names(directory.path), try Trees.names(destinationFolder)]
 
-        // Arrange the failure (or decide to skip where this machine cannot make it).
+        // Arrange the failure.
         var undo: [() -> Void] = []
         defer { undo.reversed().forEach { $0() } }
         var held: PackageLock?
@@ -68,7 +86,7 @@ struct LosslessHostTests {
         // Whatever happens, nothing the test holds may keep the save waiting.
         defer {
             held?.release()
-            pause?.released.store(true, ordering: .releasing)
+            pause?.released.give()
         }
         switch failure {
         case .missingFolder:
@@ -115,9 +133,9 @@ struct LosslessHostTests {
             case .cancelBeforeWriter:
                 session.cancelSaving()
             case .cancelDuringWriter:
-                try await waitUntil { pause?.reached.load(ordering: .acquiring) == true }
+                #expect(await pause?.reached.wait(seconds: 60) == true, "the save never reached its first write")
                 session.cancelSaving()
-                pause?.released.store(true, ordering: .releasing)
+                pause?.released.give()
             default:
                 break
             }

@@ -64,9 +64,9 @@ struct MediaDocumentTests {
         let export = Task { try await session.export(to: fileURL(destination), contentType: .data) }
         // The writer has written half its file when it signals; it then finishes normally,
         // without looking at cancellation, as the guide's writers do.
-        while !gate.started.load(ordering: .acquiring) { try await Task.sleep(for: .milliseconds(1)) }
+        #expect(await gate.started.wait(seconds: 60), "the writer never started")
         session.cancelSaving()
-        gate.release.store(true, ordering: .releasing)
+        gate.release.give()
         do {
             try await export.value
             Issue.record("a cancelled export completed")
@@ -80,8 +80,8 @@ struct MediaDocumentTests {
 
 /// Lets a test stop a writer halfway.
 final class WriteGate: Sendable {
-    let started = Atomic<Bool>(false)
-    let release = Atomic<Bool>(false)
+    let started = HandOff()
+    let release = HandOff()
 }
 
 /// A flat document whose writer writes half its bytes, waits for the test, then the rest.
@@ -104,8 +104,8 @@ final class GatedDocument: Document {
             let manager = progress.start(totalCount: 2)
             try content.prefix(content.count / 2).write(to: destination)
             manager.complete(count: 1)
-            gate.started.store(true, ordering: .releasing)
-            while !gate.release.load(ordering: .acquiring) { usleep(1000) }
+            gate.started.give()
+            await gate.release.wait(seconds: 120)
             let handle = try FileHandle(forWritingTo: destination)
             try handle.seekToEnd()
             try handle.write(contentsOf: content.suffix(from: content.count / 2))

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 import PackageCore
 
@@ -114,4 +115,20 @@ package final class StepCounter: IOFaultInjector {
         return nil
     }
     package func count(_ step: IOStep) -> Int { counts.withLock { $0[step, default: 0] } }
+}
+
+/// Signals `reached` the first time a step of a kind is about to run (on the thread running
+/// it), failing nothing: the hand-off that tells a test "it has got this far".
+package final class SignalAtStep: IOFaultInjector {
+    private let step: IOStep
+    private let reached: DispatchSemaphore
+    private let signalled = Atomic<Bool>(false)
+    package init(_ step: IOStep, _ reached: DispatchSemaphore) {
+        self.step = step
+        self.reached = reached
+    }
+    package func fault(before step: IOStep, path: String) -> InjectedFault? {
+        if step == self.step, !signalled.exchange(true, ordering: .acquiringAndReleasing) { reached.signal() }
+        return nil
+    }
 }

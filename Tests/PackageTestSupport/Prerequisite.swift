@@ -3,18 +3,43 @@ import Glibc
 import PackageCore
 
 /// What some tests need from the machine — root, a tmpfs, an XFS loop image, the immutable
-/// flag, `setpriv` — probed once per process.
+/// flag, `setpriv`, programs to compare with — probed once per process.
 ///
-/// A test that needs one says so in its traits, `.enabled(if: Prerequisite.runs(…))`: where
-/// it is missing the test is a visible skip (Swift Testing prints why), never a pass; in CI
-/// (`CI=true`, the machine `.ci/run` provisions) it runs anyway, so a missing prerequisite
-/// fails there through the test's own `#require`.
+/// A test that needs one says so in its traits, `Prerequisite.needs(…)` or
+/// `Prerequisite.programs(…)` (PackageTestTraits; `.enabled(if: Prerequisite.runs(…))`
+/// underneath): where it is missing
+/// the test is a visible skip (Swift Testing prints why), never a pass; in CI (`CI=true`,
+/// the machine `.ci/run` provisions with `Scripts/dependencies.sh`) it runs anyway, so a
+/// missing prerequisite fails there through the test's own `#require` — and
+/// `Prerequisite.missing` names every one that is absent, for the one test that fails in CI
+/// when any is.
 public enum Prerequisite {
     /// Whether this run is CI's, where every prerequisite must be present.
     public static let inCI = ProcessInfo.processInfo.environment["CI"] == "true"
 
     /// Whether a test needing `available` runs: where it is, and always in CI.
     public static func runs(_ available: Bool) -> Bool { available || inCI }
+
+    /// This process runs as root.
+    public static let isRoot: Bool = getuid() == 0
+
+    /// The programs the tests compare with or drive: what `Scripts/dependencies.sh` installs.
+    public static let programNames = [
+        "zip", "unzip", "7z", "bsdtar", "python3", "ldd", "setpriv", "chattr", "mkfs.xfs", "mount", "umount",
+        "script", "git", "rsync", "xxhsum", "zsh", "fish", "groff", "man", "findmnt",
+    ]
+
+    /// Every prerequisite absent from this machine, by name (empty where all are there).
+    public static var missing: [String] {
+        var missing = programNames.filter { which($0) == nil }
+        for (name, present) in [
+            ("root", isRoot), ("a tmpfs mount", canMountTmpfs), ("an XFS loop mount", canMountXFS),
+            ("chattr +i", canMakeImmutable), ("running as nobody", canRunAsNobody),
+        ] where !present {
+            missing.append(name)
+        }
+        return missing
+    }
 
     /// A tmpfs can be mounted (root, and the kernel allows it here).
     public static let canMountTmpfs: Bool = {

@@ -129,7 +129,6 @@ public func runProgram(
     errorReader.start()
     let outputData = readToEndOfFile(output.fileHandleForReading)
     process.waitUntilExit()
-    while !errorData.isSet { usleep(1000) }
     return (
         process.terminationStatus, String(decoding: outputData, as: UTF8.self),
         String(decoding: errorData.value, as: UTF8.self)
@@ -152,25 +151,22 @@ public func readToEndOfFile(_ handle: FileHandle) -> Data {
     }
 }
 
+/// What one thread hands to another once: `value` waits until `set` has given it.
 private final class LockedData: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
-    private var done = false
+    private let condition = NSCondition()
+    private var data: Data?
     func set(_ value: Data) {
-        lock.lock()
+        condition.lock()
         data = value
-        done = true
-        lock.unlock()
+        condition.signal()
+        condition.unlock()
     }
-    var isSet: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return done
-    }
+    /// The data `set` gave, waiting for it.
     var value: Data {
-        lock.lock()
-        defer { lock.unlock() }
-        return data
+        condition.lock()
+        defer { condition.unlock() }
+        while data == nil { condition.wait() }
+        return data ?? Data()
     }
 }
 
@@ -186,6 +182,22 @@ public func which(_ program: String) -> String? {
 
 /// Helpers for save-engine tests.
 public enum Trees {
+    /// Sets the modification time of `root` and of every directory below it (`.pkgtool`
+    /// included) one second back: what a save or a scan then sees is settled, outside the
+    /// racy granule of the clock tick it was written in — without waiting for the clock to
+    /// move on. Files are left alone (a new ctime would void their recorded hashes).
+    public static func settleDirectories(_ root: String) throws {
+        let settled = Int64(Date().timeIntervalSince1970 * 1e9) - 1_000_000_000
+        var pending = [root]
+        while let directory = pending.popLast() {
+            for name in try DirectoryListing.names(in: FileDescriptor.openDirectory(directory)) {
+                let child = directory + "/" + name
+                if try FileSystem.status(child).kind == .directory { pending.append(child) }
+            }
+            try FileSystem.setModificationTime(directory, settled)
+        }
+    }
+
     /// The root hash of a directory's content as pkgtool sees it (its `.pkgtool` left out),
     /// computed from the bytes, never from a manifest.
     public static func contentHash(_ path: String) throws -> ContentHash {
@@ -221,7 +233,7 @@ public final class LoopMount {
     /// nil when this machine or user cannot (not root, no mkfs, no loop devices).
     public static func make(size: Int64, mkfs: [String]) -> LoopMount? {
         guard getuid() == 0, let tool = which(mkfs[0]), let mount = which("mount"),
-            let directory = try? TemporaryDirectory("loop")
+            let directory = try? TemporaryDirectory("loop", in: memoryFolder(room: 2 * size))
         else { return nil }
         let image = directory.url("fs.img")
         guard (try? Files.makeDirectory(directory.url("mnt"))) != nil else { return nil }
@@ -234,6 +246,15 @@ public final class LoopMount {
         else { return nil }
         let device = source.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "/").last.map(String.init) ?? ""
         return LoopMount(directory: directory, device: device)
+    }
+
+    /// `/dev/shm` when it has `room` bytes free, else nil (the temporary directory): the
+    /// image then lives in memory, and the thousands of fsyncs of a crash sweep on it reach
+    /// no disk — the file system under test is the image's all the same.
+    static func memoryFolder(room: Int64) -> String? {
+        var info = statvfs()
+        guard statvfs("/dev/shm", &info) == 0, access("/dev/shm", W_OK) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize) >= room ? "/dev/shm" : nil
     }
 
     /// An XFS image (reflinks), or nil.

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 @testable import PackageZip
 import Testing
 
@@ -58,8 +59,7 @@ struct AppendInPlaceTests {
 
     @Test(
         "other readers accept an appended archive: unzip -t, 7z t, bsdtar, python's zipfile",
-        .enabled(if: which("unzip") != nil && which("7z") != nil && which("bsdtar") != nil && which("python3") != nil,
-                 "needs unzip, 7z, bsdtar and python3"))
+        Prerequisite.programs("unzip", "7z", "bsdtar", "python3"))
     func otherReaders() throws {
         let (directory, source, output) = try Self.packed("zip-append-interop")
         try Files.write(source + "/pages/1.json", "edited")

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
@@ -36,9 +37,9 @@ struct ArchiveAuditTests {
         #expect(refused.status == .failure && refused.errors.first?.contains("'..' component") == true)
     }
 
-    @Test("bsdtar writing to a pipe pads with zeros: read, as unzip and python read it")
+    @Test("bsdtar writing to a pipe pads with zeros: read, as unzip and python read it", Prerequisite.programs("bsdtar"))
     func bsdtarPadding() throws {
-        guard which("bsdtar") != nil else { return }
+        _ = try Prerequisite.program("bsdtar")
         let directory = try TemporaryDirectory("zip-bsdtar-pipe")
         let source = directory.url("src")
         try makeSampleTree(source, bigSize: 20_000)

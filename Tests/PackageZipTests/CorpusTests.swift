@@ -6,7 +6,9 @@ import Testing
 
 /// libzip's regression archives (`../shared/corpus/libzip-regress`), handled as its README
 /// says a strict reader should. Skipped when the corpus is absent.
-@Suite("The libzip regression corpus", .enabled(if: corpusDirectory() != nil))
+@Suite(
+    "The libzip regression corpus",
+    .enabled(if: corpusDirectory() != nil, "needs libzip's regression corpus (../shared/corpus or PKGTOOL_CORPUS)"))
 struct CorpusTests {
     /// What we do with an archive of the corpus: accept, or refuse with this kind.
     static func expectation(_ name: String) -> ZipError.Kind?? {

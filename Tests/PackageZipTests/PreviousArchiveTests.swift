@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
@@ -36,7 +37,7 @@ struct PreviousArchiveTests {
         return (directory, source, output, directory.url(".out.zip.pkgtool-previous"))
     }
 
-    @Test("repeated repacks after edits: each equals a fresh pack and the source, verifies, and the previous file is the archive replaced")
+    @Test("repeated repacks after edits: each equals a fresh pack and the source, verifies, and the previous file is the archive replaced", Prerequisite.programs("unzip"))
     func repeatedRepacks() throws {
         let directory = try TemporaryDirectory("zip-previous")
         let source = directory.url("src")
@@ -71,7 +72,8 @@ struct PreviousArchiveTests {
             #expect(try treeDifferences(source, extracted.url("x"), times: false) == [], "\(label)")
         }
         #expect(pkgtool("verify", output).status == .success)
-        if let unzip = which("unzip") {
+        do {
+            let unzip = try Prerequisite.program("unzip")
             let test = try runProgram(unzip, ["-tq", output])
             #expect(test.status == 0, "\(test.output) \(test.error)")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
@@ -12,7 +13,7 @@ struct ReaderInteropTests {
         _ label: String, tool: String, _ command: (String, String) -> String, times: Bool = true,
         tree: (String) throws -> Void = { try makeSampleTree($0) }
     ) throws {
-        guard which(tool) != nil else { return }
+        _ = try Prerequisite.program(tool)
         let directory = try TemporaryDirectory("zip-peer-\(label)")
         let source = directory.url("src")
         try tree(source)
@@ -27,7 +28,7 @@ struct ReaderInteropTests {
         #expect(try treeDifferences(source, extracted, times: times) == [], "\(label)")
     }
 
-    @Test("Info-ZIP zip -ry, with links, modes and raw UTF-8 names without bit 11")
+    @Test("Info-ZIP zip -ry, with links, modes and raw UTF-8 names without bit 11", Prerequisite.programs("zip"))
     func infoZip() throws {
         try roundTrip("zip", tool: "zip") { source, archive in "cd '\(source)' && zip -qry -6 '\(archive)' ." }
     }
@@ -39,7 +40,7 @@ struct ReaderInteropTests {
         try FileSystem.remove(root + "/pages/up-link")
     }
 
-    @Test("Info-ZIP zip streaming to a pipe (data descriptors)")
+    @Test("Info-ZIP zip streaming to a pipe (data descriptors)", Prerequisite.programs("zip"))
     func infoZipStreamed() throws {
         // zip cannot store links when writing to a pipe (-y needs a seekable output).
         try roundTrip("zip-pipe", tool: "zip", { source, archive in
@@ -48,25 +49,24 @@ struct ReaderInteropTests {
         // The streamed archive really has data descriptors.
         let directory = try TemporaryDirectory("zip-pipe-check")
         try Self.treeWithoutLinks(directory.url("src"))
-        guard which("zip") != nil else { return }
         _ = try runProgram("/bin/sh", ["-c", "cd '\(directory.url("src"))' && zip -qr - . | cat > '\(directory.url("s.zip"))'"])
         let archive = try ZipArchive.open(directory.url("s.zip"))
         #expect(archive.entries.contains { $0.hasDataDescriptor })
     }
 
-    @Test("7-Zip (zip format, links kept)")
+    @Test("7-Zip (zip format, links kept)", Prerequisite.programs("7z"))
     func sevenZip() throws {
         try roundTrip("7z", tool: "7z", { source, archive in
             "cd '\(source)' && 7z a -tzip -snl -bso0 -bsp0 '\(archive)' . >/dev/null"
         }, times: false)
     }
 
-    @Test("bsdtar (zip format, tar-style ./ names)")
+    @Test("bsdtar (zip format, tar-style ./ names)", Prerequisite.programs("bsdtar"))
     func bsdtar() throws {
         try roundTrip("bsdtar", tool: "bsdtar") { source, archive in "bsdtar -a -cf '\(archive)' -C '\(source)' ." }
     }
 
-    @Test("python zipfile: stored, deflated, and forced ZIP64")
+    @Test("python zipfile: stored, deflated, and forced ZIP64", Prerequisite.programs("python3"))
     func python() throws {
         // zipfile follows links, so this tree has none.
         let plainTree = Self.treeWithoutLinks

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
@@ -61,7 +62,7 @@ struct RepackTests {
         #expect(try Files.read(output) == before)
     }
 
-    @Test("snapshot: an archive of ours gives the directory's tree hash; others fall back to CRC and size")
+    @Test("snapshot: an archive of ours gives the directory's tree hash; others fall back to CRC and size", Prerequisite.programs("zip"))
     func snapshot() throws {
         let directory = try TemporaryDirectory("zip-snapshot")
         let source = directory.url("src")
@@ -71,7 +72,8 @@ struct RepackTests {
         let ours = try ZipArchive.open(directory.url("ours.zip"))
         #expect(ours.hasAllHashes)
         #expect(try ours.snapshot().rootHash == tree.rootHash)
-        if which("zip") != nil {
+        do {
+            _ = try Prerequisite.program("zip")
             _ = try runProgram("/bin/sh", ["-c", "cd '\(source)' && zip -qry '\(directory.url("theirs.zip"))' ."])
             let theirs = try ZipArchive.open(directory.url("theirs.zip"))
             #expect(!theirs.hasAllHashes)
@@ -133,7 +135,7 @@ struct PackEdgeCaseTests {
 
 @Suite("diff with archives")
 struct ZipDiffTests {
-    @Test("diff accepts zips on either side: ours by stored hashes, others by reading their data")
+    @Test("diff accepts zips on either side: ours by stored hashes, others by reading their data", Prerequisite.programs("zip"))
     func diffArchives() throws {
         let directory = try TemporaryDirectory("zip-diff")
         let source = directory.url("src")
@@ -142,7 +144,8 @@ struct ZipDiffTests {
         #expect(pkgtool("pack", source, ours).status == .success)
         #expect(pkgtool("diff", source, ours).status == .success)
         #expect(pkgtool("diff", ours, source).status == .success)
-        if which("zip") != nil {
+        do {
+            _ = try Prerequisite.program("zip")
             let theirs = directory.url("theirs.zip")
             _ = try runProgram("/bin/sh", ["-c", "cd '\(source)' && zip -qry '\(theirs)' ."])
             #expect(pkgtool("diff", ours, theirs).status == .success)

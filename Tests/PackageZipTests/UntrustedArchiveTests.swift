@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
@@ -219,9 +220,13 @@ struct UntrustedArchiveTests {
         #expect(archive.entry(at: "dos.txt")?.permissions == 0o644)
     }
 
-    @Test("a chmod 000 file and directory packed by pkgtool and by Info-ZIP zip round-trip as 000", .enabled(if: getuid() == 0))
+    @Test(
+        "a chmod 000 file and directory packed by pkgtool and by Info-ZIP zip round-trip as 000",
+        Prerequisite.needs(Prerequisite.isRoot, "root, to read a 000 file"), Prerequisite.programs("zip"))
     func zeroModesRoundTrip() throws {
         // Only root can read a 000 file to pack it.
+        try #require(getuid() == 0, "not root")
+        _ = try Prerequisite.program("zip")
         let directory = try TemporaryDirectory("zip-000")
         let source = directory.url("src")
         try Files.makeDirectory(source + "/shut")
@@ -232,7 +237,7 @@ struct UntrustedArchiveTests {
         try FileSystem.setPermissions(source + "/shut", 0)
         #expect(pkgtool("pack", source, directory.url("ours.zip")).status == .success)
         var archives = ["ours.zip"]
-        if which("zip") != nil {
+        do {
             let made = try runProgram("/bin/sh", ["-c", "cd '\(source)' && zip -qry '\(directory.url("info.zip"))' ."])
             #expect(made.status == 0, "\(made.error)")
             archives.append("info.zip")
@@ -266,8 +271,14 @@ struct UntrustedArchiveTests {
         // A new DEST gets 0755.
         #expect(pkgtool("unpack", directory.url("x.zip"), directory.url("new")).status == .success)
         #expect(try FileSystem.status(directory.url("new")).permissions == 0o755)
+    }
 
-        guard getuid() == 0 else { return }
+    @Test(
+        "an existing DEST owned by another user keeps its owner; where it cannot be kept, nothing is written",
+        Prerequisite.needs(Prerequisite.isRoot, "root, to give a folder to another user"))
+    func destinationKeepsItsOwner() throws {
+        let directory = try TemporaryDirectory("zip-dest-owner")
+        try CraftedZip([Entry("a.txt", "a"), Entry.directory("d/")]).write(to: directory.url("x.zip"))
         let owned = directory.url("owned")
         try Files.makeDirectory(owned)
         try FileSystem.setPermissions(owned, 0o750)

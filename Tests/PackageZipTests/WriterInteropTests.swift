@@ -1,12 +1,13 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
 @Suite("Archives pkgtool writes, read by the other tools")
 struct WriterInteropTests {
-    @Test("pass unzip -t, 7z t, bsdtar -tf and python's testzip, and extract identical with unzip and pkgtool")
+    @Test("pass unzip -t, 7z t, bsdtar -tf and python's testzip, and extract identical with unzip and pkgtool", Prerequisite.programs("unzip", "7z", "bsdtar", "python3"))
     func otherToolsAcceptOurArchives() throws {
         let directory = try TemporaryDirectory("zip-writer")
         let source = directory.url("src")
@@ -15,7 +16,8 @@ struct WriterInteropTests {
         let packed = pkgtool("pack", source, archive)
         #expect(packed.status == .success, "\(packed.errors)")
 
-        if let unzip = which("unzip") {
+        do {
+            let unzip = try Prerequisite.program("unzip")
             let test = try runProgram(unzip, ["-t", archive])
             #expect(test.status == 0, "\(test.output)")
             let extracted = directory.url("by-unzip")
@@ -24,17 +26,20 @@ struct WriterInteropTests {
             #expect(run.status == 0, "\(run.error)")
             #expect(try treeDifferences(source, extracted) == [])
         }
-        if let sevenZip = which("7z") {
+        do {
+            let sevenZip = try Prerequisite.program("7z")
             let test = try runProgram(sevenZip, ["t", archive])
             #expect(test.status == 0 && test.output.contains("Everything is Ok"), "\(test.output)")
         }
-        if let bsdtar = which("bsdtar") {
+        do {
+            let bsdtar = try Prerequisite.program("bsdtar")
             let test = try runProgram(bsdtar, ["-tf", archive])
             #expect(test.status == 0, "\(test.error)")
             #expect(test.output.contains("Ünïcödé naïve €.txt"))
             #expect(test.output.contains("empty/inner-empty/"))
         }
-        if let python = which("python3") {
+        do {
+            let python = try Prerequisite.program("python3")
             let script = "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); print(z.testzip()); print(len(z.infolist()))"
             let test = try runProgram(python, ["-c", script, archive])
             #expect(test.status == 0 && test.output.hasPrefix("None"), "\(test.output) \(test.error)")
@@ -122,14 +127,15 @@ struct WriterInteropTests {
         #expect(pkgtool("pack", "--level", "10", source, directory.url("x.zip")).status == .trouble)
     }
 
-    @Test("an empty directory packs to an empty archive that the tools accept")
+    @Test("an empty directory packs to an empty archive that the tools accept", Prerequisite.programs("unzip"))
     func emptyTree() throws {
         let directory = try TemporaryDirectory("zip-empty")
         try Files.makeDirectory(directory.url("src"))
         #expect(pkgtool("pack", directory.url("src"), directory.url("e.zip")).status == .success)
         #expect(try Files.read(directory.url("e.zip")).count == 22)
         #expect(try ZipArchive.open(directory.url("e.zip")).entries.isEmpty)
-        if let unzip = which("unzip") {
+        do {
+            let unzip = try Prerequisite.program("unzip")
             // unzip reports an empty archive with status 1 and "zipfile is empty" — not an error here.
             let test = try runProgram(unzip, ["-l", directory.url("e.zip")])
             #expect(test.status <= 1)

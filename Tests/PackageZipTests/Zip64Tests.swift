@@ -1,12 +1,13 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import PackageZip
 import Testing
 
 @Suite("ZIP64: written only when needed, and then right", .serialized)
 struct Zip64Tests {
-    @Test("more than 65,535 entries: ZIP64 end records, read back by pkgtool and python")
+    @Test("more than 65,535 entries: ZIP64 end records, read back by pkgtool and python", Prerequisite.programs("python3"))
     func manyEntries() throws {
         let directory = try TemporaryDirectory("zip64-many")
         let source = directory.url("src")
@@ -25,14 +26,15 @@ struct Zip64Tests {
         #expect(opened.isZip64)
         #expect(opened.entries.count == count + count / 1000)
         try opened.verify()
-        if let python = which("python3") {
+        do {
+            let python = try Prerequisite.program("python3")
             let script = "import zipfile,sys; z=zipfile.ZipFile(sys.argv[1]); print(z.testzip(), len(z.infolist()))"
             let result = try runProgram(python, ["-c", script, archive])
             #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "None \(count + count / 1000)")
         }
     }
 
-    @Test("an entry over 4 GiB (a sparse file): ZIP64 sizes, read back by pkgtool and unzip -t")
+    @Test("an entry over 4 GiB (a sparse file): ZIP64 sizes, read back by pkgtool and unzip -t", Prerequisite.programs("unzip"))
     func hugeEntry() throws {
         let directory = try TemporaryDirectory("zip64-huge")
         let source = directory.url("src")
@@ -51,7 +53,8 @@ struct Zip64Tests {
         #expect(huge.compressedSize < 64 << 20)
         #expect(opened.entry(at: "small.txt")?.dataOffset ?? 0 > 0)
         try opened.verify()
-        if let unzip = which("unzip") {
+        do {
+            let unzip = try Prerequisite.program("unzip")
             let test = try runProgram(unzip, ["-tq", archive])
             #expect(test.status == 0, "\(test.output) \(test.error)")
         }

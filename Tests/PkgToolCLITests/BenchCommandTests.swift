@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PackageTestSupport
+import PackageTestTraits
 
 @testable import PkgToolCLI
 
@@ -20,7 +21,7 @@ struct BenchCommandTests {
 
     /// The real executable execs pkgbench with the arguments unchanged (never in-process:
     /// exec would replace the test runner).
-    @Test(.enabled(if: pkgbenchBuilt, "pkgbench is built beside pkgtool"))
+    @Test(Prerequisite.needs(pkgbenchBuilt, "pkgbench built beside pkgtool"))
     func execsPkgbenchWithTheArgumentsUnchanged() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: pkgtoolExecutable())

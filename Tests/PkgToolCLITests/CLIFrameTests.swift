@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import PackageCore
 import PackageTestSupport
+import PackageTestTraits
 import Testing
 @testable import PkgToolCLI
 
@@ -162,9 +163,11 @@ struct HashCommandTests {
         #expect(missing.error.split(separator: "\n").count == 1)
     }
 
-    @Test func unreadableDirectoryAsAnotherUser() throws {
-        // The real kernel check, when the test can run pkgtool as an unprivileged user.
-        guard getuid() == 0, let setpriv = which("setpriv") else { return }
+    /// The real kernel check: pkgtool run as an unprivileged user.
+    @Test(Prerequisite.needs(Prerequisite.canRunAsNobody, "root and setpriv to run as nobody"))
+    func unreadableDirectoryAsAnotherUser() throws {
+        try #require(getuid() == 0, "not root")
+        let setpriv = try Prerequisite.program("setpriv")
         let directory = try TemporaryDirectory("cli-perm")
         try FileSystem.setPermissions(directory.path, 0o755)
         try Files.makeDirectory(directory.url("secret"))

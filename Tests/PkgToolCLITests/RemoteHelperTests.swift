@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import PackageTestSupport
+import PackageTestTraits
 
 @testable import PkgToolCLI
 
@@ -14,9 +15,11 @@ struct RemoteHelperTests {
             atPath: (pkgtoolExecutable() as NSString).deletingLastPathComponent + "/" + RemoteHelper.programName)
     }
 
-    @Test("pkgtool needs no libcurl nor libcrypto; pkgtool-remote has them", .enabled(if: helperBuilt))
+    @Test(
+        "pkgtool needs no libcurl nor libcrypto; pkgtool-remote has them",
+        Prerequisite.needs(helperBuilt, "pkgtool-remote built beside pkgtool"), Prerequisite.programs("ldd"))
     func linkedLibraries() throws {
-        guard let ldd = which("ldd") else { return }
+        let ldd = try Prerequisite.program("ldd")
         let pkgtool = try runProgram(ldd, [pkgtoolExecutable()])
         #expect(pkgtool.status == 0)
         #expect(!pkgtool.output.contains("libcurl") && !pkgtool.output.contains("libcrypto"), "\(pkgtool.output)")
@@ -28,7 +31,12 @@ struct RemoteHelperTests {
     func helperMissing() throws {
         let home = try TemporaryDirectory("lonely-pkgtool")
         let lonely = home.url("pkgtool")
-        try FileManager.default.copyItem(atPath: pkgtoolExecutable(), toPath: lonely)
+        // A hard link where it can be: a copy is open for writing a moment, and a program
+        // another test spawns meanwhile inherits that descriptor until it execs, making
+        // the exec of the copy fail with ETXTBSY.
+        if link(pkgtoolExecutable(), lonely) != 0 {
+            try FileManager.default.copyItem(atPath: pkgtoolExecutable(), toPath: lonely)
+        }
         try Files.makeDirectory(home.url("pkg"))
         let environment = ["PATH": "/usr/bin:/bin", "HOME": home.path]
 
@@ -52,7 +60,9 @@ struct RemoteHelperTests {
         #expect(local.status == 0 && local.error.isEmpty)
     }
 
-    @Test("with pkgtool-remote beside it, pkgtool runs the command there with every argument", .enabled(if: helperBuilt))
+    @Test(
+        "with pkgtool-remote beside it, pkgtool runs the command there with every argument",
+        Prerequisite.needs(helperBuilt, "pkgtool-remote built beside pkgtool"))
     func forwardsEveryArgument() throws {
         let home = try TemporaryDirectory("forwarded")
         let environment = [

@@ -105,7 +105,7 @@ struct ChunkSaveTests {
         let package = home.url("doc.pkg")
         try Self.makeSource(source)
         _ = try PackageSaver.save(DirectorySource(source), to: package, options: Self.options(.journaled))
-        usleep(60_000)
+        try Trees.settleDirectories(package)
         let tree = try FileWrapper(url: URL(fileURLWithPath: package))
         let media = try #require(tree.fileWrapper(forKey: "media"))
         var bytes = try Files.read(package + "/media/movie.bin")

@@ -111,20 +111,23 @@ struct CrashConsistencyTests {
 
         /// Keeps the bytes of the file versions snapshot `name`'s conflicts record lists, as
         /// a merge does before the save that lists them.
-        func keepConflictContents(_ name: String, in package: String) throws {
+        func keepConflictContents(_ name: String, in package: String, durability: Durability = .none) throws {
             for version in conflictsOf(name)?.versions ?? [] where version.kind == .file {
                 let content = ["A", "B", "C"].first { ContentHash.of(Self.conflictBytes($0)) == version.hash }!
                 try ConflictStore.keepContent(
                     from: directory.url("conflict-\(content)"), hash: version.hash, size: version.size, packagePath: package,
-                    durability: .full)
+                    durability: durability)
             }
         }
 
         /// The save under test: the new snapshot (its conflict versions' bytes kept first,
-        /// when the fixture has conflicts records).
-        func saveNew(_ package: String, _ mode: SaveMode) throws -> SaveStatistics {
-            try keepConflictContents("new", in: package)
-            return try PackageSaver.save(DirectorySource(newSource), to: package, options: options(mode)).statistics
+        /// when the fixture has conflicts records), durable; a follow-up save after a sweep's
+        /// fault (not swept itself) passes `.none`.
+        func saveNew(_ package: String, _ mode: SaveMode, durability: Durability = .full) throws -> SaveStatistics {
+            try keepConflictContents("new", in: package, durability: durability)
+            var options = options(mode)
+            options.durability = durability
+            return try PackageSaver.save(DirectorySource(newSource), to: package, options: options).statistics
         }
 
         /// A package holding the old snapshot, saved without faults, in a fresh directory;
@@ -156,7 +159,11 @@ struct CrashConsistencyTests {
 
         /// The options of a save of snapshot `name`, with its records when the fixture has them.
         func options(_ mode: SaveMode, snapshot name: String) -> SaveOptions {
-            var options = SaveOptions(strategy: mode.strategy, durability: .full, workers: 1, keepsPrevious: mode.keepsPrevious)
+            // Only the save under test syncs: the saves that set its package up are not swept,
+            // and a simulated crash (the injector's) loses nothing unsynced — fsyncs there
+            // only cost time.
+            let durability: Durability = name == "new" ? .full : .none
+            var options = SaveOptions(strategy: mode.strategy, durability: durability, workers: 1, keepsPrevious: mode.keepsPrevious)
             options.syncRecord = recordOf(name)
             options.conflictsRecord = conflictsOf(name)?.encoded()
             if mode.syncsInBulk { options.bulkSyncThreshold = 1 }
@@ -199,9 +206,13 @@ struct CrashConsistencyTests {
         // A staging sibling recovery left because its flock looked held: while another test
         // of this process spawns a program, the child shares every open file description
         // until it execs (posix_spawn's vfork window), the crashed save's included. A real
-        // crash has no such holder: sweep again once that window has passed.
-        for _ in 0..<20 where beside.contains(where: { SiblingNames(forName: "doc.pkg").role(of: $0) == .staging }) {
-            usleep(10_000)
+        // crash has no such holder: once the child's exec has let the flock go (waited for
+        // on the lock itself), sweep again.
+        let staging = beside.filter { SiblingNames(forName: "doc.pkg").role(of: $0) == .staging }
+        if !staging.isEmpty {
+            for name in staging where !Self.waitForFlock(home.url(name), seconds: 10) {
+                return "the staging sibling \(name) stays locked"
+            }
             try StagedReplacement.sweepLeftovers(beside: package)
             beside = try Trees.names(home.path)
         }
@@ -332,7 +343,7 @@ struct CrashConsistencyTests {
                 sweep.violations.append("step \(limit): \(problem)")
             }
             // The next save completes the job.
-            _ = try fixture.saveNew(package, mode)
+            _ = try fixture.saveNew(package, mode, durability: .none)
             if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                 sweep.violations.append("step \(limit), next save: \(problem)")
             }
@@ -417,7 +428,7 @@ struct CrashConsistencyTests {
                         sweep.violations.append("step \(index) \(error.name): \(problem)")
                     }
                 }
-                _ = try fixture.saveNew(package, mode)
+                _ = try fixture.saveNew(package, mode, durability: .none)
                 if let problem = try Self.violation(fixture, home: home, package: package, mustBeNew: true) {
                     sweep.violations.append("step \(index) \(error.name), next save: \(problem)")
                 }
@@ -573,7 +584,7 @@ struct EditedTreeCrashTests {
         let options = SaveOptions(strategy: .journaled, durability: .full, workers: 1)
         func freshPackage(_ label: String) throws -> (TemporaryDirectory, String) {
             let pair = try fixture.freshPackage(label, strategy: .journaled)
-            usleep(15_000)  // let the manifest's records leave the racy granule
+            try Trees.settleDirectories(pair.1)  // the folders just written, out of the racy granule
             return pair
         }
         let (countingHome, countingPackage) = try freshPackage("tree-count")
@@ -608,5 +619,22 @@ struct EditedTreeCrashTests {
         }
         print("crash consistency (edited tree): \(counter.mutations) crash points, \(violations.count) violations")
         #expect(violations.isEmpty, "\(violations.prefix(3))")
+    }
+}
+
+extension CrashConsistencyTests {
+    /// Waits until nobody holds a `flock` on `path` (the kernel wakes the waiter when the
+    /// holder lets go), at most `seconds`; whether it was let go. A lock held past that
+    /// leaves a thread waiting for it, in a test that has then failed.
+    static func waitForFlock(_ path: String, seconds: Int) -> Bool {
+        let free = HandOff()
+        Thread.detachNewThread {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard descriptor >= 0 else { return free.give() }  // gone: nothing holds it
+            _ = flock(descriptor, LOCK_EX)
+            close(descriptor)
+            free.give()
+        }
+        return free.wait(seconds: seconds)
     }
 }

@@ -41,7 +41,7 @@ struct EditedTreeSaveTests {
         let package = directory.url("doc.pkg")
         try makePackage(directory.url("src"), folders: 40, filesPerFolder: 50)
         _ = try PackageSaver.save(DirectorySource(directory.url("src")), to: package).statistics
-        usleep(60_000)  // past the racy granule of the manifest and folders just written
+        try Trees.settleDirectories(package)  // the folders just written, out of the racy granule
 
         let tree = try FileWrapper(url: URL(fileURLWithPath: package))
         let folder = try #require(tree.fileWrapper(forKey: "pages")?.fileWrapper(forKey: "17"))
@@ -66,7 +66,7 @@ struct EditedTreeSaveTests {
         // and the manifest's files: never a file.
         let racy = try save(tree, package)
         #expect(racy.unchanged && racy.filesWritten == 0 && racy.metadataBytesWritten == 0)
-        usleep(60_000)
+        try Trees.settleDirectories(package)
         _ = try save(tree, package)
         let again = StepCounter()
         let second = try IOFaultInjection.withInjector(again) { try save(tree, package) }
@@ -79,7 +79,7 @@ struct EditedTreeSaveTests {
         let directory = try TemporaryDirectory("tree-edits")
         let package = directory.url("doc.pkg")
         try makePackage(package, folders: 3, filesPerFolder: 4)
-        usleep(20_000)
+        try Trees.settleDirectories(package)
         try PackageManifest.writeIndex(try PackageScan.scan(package).snapshot, packagePath: package, durability: .none)
         let tree = try FileWrapper(url: URL(fileURLWithPath: package))
         let pages = try #require(tree.fileWrapper(forKey: "pages"))

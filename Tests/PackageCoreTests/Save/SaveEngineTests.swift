@@ -64,7 +64,8 @@ struct SaveEngineTests {
         let regularFiles = try PackageScan.scan(source, useManifest: false).snapshot.entries.filter { $0.kind == .regular }.count
         #expect(third.filesWritten == (strategy == .full ? regularFiles : 0))
         if strategy != .full {
-            usleep(20_000)
+            try Trees.settleDirectories(source)
+            try Trees.settleDirectories(package)
             _ = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             let fourth = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
             #expect(fourth.unchanged && fourth.filesWritten == 0 && fourth.metadataBytesWritten == 0)
