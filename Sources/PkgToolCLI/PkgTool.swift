@@ -212,6 +212,7 @@ public enum PkgTool {
     /// one line on standard error, as coreutils do: a script must not take lost output for
     /// success.
     public static func main(commands table: [any Command.Type] = commands) -> Never {
+        ProcessEnvironment.returnLargeBlocksPromptly()
         let closed = StandardStream.guardStandardDescriptors()
         let console = Console(outputWasClosed: closed.outputClosed, inputWasClosed: closed.inputClosed)
         console.redaction = SecretRedaction(

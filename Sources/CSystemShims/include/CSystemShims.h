@@ -89,6 +89,11 @@ int pkg_available_cpus(void);
 /// uordblks + hblkhd): how tests check that a call allocated little.
 size_t pkg_heap_bytes_in_use(void);
 
+/// Makes every heap block of at least `threshold` bytes a mapping of its own, given back
+/// to the system when freed (mallopt's M_MMAP_THRESHOLD, which also stops glibc raising
+/// the threshold after the first such block is freed).
+void pkg_return_large_blocks_promptly(size_t threshold);
+
 /// The symbolic name of an errno value ("ENOENT"), or NULL when unknown.
 const char *pkg_errno_name(int code);
 

@@ -1,8 +1,18 @@
+import CSystemShims
 import Glibc
 
 /// What a command-line front end asks of its process: environment variables, its own
 /// executable, running another program in its place, and its exit status.
 package enum ProcessEnvironment {
+    /// Has the allocator give large freed blocks (256 KiB and more) back to the system at
+    /// once. Left alone, glibc raises its mmap threshold to the size of the first large
+    /// block freed (up to 32 MiB) and keeps later blocks of that size in its heap, so a
+    /// command that drops one tree of many entries and builds another holds the pages of
+    /// both (a `diff` of 100,000 entries against a remote: 121 MiB of RSS instead of 103).
+    package static func returnLargeBlocksPromptly() {
+        pkg_return_large_blocks_promptly(256 << 10)
+    }
+
     /// The bytes of the first command-line argument (after the program's name) that is not
     /// valid UTF-8, or nil. `CommandLine.arguments` repairs such bytes into U+FFFD, which
     /// can name another file: a front end refuses the argument instead.

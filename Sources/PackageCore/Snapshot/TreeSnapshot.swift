@@ -262,41 +262,27 @@ public struct TreeSnapshot: Sendable, Equatable {
         return result
     }
 
-    /// Builds a snapshot from entries in any order: sorts them, fills each directory's
-    /// descendant count and Merkle hash, and the root hash. Entries' parents must exist
-    /// (a file "a/b" needs a directory "a").
+    /// Builds a snapshot from entries in any order: sorts them (in place, and only when
+    /// they are not in order already), fills each directory's descendant count and Merkle
+    /// hash, and the root hash. Entries' parents must exist (a file "a/b" needs a directory
+    /// "a").
     ///
-    /// - Complexity: O(n log n) for the sort, O(n) for the rest.
-    public static func assemble(_ unsorted: [SnapshotEntry]) -> TreeSnapshot {
-        var entries = unsorted.sorted { PathOrder.pathLess($0.path, $1.path) }
-        var position = 0
-        let rootHash = finishDirectory(&entries, from: &position, prefix: "")
-        return TreeSnapshot(entries: entries, rootHash: rootHash)
-    }
-
-    /// Fills hashes and counts of the subtree whose entries start at `position` and whose
-    /// paths begin with `prefix`; returns the subtree's Merkle hash.
-    private static func finishDirectory(
-        _ entries: inout [SnapshotEntry], from position: inout Int, prefix: String
-    ) -> ContentHash {
-        var builder = TreeHashBuilder()
-        while position < entries.count, prefix.isEmpty || PathOrder.hasBytePrefix(entries[position].path, prefix) {
-            let index = position
-            position += 1
-            if entries[index].kind == .directory {
-                let hash = finishDirectory(&entries, from: &position, prefix: entries[index].path + "/")
-                entries[index].hash = hash
-                entries[index].size = 0
-                entries[index].descendantCount = position - index - 1
-            }
-            let entry = entries[index]
-            // An entry whose folder is not in the list (a malformed tree: a link or a file
-            // where its path needs a folder) is no child of this one: it adds nothing to the
-            // hash, and never traps. Decoders refuse such trees; this keeps a bug harmless.
-            guard entry.path.utf8.count == prefix.utf8.count + entry.name.utf8.count else { continue }
-            builder.add(name: String(entry.name), tag: entry.tag, hash: entry.hash)
+    /// - Complexity: O(n log n) for the sort, O(n) for the rest; no copy of the entries.
+    public static func assemble(_ unsorted: consuming [SnapshotEntry]) -> TreeSnapshot {
+        var entries = unsorted
+        let inOrder = entries.indices.dropFirst().allSatisfy { PathOrder.pathLess(entries[$0 - 1].path, entries[$0].path) }
+        if !inOrder { entries.sort { PathOrder.pathLess($0.path, $1.path) } }
+        let rootHash = entries.withUnsafeMutableBufferPointer { buffer in
+            MerkleWalk.rootHash(
+                count: buffer.count,
+                item: { MerkleWalk.Item(path: buffer[$0].path, kind: buffer[$0].kind, tag: buffer[$0].tag, hash: buffer[$0].hash) },
+                finished: { index, hash, descendants in
+                    buffer[index].hash = hash
+                    buffer[index].size = 0
+                    buffer[index].descendantCount = descendants
+                })
         }
-        return builder.finish()
+        return TreeSnapshot(entries: entries, rootHash: rootHash)
     }
 
     /// Index of the entry at `path`, by binary search in path order.

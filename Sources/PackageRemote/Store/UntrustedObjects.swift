@@ -67,7 +67,7 @@ package enum UntrustedRemoteObjects {
             manifest.entries[index].blobs = []
             contents.origins[FileKey(hash, Int64(size))] = .bytes(content)
         }
-        manifest.rootHash = manifest.snapshot().rootHash
+        manifest.rootHash = manifest.computedRootHash()
         let current = try FileSystem.statusIfExists(destination) == nil
             ? nil : try PackageScan.scan(destination, workers: 1).snapshot
         let source = RemoteVersionSource(
@@ -96,7 +96,7 @@ package enum UntrustedRemoteObjects {
                 sequence: sequence, time: 1, parent: sequence > 1 ? SHA256Digest.of([9]) : nil,
                 secondParent: merge ? SHA256Digest.of([8]) : nil,
                 rootHash: ContentHash(high: 0, low: 0), entries: entries.sorted { PathOrder.pathLess($0.path, $1.path) })
-            manifest.rootHash = manifest.snapshot().rootHash
+            manifest.rootHash = manifest.computedRootHash()
             return manifest.encoded()
         }
         let plain = version([

@@ -77,6 +77,20 @@ struct VersionManifest: Sendable {
             })
     }
 
+    /// The Merkle root of the entries, computed without building a snapshot (the check of a
+    /// decoded manifest holds no second copy of its entries).
+    func computedRootHash() -> ContentHash {
+        MerkleWalk.rootHash(
+            count: entries.count,
+            item: { index in
+                let entry = entries[index]
+                return MerkleWalk.Item(
+                    path: entry.path, kind: entry.kind, tag: EntryTag(kind: entry.kind, permissions: entry.permissions) ?? .file,
+                    hash: entry.contentHash)
+            },
+            finished: { _, _, _ in })
+    }
+
     // MARK: Encoding
 
     func encoded() -> [UInt8] {
@@ -230,7 +244,7 @@ struct VersionManifest: Sendable {
         let manifest = VersionManifest(
             sequence: summary.sequence, time: summary.time, parent: summary.parent, secondParent: summary.secondParent,
             rootHash: summary.rootHash, entries: entries)
-        guard manifest.snapshot().rootHash == summary.rootHash else {
+        guard manifest.computedRootHash() == summary.rootHash else {
             throw damaged("its entries do not hash to the root it states")
         }
         return manifest
