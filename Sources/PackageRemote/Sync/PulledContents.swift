@@ -1,57 +1,5 @@
 import PackageCore
 
-/// The contents a pull must provide: each content of the wanted entries that DEST does not
-/// hold at the same path, once, with where its entry is. Paths are looked up in DEST's
-/// tree by binary search on their bytes (twins such as `é` and `e\u{301}` stay two), so the
-/// tables grow with the contents needed, not with DEST.
-struct ContentsNeeded {
-    /// Each needed content, in the order first wanted.
-    private(set) var order: [FileKey] = []
-    /// The index in the wanted entries of each needed content's first entry.
-    private(set) var index: [FileKey: Int] = [:]
-    /// Needed contents DEST holds at another path: that entry's index in DEST's tree.
-    private(set) var localByContent: [FileKey: Int] = [:]
-    /// DEST's large files whose unchanged pieces may serve a new version of them.
-    private(set) var pieceSources: [SnapshotEntry] = []
-    /// For each needed content, the size of the file DEST holds at its path now (which the
-    /// pull replaces), unless DEST holds the content itself elsewhere.
-    private var replacedSizes: [Int64?] = []
-
-    init(_ wanted: [RemoteEntry], wholeOnly: Set<FileKey>, current: TreeSnapshot?, options: RemoteOptions) {
-        var atPath: [Int?] = []
-        for (position, entry) in wanted.enumerated() where entry.kind == .regular && entry.size > 0 {
-            let key = FileKey(entry.contentHash, entry.size)
-            let old = current?.index(of: entry.path).flatMap { current!.entries[$0].kind == .regular ? $0 : nil }
-            if let old, current!.entries[old].hash == entry.contentHash, current!.entries[old].size == entry.size { continue }
-            if index[key] == nil {
-                index[key] = position
-                order.append(key)
-                atPath.append(old)
-            }
-            if !wholeOnly.contains(key), let old, current!.entries[old].size > options.chunking.wholeFileLimit,
-                entry.size > options.chunking.wholeFileLimit
-            {
-                pieceSources.append(current!.entries[old])
-            }
-        }
-        if let current, !index.isEmpty {
-            for (position, entry) in current.entries.enumerated() where entry.kind == .regular {
-                let key = FileKey(entry.hash, entry.size)
-                if index[key] != nil { localByContent[key] = position }
-            }
-        }
-        replacedSizes = zip(order, atPath).map { key, old in
-            localByContent[key] == nil ? old.map { current!.entries[$0].size } : nil
-        }
-    }
-
-    /// What `PullOperation.requireRoom` weighs: each needed content's size, and the size of
-    /// the file it replaces.
-    func room() -> [(size: Int64, replacing: Int64?)] {
-        zip(order, replacedSizes).map { ($0.size, $1) }
-    }
-}
-
 /// Where a pull found each content DEST lacks at its path, asked one content at a time by
 /// `RemoteVersionSource`: DEST's own files at other paths and streams of DEST's pieces as
 /// origins; files assembled in the staging area by the stat data seen once they were
@@ -72,7 +20,7 @@ struct PulledContents: Sendable {
     /// Origins given outright: DEST's files at other paths, streams, bytes in memory.
     var origins: [FileKey: ContentOrigin] = [:]
     /// Contents assembled in `readyDirectory`, named by `PullStaging.name(_:)`.
-    var staged: [FileKey: Stamp] = [:]
+    var staged = StagedStamps()
     /// The staging area's folder of assembled contents, ending in "/".
     let readyDirectory: String
     /// The device of the staging area's file system.
@@ -93,5 +41,55 @@ struct PulledContents: Sendable {
             verified: FileStatus(
                 kind: .regular, permissions: 0o600, size: key.size, modificationTime: stamp.modificationTime,
                 changeTime: 0, inode: stamp.inode, device: device))
+    }
+}
+
+/// The stamps of assembled contents: one flat array of 40-byte records, sorted once for
+/// lookups by binary search (a hash table of a million of them would take twice the room).
+struct StagedStamps: Sendable {
+    private var records: [(key: FileKey, stamp: PulledContents.Stamp)] = []
+    private var sorted = true
+
+    /// The stamp of `key`, nil when it was not assembled. Setting one adds it (a later
+    /// value for the same key wins).
+    subscript(key: FileKey) -> PulledContents.Stamp? {
+        get {
+            guard sorted else { return records.last { $0.key == key }?.stamp }
+            var low = 0
+            var high = records.count
+            while low < high {
+                let middle = (low + high) / 2
+                if records[middle].key == key { return records[middle].stamp }
+                if records[middle].key < key { low = middle + 1 } else { high = middle }
+            }
+            return nil
+        }
+        set {
+            guard let newValue else {
+                records.removeAll { $0.key == key }
+                return
+            }
+            if let last = records.last, !(last.key < key) { sorted = false }
+            records.append((key, newValue))
+        }
+    }
+
+    /// Sorts the records for lookups by binary search (until then a lookup is a linear
+    /// scan): called once all contents are assembled.
+    mutating func sortForLookups() {
+        guard !sorted else { return }
+        // Swift's sort is stable: of two records of one key, the later one ends last and is kept.
+        records.sort { $0.key < $1.key }
+        var kept = 0
+        for index in records.indices {
+            if kept > 0, records[kept - 1].key == records[index].key {
+                records[kept - 1] = records[index]
+            } else {
+                records.swapAt(kept, index)
+                kept += 1
+            }
+        }
+        records.removeSubrange(kept...)
+        sorted = true
     }
 }

@@ -44,6 +44,8 @@ struct RemoteVersionSource: SaveSource {
         tree: TreeSnapshot, contents: PulledContents, destination: String, current: TreeSnapshot?,
         rootPermissions: UInt32
     ) {
+        var contents = contents
+        contents.staged.sortForLookups()
         var snapshot = tree
         var seen = Set<FileKey>()
         var shared = Set<FileKey>()
