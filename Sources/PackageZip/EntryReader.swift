@@ -22,36 +22,14 @@ final class EntryReader {
         _ entry: ZipEntry, file: borrowing FileDescriptor, archivePath: String,
         sink: (UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        func fail(_ kind: ZipError.Kind, _ reason: String) -> ZipError {
-            ZipError(kind, archive: archivePath, entry: entry.name, reason)
-        }
-        let checkHash = entry.contentHash != nil
-        if checkHash { hasher.reset() }
-        var crc: UInt32 = 0
-        var produced: Int64 = 0
-        var position = entry.dataOffset
-        let end = entry.dataOffset + entry.compressedSize
-
-        func deliver(_ bytes: UnsafeRawBufferPointer) throws {
-            crc = CRC32.update(crc, bytes)
-            if checkHash { hasher.update(bytes) }
-            try sink(bytes)
-        }
-
-        func readInput() throws -> UnsafeRawBufferPointer {
-            let wanted = Int(min(Int64(input.count), end - position))
-            let got = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: input.bytes[..<wanted]), at: position)
-            guard got == wanted else { throw fail(.truncated, "the file ends inside the entry's data") }
-            position += Int64(got)
-            return UnsafeRawBufferPointer(rebasing: input.bytes[..<got])
-        }
-
+        var state = EntryReadState(entry, archivePath: archivePath)
+        if state.checkHash { hasher.reset() }
         switch entry.method {
         case .stored:
-            while position < end {
-                let chunk = try readInput()
-                produced += Int64(chunk.count)
-                try deliver(chunk)
+            while state.position < state.end {
+                let chunk = try readInput(&state, file: file)
+                state.produced += Int64(chunk.count)
+                try deliver(chunk, &state, sink: sink)
             }
         case .deflated where entry.compressedSize == 0 && entry.uncompressedSize == 0:
             break  // an empty entry some writers mark deflated without any stream
@@ -59,63 +37,129 @@ final class EntryReader {
             inflater.reset()
             var ended = false
             while !ended {
-                guard position < end else {
-                    throw fail(.badData, "the deflate stream is truncated (its data ends before the stream does)")
+                guard state.position < state.end else {
+                    throw state.fail(.badData, "the deflate stream is truncated (its data ends before the stream does)")
                 }
-                var pending = try readInput()
-                while !pending.isEmpty || !ended {
-                    let room = Int(min(Int64(output.count), entry.uncompressedSize - produced + 1))
-                    let target = UnsafeMutableRawBufferPointer(rebasing: output.bytes[..<room])
-                    let consumed: Int
-                    let made: Int
-                    switch inflater.step(pending, into: target) {
-                    case .corrupt(let message): throw fail(.badData, message)
-                    case .progress(let c, let m):
-                        consumed = c
-                        made = m
-                    case .end(let c, let m):
-                        consumed = c
-                        made = m
-                        ended = true
-                    }
-                    produced += Int64(made)
-                    if produced > entry.uncompressedSize {
-                        throw fail(.badData, "the data inflates past its declared size of \(entry.uncompressedSize) bytes")
-                    }
-                    pending = UnsafeRawBufferPointer(rebasing: pending[consumed...])
-                    if made > 0 { try deliver(UnsafeRawBufferPointer(rebasing: output.bytes[..<made])) }
-                    if ended {
-                        if !pending.isEmpty || position < end {
-                            throw fail(
-                                .badData,
-                                "the deflate stream ends before the entry's compressed data does (compressed size too large)")
-                        }
-                        break
-                    }
-                    if consumed == 0 && made == 0 {
-                        if pending.isEmpty { break }  // needs more input
-                        throw fail(.badData, "the deflate stream makes no progress (corrupt data)")
-                    }
-                }
+                ended = try inflate(try readInput(&state, file: file), &state, sink: sink)
             }
         case .other:
-            throw fail(.unsupportedMethod, "compression method \(entry.method) is not supported")
+            throw state.fail(.unsupportedMethod, "compression method \(entry.method) is not supported")
         }
-        guard produced == entry.uncompressedSize else {
-            throw fail(
-                .badData, "the data inflates to \(produced) bytes, the header declares \(entry.uncompressedSize)")
+        try verify(state)
+    }
+
+    /// Reads the next chunk of the entry's compressed data (at most a buffer) into `input`;
+    /// a file that ends before the data does is truncated.
+    private func readInput(_ state: inout EntryReadState, file: borrowing FileDescriptor) throws -> UnsafeRawBufferPointer {
+        let wanted = Int(min(Int64(input.count), state.end - state.position))
+        let got = try file.readFully(into: UnsafeMutableRawBufferPointer(rebasing: input.bytes[..<wanted]), at: state.position)
+        guard got == wanted else { throw state.fail(.truncated, "the file ends inside the entry's data") }
+        state.position += Int64(got)
+        return UnsafeRawBufferPointer(rebasing: input.bytes[..<got])
+    }
+
+    /// Hands uncompressed bytes to `sink`, after adding them to the CRC-32 and hash.
+    private func deliver(
+        _ bytes: UnsafeRawBufferPointer, _ state: inout EntryReadState, sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        state.crc = CRC32.update(state.crc, bytes)
+        if state.checkHash { hasher.update(bytes) }
+        try sink(bytes)
+    }
+
+    /// Inflates one chunk of input until it is used up or the stream ends, never past the
+    /// declared size (plus one byte, to see an overrun). Returns whether the stream ended,
+    /// which must be exactly where the compressed data ends.
+    private func inflate(
+        _ input: UnsafeRawBufferPointer, _ state: inout EntryReadState, sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Bool {
+        let entry = state.entry
+        var pending = input
+        while true {
+            let room = Int(min(Int64(output.count), entry.uncompressedSize - state.produced + 1))
+            let target = UnsafeMutableRawBufferPointer(rebasing: output.bytes[..<room])
+            let consumed: Int
+            let made: Int
+            var ended = false
+            switch inflater.step(pending, into: target) {
+            case .corrupt(let message): throw state.fail(.badData, message)
+            case .progress(let c, let m):
+                consumed = c
+                made = m
+            case .end(let c, let m):
+                consumed = c
+                made = m
+                ended = true
+            }
+            state.produced += Int64(made)
+            if state.produced > entry.uncompressedSize {
+                throw state.fail(.badData, "the data inflates past its declared size of \(entry.uncompressedSize) bytes")
+            }
+            pending = UnsafeRawBufferPointer(rebasing: pending[consumed...])
+            if made > 0 { try deliver(UnsafeRawBufferPointer(rebasing: output.bytes[..<made]), &state, sink: sink) }
+            if ended {
+                if !pending.isEmpty || state.position < state.end {
+                    throw state.fail(
+                        .badData,
+                        "the deflate stream ends before the entry's compressed data does (compressed size too large)")
+                }
+                return true
+            }
+            if consumed == 0 && made == 0 {
+                if pending.isEmpty { return false }  // needs more input
+                throw state.fail(.badData, "the deflate stream makes no progress (corrupt data)")
+            }
         }
-        guard crc == entry.crc32 else {
-            throw fail(
+    }
+
+    /// The checks once the data is read: exactly the declared size, the CRC-32, and our
+    /// content hash when the entry carries one.
+    private func verify(_ state: EntryReadState) throws {
+        let entry = state.entry
+        guard state.produced == entry.uncompressedSize else {
+            throw state.fail(
+                .badData, "the data inflates to \(state.produced) bytes, the header declares \(entry.uncompressedSize)")
+        }
+        guard state.crc == entry.crc32 else {
+            throw state.fail(
                 .crcMismatch,
-                "CRC-32 mismatch: the data gives \(hex32(crc)), the header says \(hex32(entry.crc32)) (corrupt data)")
+                "CRC-32 mismatch: the data gives \(hex32(state.crc)), the header says \(hex32(entry.crc32)) (corrupt data)")
         }
         if let expected = entry.contentHash {
             let actual = hasher.digest()
             guard actual == expected else {
-                throw fail(.hashMismatch, "content hash mismatch: the data gives \(actual), the header says \(expected)")
+                throw state.fail(.hashMismatch, "content hash mismatch: the data gives \(actual), the header says \(expected)")
             }
         }
+    }
+}
+
+/// One entry as `EntryReader` reads it: where its compressed data ends, how far the read
+/// got, and the checks gathered on the way.
+private struct EntryReadState {
+    let entry: ZipEntry
+    let archivePath: String
+    /// Whether the entry carries our content hash, to check.
+    let checkHash: Bool
+    /// The end of the entry's compressed data in the archive.
+    let end: Int64
+    /// The next byte of compressed data to read.
+    var position: Int64
+    /// Uncompressed bytes delivered so far.
+    var produced: Int64 = 0
+    var crc: UInt32 = 0
+
+    init(_ entry: ZipEntry, archivePath: String) {
+        self.entry = entry
+        self.archivePath = archivePath
+        checkHash = entry.contentHash != nil
+        position = entry.dataOffset
+        end = entry.dataOffset + entry.compressedSize
+    }
+
+    /// The error for this entry.
+    func fail(_ kind: ZipError.Kind, _ reason: String) -> ZipError {
+        ZipError(kind, archive: archivePath, entry: entry.name, reason)
     }
 }
 

@@ -147,30 +147,45 @@ extension ZipArchive {
         }
     }
 
-    /// Writes the whole tree into the (empty, new) directory `root`.
+    /// Writes the whole tree into the (empty, new) directory `root`, in the order that never
+    /// writes through a link: directories, files, links, then the directories' own modes and
+    /// times.
     private func populate(
         _ root: borrowing FileDescriptor, displayRoot: String, workers: Int, durability: Durability,
         progress: (@Sendable (Int64) -> Void)?, cancellation: SaveCancellation?
     ) throws -> ExtractReport {
-        let rootDescriptor = root.rawValue
-        let tree = self.tree
-        func shown(_ relative: String) -> String { displayRoot + "/" + relative }
-
-        // Directories first, parents before children (explicit ones and the implied parents
-        // of entries), each made through its parent's descriptor, owner-only until finished.
         let directories = tree.directoriesInPreorder()
+        try makeDirectories(directories, root: root, displayRoot: displayRoot)
+        let written = try writeFiles(
+            root: root.rawValue, displayRoot: displayRoot, workers: workers, durability: durability, progress: progress,
+            cancellation: cancellation)
+        if cancellation?.isCancelled == true { throw CancellationError() }
+        let links = try makeLinks(root: root.rawValue, displayRoot: displayRoot)
+        try finishDirectories(directories, root: root, displayRoot: displayRoot, durability: durability)
+        return ExtractReport(files: written.files, directories: directories.count, links: links, bytes: written.bytes)
+    }
+
+    /// Directories first, parents before children (explicit ones and the implied parents
+    /// of entries), each made through its parent's descriptor, owner-only until finished.
+    private func makeDirectories(_ directories: [Int32], root: borrowing FileDescriptor, displayRoot: String) throws {
         let maker = DirectoryWalk(tree: tree, root: root, displayRoot: displayRoot)
         for node in directories {
             let parentDescriptor = try maker.descriptor(of: tree.nodes[Int(node)].parent)
             do { try FileSystem.makeDirectory(tree.name(of: node), relativeTo: parentDescriptor, permissions: 0o700) } catch {
-                if error.errno == .fileExists { throw twinRefusal(node, root: rootDescriptor, displayRoot: displayRoot) }
+                if error.errno == .fileExists { throw twinRefusal(node, root: root.rawValue, displayRoot: displayRoot) }
                 throw FileSystemError(.makeDirectory, path: maker.shown(node), errno: error.errno, reason: error.reason)
             }
             maker.enter(node)
         }
         try maker.finish()
+    }
 
-        // Files, in parallel. Each is created exclusively, never through a link.
+    /// Files, in parallel. Each is created exclusively, never through a link, and checked
+    /// as it is written (`EntryReader`). Returns the files and bytes written.
+    private func writeFiles(
+        root rootDescriptor: Int32, displayRoot: String, workers: Int, durability: Durability,
+        progress: (@Sendable (Int64) -> Void)?, cancellation: SaveCancellation?
+    ) throws -> (files: Int, bytes: Int64) {
         let bytes = Atomic<Int64>(0)
         let files = Atomic<Int>(0)
         try forEachEntryInParallel(workers: workers, skipDirectories: true) { entry, reader in
@@ -190,9 +205,12 @@ extension ZipArchive {
             bytes.add(entry.uncompressedSize, ordering: .relaxed)
             files.add(1, ordering: .relaxed)
         }
+        return (files.load(ordering: .relaxed), bytes.load(ordering: .relaxed))
+    }
 
-        if cancellation?.isCancelled == true { throw CancellationError() }
-        // Links last: no file or directory is ever created after a link exists.
+    /// Links last: no file or directory is ever created after a link exists. Returns the
+    /// links made.
+    private func makeLinks(root rootDescriptor: Int32, displayRoot: String) throws -> Int {
         var links = 0
         for entry in entries where entry.kind == .symbolicLink {
             guard let target = entry.linkTarget else { continue }
@@ -203,13 +221,19 @@ extension ZipArchive {
                 if error.errno == .fileExists {
                     throw twinRefusal(tree.nodeOfEntry[entry.index], root: rootDescriptor, displayRoot: displayRoot)
                 }
-                throw FileSystemError(error.operation, path: shown(entry.path), errno: error.errno, reason: error.reason)
+                throw FileSystemError(error.operation, path: displayRoot + "/" + entry.path, errno: error.errno, reason: error.reason)
             }
             links += 1
         }
+        return links
+    }
 
-        // Directory modes and times last, deepest first, each through its own descriptor
-        // while its parent is still open to its owner: a 0000 directory is finished last.
+    /// Directory modes and times last, deepest first, each through its own descriptor
+    /// while its parent is still open to its owner: a 0000 directory is finished last.
+    private func finishDirectories(
+        _ directories: [Int32], root: borrowing FileDescriptor, displayRoot: String, durability: Durability
+    ) throws {
+        let tree = self.tree
         let entries = self.entries
         let finisher = DirectoryWalk(tree: tree, root: root, displayRoot: displayRoot) { node, directory in
             let item = tree.nodes[Int(node)]
@@ -220,7 +244,7 @@ extension ZipArchive {
                 if durability == .full { try directory.sync() }
             } catch let error as FileSystemError {
                 throw FileSystemError(
-                    error.operation, path: shown(tree.path(of: node)), errno: error.errno, reason: error.reason)
+                    error.operation, path: displayRoot + "/" + tree.path(of: node), errno: error.errno, reason: error.reason)
             }
         }
         for node in directories {
@@ -228,9 +252,6 @@ extension ZipArchive {
             finisher.enter(node)
         }
         try finisher.finish()
-        return ExtractReport(
-            files: files.load(ordering: .relaxed), directories: directories.count, links: links,
-            bytes: bytes.load(ordering: .relaxed))
     }
 
     /// Creates `entry`'s file, exclusively and never through a link.

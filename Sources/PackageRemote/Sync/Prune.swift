@@ -94,12 +94,7 @@ enum PruneOperation {
     static func run(
         store: RemoteStore, policy: PrunePolicy, grace: Int64, dryRun: Bool, progress: ProgressManager?
     ) throws -> PruneResult {
-        guard !policy.isEmpty else {
-            throw RemoteError(.invalidLocation, "prune needs a policy: --keep-last N, --keep-within DURATION or --keep VERSION")
-        }
-        if let last = policy.keepLast, last < 1 {
-            throw RemoteError(.invalidLocation, "--keep-last must be at least 1 (the head is always kept)")
-        }
+        try validate(policy)
         let clock = Clock()
         let location = store.location
         let connection = store.connection()
@@ -139,79 +134,123 @@ enum PruneOperation {
                     - result.otherBytesDeleted + plan.repackLiveBytes
                 break
             }
-            // Write: the live blobs of packs mostly dead into new packs, then the index.
-            var index = plan.index
-            let written = try repack(plan, store: store, connection: connection, index: &index)
-            // A repack that wrote the very blobs of a source again made the same pack (its
-            // name is its trailer's SHA-256): that one stays.
-            let placedNow = Set(index.locations.values.map(\.pack))
-            plan.deletedPacks.removeAll { placedNow.contains($0.id) }
-            progress?.complete(count: 1)
-            var record = head.record
-            record.prunes = head.record.prunes + 1
-            record.pruned = plan.pruned
-            record.deleting = plan.deletedPacks.map(\.id)
-            record.index = nil
-            if !index.isEmpty {
-                let bytes = index.encoded()
-                let id = SHA256Digest.of(bytes)
-                _ = try connection.put(
-                    bucket: location.bucket, key: RemoteLayout.index(id, location), body: MemoryBody(bytes), payloadHash: id,
-                    condition: .absent)
-                store.cache.storeManifest(id, bytes)
-                record.index = id
+            if try apply(&plan, head: head, marker: marker, store: store, connection: connection, progress: progress, result: &result) {
+                break
             }
-            // The index this record names is never a leftover (an unchanged one keeps its name).
-
-            if let id = record.index {
-                plan.otherDeletions.removeAll { $0.key == RemoteLayout.index(id, location) }
-            }
-            // Nothing dropped or moved: the record stays as it is (no push has to rebase).
-            if plan.deletedPacks.isEmpty && record.pruned == head.record.pruned && record.index == head.record.index {
-                record.deleting = head.record.deleting
-                if record.index == head.record.index { record.prunes = head.record.prunes }
-            }
-            if record != head.record {
-                // Commit by compare-and-swap; a push that landed meanwhile makes the prune start over.
-                let bytes = record.encoded()
-                let moved = try connection.put(
-                    bucket: location.bucket, key: RemoteLayout.head(location), bytes: bytes,
-                    condition: .matching(etag: head.etag))
-                if moved == .preconditionFailed {
-                    guard result.attempts < maximumAttempts else {
-                        throw RemoteError(
-                            .conflict,
-                            "\(location) kept moving while pruning (\(maximumAttempts) attempts); nothing was deleted: prune again")
-                    }
-                    continue
-                }
-            }
-            progress?.complete(count: 1)
-            // Delete only while HEAD still says what is being deleted: a store that ignored
-            // the condition may have let a push overwrite the record.
-            if !plan.deletedPacks.isEmpty || !plan.otherDeletions.isEmpty || !plan.droppedManifests.isEmpty {
-                let now = try store.readHead(connection)
-                guard let now, Set(now.record.deleting) == Set(record.deleting), now.record.index == record.index else {
-                    throw RemoteError(
-                        .unsupportedStore,
-                        "\(store.configuration.endpoint) did not keep the HEAD this prune wrote to \(location); the store "
-                            + "or a proxy before it does not honour conditional writes: nothing was deleted")
-                }
-            }
-            try delete(
-                plan.deletedPacks.map(\.key) + plan.droppedManifests.map(\.key) + plan.otherDeletions.map(\.key),
-                store: store)
-            plan.account(into: &result, rewritten: written.bytes)
-            result.packsWritten = written.packs
-            // What the store holds now, by its listing (one more request).
-            result.storeBytesAfter = try list(store, connection).reduce(0) { $0 + ($1.key == marker ? 0 : $1.size) }
-            progress?.complete(count: 1)
-            break
         }
         result.requests = store.counters.requests
         result.retries = store.counters.retries
         result.seconds = clock.seconds
         return result
+    }
+
+    /// Refuses a policy that names no rule, or keeps fewer than one version.
+    static func validate(_ policy: PrunePolicy) throws(RemoteError) {
+        guard !policy.isEmpty else {
+            throw RemoteError(.invalidLocation, "prune needs a policy: --keep-last N, --keep-within DURATION or --keep VERSION")
+        }
+        if let last = policy.keepLast, last < 1 {
+            throw RemoteError(.invalidLocation, "--keep-last must be at least 1 (the head is always kept)")
+        }
+    }
+
+    /// Carries out `plan` in the order that loses nothing: the live blobs it moves written
+    /// first, then the head record that names what goes committed, then the deletions.
+    /// Returns false when a push landed before the commit: nothing was deleted, and the
+    /// prune plans again.
+    static func apply(
+        _ plan: inout Plan, head: (record: HeadRecord, etag: String), marker: String, store: RemoteStore,
+        connection: S3Connection, progress: ProgressManager?, result: inout PruneResult
+    ) throws -> Bool {
+        // Write: the live blobs of packs mostly dead into new packs, then the index.
+        var index = plan.index
+        let written = try repack(plan, store: store, connection: connection, index: &index)
+        // A repack that wrote the very blobs of a source again made the same pack (its
+        // name is its trailer's SHA-256): that one stays.
+        let placedNow = Set(index.locations.values.map(\.pack))
+        plan.deletedPacks.removeAll { placedNow.contains($0.id) }
+        progress?.complete(count: 1)
+        let record = try newRecord(&plan, head: head.record, index: index, store: store, connection: connection)
+        if record != head.record {
+            guard try commit(record, replacing: head.etag, store: store, connection: connection, attempts: result.attempts)
+            else { return false }
+        }
+        progress?.complete(count: 1)
+        try deleteCommitted(plan, record: record, store: store, connection: connection)
+        plan.account(into: &result, rewritten: written.bytes)
+        result.packsWritten = written.packs
+        // What the store holds now, by its listing (one more request).
+        result.storeBytesAfter = try list(store, connection).reduce(0) { $0 + ($1.key == marker ? 0 : $1.size) }
+        progress?.complete(count: 1)
+        return true
+    }
+
+    /// The head record this prune commits: the pruned ranges, the packs it deletes, and the
+    /// new blob index (stored first, when it holds any place). A prune that drops and moves
+    /// nothing leaves the record as it is (no push has to rebase).
+    static func newRecord(
+        _ plan: inout Plan, head: HeadRecord, index: BlobIndex, store: RemoteStore, connection: S3Connection
+    ) throws -> HeadRecord {
+        let location = store.location
+        var record = head
+        record.prunes = head.prunes + 1
+        record.pruned = plan.pruned
+        record.deleting = plan.deletedPacks.map(\.id)
+        record.index = nil
+        if !index.isEmpty {
+            let bytes = index.encoded()
+            let id = SHA256Digest.of(bytes)
+            _ = try connection.put(
+                bucket: location.bucket, key: RemoteLayout.index(id, location), body: MemoryBody(bytes), payloadHash: id,
+                condition: .absent)
+            store.cache.storeManifest(id, bytes)
+            record.index = id
+        }
+        // The index this record names is never a leftover (an unchanged one keeps its name).
+        if let id = record.index {
+            plan.otherDeletions.removeAll { $0.key == RemoteLayout.index(id, location) }
+        }
+        // Nothing dropped or moved: the record stays as it is (no push has to rebase).
+        if plan.deletedPacks.isEmpty && record.pruned == head.pruned && record.index == head.index {
+            record.deleting = head.deleting
+            if record.index == head.index { record.prunes = head.prunes }
+        }
+        return record
+    }
+
+    /// Commits `record` by compare-and-swap on the head read (`etag`). False when a push
+    /// landed meanwhile, which makes the prune start over, up to `maximumAttempts` plans.
+    static func commit(
+        _ record: HeadRecord, replacing etag: String, store: RemoteStore, connection: S3Connection, attempts: Int
+    ) throws -> Bool {
+        let location = store.location
+        let moved = try connection.put(
+            bucket: location.bucket, key: RemoteLayout.head(location), bytes: record.encoded(),
+            condition: .matching(etag: etag))
+        guard moved == .preconditionFailed else { return true }
+        guard attempts < maximumAttempts else {
+            throw RemoteError(
+                .conflict,
+                "\(location) kept moving while pruning (\(maximumAttempts) attempts); nothing was deleted: prune again")
+        }
+        return false
+    }
+
+    /// Deletes what `plan` drops, only while HEAD still says what is being deleted: a store
+    /// that ignored the condition may have let a push overwrite the record.
+    static func deleteCommitted(_ plan: Plan, record: HeadRecord, store: RemoteStore, connection: S3Connection) throws {
+        if !plan.deletedPacks.isEmpty || !plan.otherDeletions.isEmpty || !plan.droppedManifests.isEmpty {
+            let now = try store.readHead(connection)
+            guard let now, Set(now.record.deleting) == Set(record.deleting), now.record.index == record.index else {
+                throw RemoteError(
+                    .unsupportedStore,
+                    "\(store.configuration.endpoint) did not keep the HEAD this prune wrote to \(store.location); the store "
+                        + "or a proxy before it does not honour conditional writes: nothing was deleted")
+            }
+        }
+        try delete(
+            plan.deletedPacks.map(\.key) + plan.droppedManifests.map(\.key) + plan.otherDeletions.map(\.key),
+            store: store)
     }
 
     /// The id in an object's name below the prefix (`packs/<id>`), nil when it is not one.
@@ -251,19 +290,48 @@ enum PruneOperation {
             store: RemoteStore, connection: S3Connection, head: HeadRecord, policy: PrunePolicy, listed: [Listed],
             marker: String, youngAfter: Int64?
         ) throws {
-            let location = store.location
-            // The first-parent chain: the record's history, then one header per version,
-            // up to the first version pruned before.
+            let chain = try Self.firstParentChain(head, store: store, connection: connection)
+            let keptIDs = try choose(from: chain, head: head, policy: policy, store: store, connection: connection)
+            let live = try findLiveBlobs(store: store, connection: connection)
+            // Versions pruned before whose manifests are still there (a prune killed after its
+            // commit) go now too, at any age: the record says they were dropped.
+            let rules = ListingRules(
+                keptIDs: keptIDs, droppedIDs: Set(dropped.map(\.id) + chain.filter { head.isPruned($0.sequence) }.map(\.id)),
+                droppedPacks: Self.packs(of: dropped, store: store, connection: connection),
+                committedDeleting: Set(head.deleting), currentIndex: head.index, marker: marker, youngAfter: youngAfter,
+                prefixLength: RemoteLayout.listingPrefix(store.location).utf8.count)
+            let (listedPacks, currentIndex) = sortListing(listed, by: rules)
+            for (pack, _) in liveByPack where !listedPacks.contains(pack) {
+                notes.append(
+                    "pack \(pack.description.prefix(12)) that a kept version uses is not in the store's listing; it was left as it is")
+            }
+            makeIndex(live: live, store: store, currentIndex: currentIndex, prefixLength: rules.prefixLength)
+        }
+
+        /// The first-parent chain: the record's history, then one header per version, up to
+        /// the first version pruned before.
+        static func firstParentChain(
+            _ head: HeadRecord, store: RemoteStore, connection: S3Connection
+        ) throws -> [VersionSummary] {
             var chain = [head.head] + head.history
             while let last = chain.last, let parent = last.parent, !head.isPruned(last.sequence - 1) {
                 let summary = try store.summary(parent, connection)
                 guard summary.sequence == last.sequence - 1 else {
                     throw RemoteError(
                         .verificationFailed,
-                        "version \(summary.shortID) of \(location) does not follow version \(last.shortID): the history is damaged")
+                        "version \(summary.shortID) of \(store.location) does not follow version \(last.shortID): the history is damaged")
                 }
                 chain.append(summary)
             }
+            return chain
+        }
+
+        /// Sets `kept`, `dropped` and `pruned` from the policy's rules (the head always
+        /// kept); returns the ids kept.
+        mutating func choose(
+            from chain: [VersionSummary], head: HeadRecord, policy: PrunePolicy, store: RemoteStore,
+            connection: S3Connection
+        ) throws -> Set<SHA256Digest> {
             let live = chain.filter { !head.isPruned($0.sequence) }
             var keptIDs: Set<SHA256Digest> = [head.head.id]
             if let last = policy.keepLast { for version in live.prefix(last) { keptIDs.insert(version.id) } }
@@ -284,102 +352,139 @@ enum PruneOperation {
                     pruned.append(number...number)
                 }
             }
+            return keptIDs
+        }
 
-            // Live blobs: the kept versions' (each manifest checked against its name,
-            // its blobs placed through the index the record names).
-            // A blob stored twice (content that went and came back, sent again) is kept once:
-            // the first place seen; the index sends every reader there.
-            var livePlace: [SHA256Digest: BlobLocation] = [:]
+        /// Where each live blob is: the first place a kept version names it.
+        struct LiveBlobs {
+            var place: [SHA256Digest: BlobLocation] = [:]
+            /// Blobs stored twice (content that went and came back, sent again).
             var duplicates = Set<SHA256Digest>()
+        }
+
+        /// Live blobs: the kept versions' (each manifest checked against its name, its blobs
+        /// placed through the index the record names), into `liveByPack`. A blob stored twice
+        /// is kept once: the first place seen; the index sends every reader there.
+        mutating func findLiveBlobs(store: RemoteStore, connection: S3Connection) throws -> LiveBlobs {
+            var live = LiveBlobs()
             for version in kept {
                 for entry in try store.manifest(version.id, connection).entries {
                     for blob in entry.blobs {
-                        if let place = livePlace[blob.digest] {
-                            if place != blob { duplicates.insert(blob.digest) }
+                        if let place = live.place[blob.digest] {
+                            if place != blob { live.duplicates.insert(blob.digest) }
                             continue
                         }
-                        livePlace[blob.digest] = blob
+                        live.place[blob.digest] = blob
                         liveByPack[blob.pack, default: []].append(blob)
                     }
                 }
             }
-            // Packs the dropped versions name: committed versions' packs, deleted at any age.
+            return live
+        }
+
+        /// Packs the dropped versions name: committed versions' packs, deleted at any age.
+        static func packs(of dropped: [VersionSummary], store: RemoteStore, connection: S3Connection) -> Set<SHA256Digest> {
             var droppedPacks = Set<SHA256Digest>()
             for version in dropped {
                 guard let manifest = try? store.manifest(version.id, connection) else { continue }
                 for entry in manifest.entries { for blob in entry.blobs { droppedPacks.insert(blob.pack) } }
             }
-            // Versions pruned before whose manifests are still there (a prune killed after its
-            // commit) go now too, at any age: the record says they were dropped.
-            let droppedIDs = Set(dropped.map(\.id) + chain.filter { head.isPruned($0.sequence) }.map(\.id))
-            let committedDeleting = Set(head.deleting)
-            let keptSet = keptIDs
+            return droppedPacks
+        }
+
+        /// What decides the fate of each listed object.
+        struct ListingRules {
+            var keptIDs: Set<SHA256Digest>
+            var droppedIDs: Set<SHA256Digest>
+            var droppedPacks: Set<SHA256Digest>
+            /// The packs a committed prune listed for deletion.
+            var committedDeleting: Set<SHA256Digest>
+            /// The index the record names.
+            var currentIndex: SHA256Digest?
+            /// This prune's own marker, never deleted by it.
+            var marker: String
+            /// Objects listed as modified before this (seconds) are old; nil: none is.
+            var youngAfter: Int64?
+            var prefixLength: Int
+
+            /// Whether `object` is older than the grace period: a leftover no version names
+            /// may go.
             func isOld(_ object: Listed) -> Bool {
                 guard let youngAfter, let modified = object.modified else { return false }
                 return modified < youngAfter
             }
-            let prefixLength = RemoteLayout.listingPrefix(location).utf8.count
+        }
+
+        /// Sorts the listing into what goes: dead and mostly dead packs, dropped manifests,
+        /// leftovers. Returns the packs listed, and the listed index the record names.
+        mutating func sortListing(_ listed: [Listed], by rules: ListingRules) -> (packs: Set<SHA256Digest>, currentIndex: Listed?) {
             var listedPacks = Set<SHA256Digest>()
             var currentIndex: Listed? = nil
             for object in listed {
-                let name = PathOrder.droppingBytes(prefixLength, from: object.key)
+                let name = PathOrder.droppingBytes(rules.prefixLength, from: object.key)
                 if PathOrder.hasBytePrefix(name, RemoteLayout.packsDirectory) {
                     guard let id = objectID(name, under: RemoteLayout.packsDirectory) else { continue }
                     listedPacks.insert(id)
-                    let blobs = liveByPack[id] ?? []
-                    if blobs.isEmpty {
-                        // Dead: named by dropped versions, listed by a committed prune, or old.
-                        if droppedPacks.contains(id) || committedDeleting.contains(id) || isOld(object) {
-                            deletedPacks.append((object.key, id, object.size))
-                        }
-                    } else {
-                        // A live blob's trailer record is live too: a pack all of whose blobs
-                        // are live is wholly live, however small.
-                        let liveBytes = blobs.reduce(Int64(PackFormat.trailerFixedSize)) {
-                            $0 + Int64($1.length) + Int64(PackFormat.trailerRecordSize)
-                        }
-                        if Double(liveBytes) < Double(object.size) * repackThreshold {
-                            repackSources.append(object)
-                            repackLiveBytes += liveBytes
-                            deletedPacks.append((object.key, id, object.size))
-                        }
-                    }
+                    sortPack(object, id: id, by: rules)
                 } else if PathOrder.hasBytePrefix(name, RemoteLayout.versionsDirectory) {
                     guard let id = objectID(name, under: RemoteLayout.versionsDirectory) else { continue }
-                    if keptSet.contains(id) { continue }
-                    if droppedIDs.contains(id) {
+                    if rules.keptIDs.contains(id) { continue }
+                    if rules.droppedIDs.contains(id) {
                         droppedManifests.append(object)
-                    } else if isOld(object) {
+                    } else if rules.isOld(object) {
                         // A push that lost its race, or a version a killed prune dropped.
                         otherDeletions.append(object)
                     }
                 } else if PathOrder.hasBytePrefix(name, RemoteLayout.indexDirectory) {
                     let id = objectID(name, under: RemoteLayout.indexDirectory)
                     // The index the record names goes when this prune replaces it; others are leftovers.
-                    if id != nil, id == head.index {
+                    if id != nil, id == rules.currentIndex {
                         currentIndex = object
-                    } else if isOld(object) {
+                    } else if rules.isOld(object) {
                         otherDeletions.append(object)
                     }
-                } else if PathOrder.hasBytePrefix(name, RemoteLayout.probeName), object.key != marker, isOld(object) {
+                } else if PathOrder.hasBytePrefix(name, RemoteLayout.probeName), object.key != rules.marker, rules.isOld(object) {
                     otherDeletions.append(object)
                 }
             }
-            for (pack, _) in liveByPack where !listedPacks.contains(pack) {
-                notes.append(
-                    "pack \(pack.description.prefix(12)) that a kept version uses is not in the store's listing; it was left as it is")
+            return (listedPacks, currentIndex)
+        }
+
+        /// A listed pack's fate: deleted when dead (named by dropped versions, listed by a
+        /// committed prune, or old), repacked when less than `repackThreshold` live.
+        mutating func sortPack(_ object: Listed, id: SHA256Digest, by rules: ListingRules) {
+            let blobs = liveByPack[id] ?? []
+            if blobs.isEmpty {
+                if rules.droppedPacks.contains(id) || rules.committedDeleting.contains(id) || rules.isOld(object) {
+                    deletedPacks.append((object.key, id, object.size))
+                }
+                return
             }
-            // The new index: the blobs the old one placed and kept versions still use, unless
-            // their pack is repacked now (they move again).
+            // A live blob's trailer record is live too: a pack all of whose blobs are live is
+            // wholly live, however small.
+            let liveBytes = blobs.reduce(Int64(PackFormat.trailerFixedSize)) {
+                $0 + Int64($1.length) + Int64(PackFormat.trailerRecordSize)
+            }
+            if Double(liveBytes) < Double(object.size) * repackThreshold {
+                repackSources.append(object)
+                repackLiveBytes += liveBytes
+                deletedPacks.append((object.key, id, object.size))
+            }
+        }
+
+        /// The new index: the blobs the old one placed and kept versions still use, unless
+        /// their pack is repacked now (they move again); the old index object goes when
+        /// this one differs.
+        mutating func makeIndex(live: LiveBlobs, store: RemoteStore, currentIndex: Listed?, prefixLength: Int) {
             let repacked = Set(
                 repackSources.compactMap {
                     objectID(PathOrder.droppingBytes(prefixLength, from: $0.key), under: RemoteLayout.packsDirectory)
                 })
-            for (digest, place) in store.blobIndex.locations where livePlace[digest] == place && !repacked.contains(place.pack) {
+            for (digest, place) in store.blobIndex.locations where live.place[digest] == place && !repacked.contains(place.pack) {
                 index.locations[digest] = place
             }
-            for digest in duplicates {
-                if let place = livePlace[digest], !repacked.contains(place.pack) { index.locations[digest] = place }
+            for digest in live.duplicates {
+                if let place = live.place[digest], !repacked.contains(place.pack) { index.locations[digest] = place }
             }
             if let currentIndex, !repacked.isEmpty || index != store.blobIndex { otherDeletions.append(currentIndex) }
         }

@@ -89,16 +89,9 @@ enum PullOperation {
                 current, target: target, sync: sync, latest: reference == nil ? head.record : nil, force: force,
                 destination: destination, store: store, connection: connection)
             if current.rootHash == target.rootHash {
-                // Nothing to write but the record, when it does not say so already.
-                if sync.own != newState {
-                    guard
-                        try SyncRecordFile.replace(
-                            with: newState.encoded(), packagePath: destination, ifRootHash: target.rootHash,
-                            workers: options.workers, durability: durability)
-                    else {
-                        throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; pull again")
-                    }
-                }
+                try recordUnchanged(
+                    newState, root: target.rootHash, sync: sync, destination: destination, options: options,
+                    durability: durability)
                 result.unchanged = true
                 result.requests = store.counters.requests
                 result.seconds = clock.seconds
@@ -113,6 +106,41 @@ enum PullOperation {
             progress: progress, result: &result)
         let source = RemoteVersionSource(
             manifest, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
+        let statistics = try save(
+            source, destination: destination, target: target, record: newState, current: current,
+            manifestVouches: manifestVouches, store: store, options: options, durability: durability)
+        result.notes += statistics.notes
+        staging.remove()
+        progress?.complete(count: 2)
+        result.save = statistics
+        result.requests = store.counters.requests
+        result.retries = store.counters.retries
+        result.seconds = clock.seconds
+        return result
+    }
+
+    /// A DEST that holds the version already: nothing to write but its sync record, when
+    /// the record does not say so already; replaced only while DEST still holds that tree.
+    static func recordUnchanged(
+        _ newState: SyncState, root: ContentHash, sync: PackageSyncStatus, destination: String, options: RemoteOptions,
+        durability: Durability
+    ) throws {
+        guard sync.own != newState else { return }
+        guard
+            try SyncRecordFile.replace(
+                with: newState.encoded(), packagePath: destination, ifRootHash: root,
+                workers: options.workers, durability: durability)
+        else {
+            throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; pull again")
+        }
+    }
+
+    /// Saves the version into DEST with one commit of the engine, its sync record `record`
+    /// in the same commit, and checks that DEST now hashes to the version's root.
+    static func save(
+        _ source: RemoteVersionSource, destination: String, target: VersionSummary, record: SyncState,
+        current: TreeSnapshot?, manifestVouches: Bool, store: RemoteStore, options: RemoteOptions, durability: Durability
+    ) throws -> SaveStatistics {
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself. The version's sync record
         // is committed with its tree: a crash leaves DEST old with its old record, or new
@@ -120,7 +148,7 @@ enum PullOperation {
         var saveOptions = SaveOptions(
             durability: durability, workers: options.workers, trustManifest: manifestVouches,
             cancellation: store.cancellation.saveCancellation)
-        saveOptions.syncRecord = newState.encoded()
+        saveOptions.syncRecord = record.encoded()
         // What was checked above is what the save replaces: a save made since (under the
         // lock the pull's own save then takes) is not discarded.
         saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
@@ -135,19 +163,12 @@ enum PullOperation {
             throw RemoteError(.localChange, "'\(destination)' changed while it was being pulled; it was left as it is: pull again")
         }
         let statistics = outcome.statistics
-        result.notes += statistics.notes
         guard statistics.rootHash == target.rootHash else {
             throw RemoteError(
                 .verificationFailed,
                 "'\(destination)' was saved but hashes to \(statistics.rootHash), not to version \(target.shortID)'s root \(target.rootHash)")
         }
-        staging.remove()
-        progress?.complete(count: 2)
-        result.save = statistics
-        result.requests = store.counters.requests
-        result.retries = store.counters.retries
-        result.seconds = clock.seconds
-        return result
+        return statistics
     }
 
     /// DEST as a pull finds it: its tree (nil when absent), its root's permissions, whether
@@ -294,149 +315,16 @@ enum PullOperation {
         staging: PullStaging, store: RemoteStore, options: RemoteOptions, progress: ProgressManager?,
         result: inout PullResult
     ) throws -> PulledContents {
-        let found = ContentsNeeded(wanted, wholeOnly: wholeOnly, current: current, options: options)
-        do {
-            try requireRoom(for: found.room(), destination: destination)
-        } catch {
-            // Whatever an earlier pull staged cannot be finished here either: its room comes back.
-            staging.remove()
-            throw error
-        }
-        let buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
-        let totalBytes = found.order.reduce(Int64(0)) { $0 + $1.size }
-        progress?.withProperties {
-            $0.totalCount = BlobUploader.units(totalBytes) + found.order.count + 2
-            $0.totalFileCount = found.order.count
-        }
-
-        // The pieces DEST already holds, where a large file changed in a few places.
-        let localPieces = try indexLocalPieces(found.pieceSources, destination: destination, options: options, buffer: buffer)
-
-        // Where each needed content comes from: DEST itself (moved or copied content), a
-        // stream of DEST's pieces and staged blobs (a large file partly changed), or the
-        // staging area, assembled from fetched blobs.
-        var contents = PulledContents(readyDirectory: staging.readyDirectory)
-        var streamed: [FileKey: [StagedContentStream.Part]] = [:]
-        var keepBlobs = Set<String>()
-        var assembled: [FileKey] = []
-        // Each large content's piece hashes (XXH3), known now for DEST's pieces and once
-        // fetched or assembled for the rest: its chunk list, which lets the engine write only
-        // the pieces that changed, and DEST's manifest record them for the next save. Small
-        // contents (one piece) need none.
-        var pieceHashes: [FileKey: [ContentHash?]] = [:]
-        for key in found.order {
-            let blobs = wanted[found.index[key]!].blobs
-            if let index = found.localByContent[key], let old = current?.entries[index] {
-                contents.origins[key] = .file(
-                    path: PackageLayout.joined(destination, old.path),
-                    seen: FileStatus(
-                        kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
-                        changeTime: old.changeTime, inode: old.inode, device: old.device))
-                result.contentsCopiedFromDestination += 1
-                progress?.complete(count: BlobUploader.units(key.size))
-            } else if !wholeOnly.contains(key), blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
-                streamed[key] = blobs.map { blob in
-                    if let local = localPieces[blob.digest], local.length == Int(blob.length) {
-                        result.blobsFromDestination += 1
-                        return .local(path: local.path, offset: local.offset, length: local.length)
-                    }
-                    keepBlobs.insert(blob.digest.description)
-                    return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
-                }
-                pieceHashes[key] = blobs.map { blob in
-                    localPieces[blob.digest].flatMap { $0.length == Int(blob.length) ? $0.hash : nil }
-                }
-            } else {
-                assembled.append(key)
-            }
-        }
-        staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
-
-        // Plan every blob to fetch: already staged, or into its destinations.
-        var needs: [BlobNeed] = []
-        needs.reserveCapacity(assembled.count + streamed.count)  // a blob a small file
-        var pending: [FileKey] = []
-        var blobFiles = Set<SHA256Digest>()
-        for (key, parts) in streamed {
-            for case .blob(_, let digest, let length) in parts {
-                if staging.hasBlob(digest, length: UInt32(length)) {
-                    result.blobsResumed += 1
-                } else if blobFiles.insert(digest).inserted {
-                    let location = wanted[found.index[key]!].blobs.first { $0.digest == digest }!
-                    needs.append(BlobNeed(location: location, destination: .blobFile))
-                }
-            }
-            progress?.complete(count: 1)
-        }
-        for key in assembled {
-            let blobs = wanted[found.index[key]!].blobs
-            if let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer) {
-                if hashes.count > 1 { pieceHashes[key] = hashes }
-                progress?.complete(count: BlobUploader.units(key.size))
-                continue
-            }
-            pending.append(key)
-            try staging.preparePartial(key)
-            var offset: Int64 = 0
-            for blob in blobs {
-                defer { offset += Int64(blob.length) }
-                if staging.done.contains(PullStaging.JournalRecord(content: key, offset: offset, digest: blob.digest)) {
-                    result.blobsResumed += 1
-                    continue
-                }
-                needs.append(BlobNeed(location: blob, destination: .content(key, offset: offset)))
-            }
-        }
-
-        // The figures a progress line shows: the bytes of the blobs to download, known
-        // before the first GET and never growing; each counts once it arrived and was
-        // checked (the gaps a merged range carries do not count).
-        let ranges = plan(consume needs)
-        let downloadBytes = ranges.reduce(Int64(0)) { total, range in
-            range.blobs.reduce(total) { $0 + Int64($1.location.length) }
-        }
-        progress?.withProperties {
-            $0.totalByteCount = UInt64(downloadBytes)
-            $0.completedByteCount = 0
-        }
-
+        var gathering = try ContentGathering(
+            wanted, wholeOnly: wholeOnly, destination: destination, current: current, staging: staging, options: options,
+            progress: progress)
+        try gathering.chooseOrigins(result: &result)
+        let ranges = try gathering.planFetches(result: &result)
         // The rest from the store, in ranges of packs, in parallel.
         if !ranges.isEmpty {
             try download(ranges, staging: staging, store: store, progress: progress, result: &result)
         }
-
-        // Every content checked whole against its XXH3, then handed to the save engine.
-        for key in pending {
-            let hashes = try staging.finish(key, pieces: wanted[found.index[key]!].blobs.map { Int($0.length) }, buffer: buffer)
-            if hashes.count > 1 { pieceHashes[key] = hashes }
-            progress?.complete(count: 1)
-        }
-        for (key, parts) in streamed {
-            for (index, part) in parts.enumerated() where pieceHashes[key]?[index] == nil {
-                if case .blob(let path, let digest, let length) = part {
-                    pieceHashes[key]?[index] = try PullStaging.hashBlob(path, digest: digest, length: length, buffer: buffer)
-                }
-            }
-        }
-        for (key, hashes) in pieceHashes where key.size >= ChunkingParameters.standard.fileThreshold {
-            let lengths = wanted[found.index[key]!].blobs.map { Int64($0.length) }
-            guard hashes.count == lengths.count, hashes.allSatisfy({ $0 != nil }) else { continue }
-            var offset: Int64 = 0
-            var chunks: [FileChunk] = []
-            for (length, hash) in zip(lengths, hashes) {
-                chunks.append(FileChunk(offset: offset, length: length, hash: hash!))
-                offset += length
-            }
-            if offset == key.size { contents.chunkLists[key] = ChunkList(chunks) }
-        }
-        result.contentsAssembled = pending.count + streamed.count
-        for key in assembled {
-            let status = try staging.readyStatus(key)
-            contents.device = status.device
-            contents.staged[key] = PulledContents.Stamp(status)
-        }
-        for (key, parts) in streamed { contents.origins[key] = .stream(StagedContentStream(parts: parts)) }
-        return contents
+        return try gathering.finish(result: &result)
     }
 
     /// Fetches `ranges` of packs into the staging area, `--transfers` at a time.

@@ -176,21 +176,16 @@ enum PushOperation {
             packagePath: packagePath, store: store, options: options, force: force, connection: connection)
         let packagePath = prepared.packagePath
         let head = prepared.head
-        let sync = prepared.sync
         let snapshot = prepared.snapshot
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
         result.notes = prepared.notes
 
         if let head, head.record.head.rootHash == snapshot.rootHash {
             // Nothing to send: the remote holds this package already.
-            remember(head.record.head, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
+            remember(head.record.head, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
             result.requests = store.counters.requests
             result.seconds = clock.seconds
-            progress?.withProperties {
-                $0.totalByteCount = 0
-                $0.completedByteCount = 0
-            }
-            progress?.complete(count: progress?.totalCount ?? 0)
+            completeWithoutWork(progress)
             return result
         }
         // Before anything is uploaded: the head will move by compare-and-swap, so the store
@@ -206,7 +201,45 @@ enum PushOperation {
         var known: [SHA256Digest: BlobLocation] = [:]
         for blobs in filesByContent.values { for blob in blobs { known[blob.digest] = blob } }
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
+        let sent = try upload(
+            work, known: known, packagePath: packagePath, store: store, options: options, progress: progress,
+            result: &result)
 
+        // The version: every entry, with its blobs.
+        let entries = versionEntries(snapshot, workIndex: workIndex, sent: sent, filesByContent: filesByContent)
+        // A second parent only beside a first, and only when it is another version.
+        let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
+        var manifest = VersionManifest(
+            sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
+            secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
+        let summary = try commit(
+            &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
+        remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
+        store.cache.dropPending(named: Set(manifest.entries.flatMap { $0.blobs.map(\.pack) }))
+        progress?.complete(count: 1)
+        result.version = summary
+        result.createdVersion = true
+        result.requests = store.counters.requests
+        result.retries = store.counters.retries
+        result.seconds = clock.seconds
+        return result
+    }
+
+    /// Shows a push that had nothing to send as done: no bytes, every unit complete.
+    static func completeWithoutWork(_ progress: ProgressManager?) {
+        progress?.withProperties {
+            $0.totalByteCount = 0
+            $0.completedByteCount = 0
+        }
+        progress?.complete(count: progress?.totalCount ?? 0)
+    }
+
+    /// Reads `work` and sends the blobs the remote lacks (`known`: those it holds), after
+    /// setting the progress totals. Returns each file's blobs, in the order of `work`.
+    static func upload(
+        _ work: [BlobUploader.Work], known: [SHA256Digest: BlobLocation], packagePath: String, store: RemoteStore,
+        options: RemoteOptions, progress: ProgressManager?, result: inout PushResult
+    ) throws -> [[BlobLocation]] {
         // The figures a progress line shows: the bytes of those files, known before any is
         // read and never growing; a byte is done once found on the remote or once its pack
         // has arrived (`BlobUploader`), so done never passes the total.
@@ -218,20 +251,23 @@ enum PushOperation {
             $0.totalFileCount = work.count
             $0.completedFileCount = 0
         }
-        var sent: [[BlobLocation]] = []
-        if !work.isEmpty {
-            let uploader = BlobUploader(
-                store: store, options: options, packagePath: packagePath, known: known, progress: progress)
-            let (blobs, statistics) = try uploader.run(work)
-            sent = blobs
-            result.filesRead = statistics.filesRead
-            result.bytesRead = statistics.bytesRead
-            result.blobsUploaded = statistics.blobsUploaded
-            result.packsUploaded = statistics.packsUploaded
-            result.bytesUploaded = statistics.bytesUploaded
-        }
+        guard !work.isEmpty else { return [] }
+        let uploader = BlobUploader(
+            store: store, options: options, packagePath: packagePath, known: known, progress: progress)
+        let (blobs, statistics) = try uploader.run(work)
+        result.filesRead = statistics.filesRead
+        result.bytesRead = statistics.bytesRead
+        result.blobsUploaded = statistics.blobsUploaded
+        result.packsUploaded = statistics.packsUploaded
+        result.bytesUploaded = statistics.bytesUploaded
+        return blobs
+    }
 
-        // The version: every entry, with its blobs.
+    /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
+    /// sent, or the parent's for a content it held).
+    static func versionEntries(
+        _ snapshot: TreeSnapshot, workIndex: [Int: Int], sent: [[BlobLocation]], filesByContent: [FileKey: [BlobLocation]]
+    ) -> [RemoteEntry] {
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(snapshot.entries.count)
         for (index, entry) in snapshot.entries.enumerated() {
@@ -246,44 +282,28 @@ enum PushOperation {
                     contentHash: entry.kind == .directory ? ContentHash(high: 0, low: 0) : entry.hash,
                     linkTarget: entry.linkTarget, blobs: blobs))
         }
-        // A second parent only beside a first, and only when it is another version.
-        let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
-        var manifest = VersionManifest(
-            sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
-            secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
-        var base = head
-        var summary = Self.placeholderSummary
-        for attempt in 1... {
-            let bytes = manifest.encoded()
-            let id = SHA256Digest.of(bytes)
-            // A self-check: what pull will rebuild must hash to what was scanned.
-            guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
-                throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
-            }
-            let outcome = try connection.put(
-                bucket: store.location.bucket, key: RemoteLayout.version(id, store.location), body: MemoryBody(bytes),
-                payloadHash: id, condition: .absent)
-            _ = outcome  // 412: the same manifest is there already (a retried push)
-            store.cache.storeManifest(id, bytes)
-            result.manifestBytes = bytes.count
-            summary = manifest.summary(id: id)
+        return entries
+    }
 
-            // The head moves only if nobody moved it since it was read.
-            let newRecord = base.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
-            let condition: WriteCondition = base.map { .matching(etag: $0.etag) } ?? .absent
-            let recordBytes = newRecord.encoded()
-            let moved = try connection.put(
-                bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: recordBytes,
-                condition: condition)
-            guard moved == .preconditionFailed else {
-                // Stored: read it back. A store that ignored the condition may have let another
-                // push overwrite this one (Specs/remote.md, "What a hostile store can do").
-                try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
-                break
+    /// Stores `manifest` and moves the head to it by compare-and-swap on `head` (the head
+    /// the push read). A prune that moved the record meanwhile, not the head, is built on:
+    /// `manifest` is rebased onto it and stored again. Returns the version made the head.
+    static func commit(
+        _ manifest: inout VersionManifest, onto head: (record: HeadRecord, etag: String)?, packagePath: String,
+        store: RemoteStore, connection: S3Connection, result: inout PushResult
+    ) throws -> VersionSummary {
+        var base = head
+        var attempt = 0
+        while true {
+            attempt += 1
+            let stored = try storeManifest(manifest, packagePath: packagePath, store: store, connection: connection)
+            result.manifestBytes = stored.bytes
+            if try advanceHead(from: base, to: stored.summary, store: store, connection: connection) {
+                return stored.summary
             }
             // Lost the race — unless a retry of our own PUT is what moved it.
             let now = try store.readHead(connection)
-            if now?.record.contains(id) == true { break }
+            if now?.record.contains(stored.id) == true { return stored.summary }
             // A prune moved the record, not the head: build on it (Specs/remote.md, "Prune").
             if let now, let read = base, now.record.head.id == read.record.head.id, attempt < 5 {
                 manifest.entries = try PruneOperation.rebase(
@@ -300,15 +320,47 @@ enum PushOperation {
                     + "nothing was lost: 'pkgtool sync \(packagePath)' merges both, or pull (into another directory "
                     + "to keep these changes), then push again")
         }
-        remember(summary, in: packagePath, sync: sync, store: store, options: options, notes: &result.notes)
-        store.cache.dropPending(named: Set(manifest.entries.flatMap { $0.blobs.map(\.pack) }))
-        progress?.complete(count: 1)
-        result.version = summary
-        result.createdVersion = true
-        result.requests = store.counters.requests
-        result.retries = store.counters.retries
-        result.seconds = clock.seconds
-        return result
+    }
+
+    /// Stores the manifest object, named by its SHA-256, once it decodes to what was
+    /// scanned. Returns its id, the version it describes, and its size.
+    static func storeManifest(
+        _ manifest: VersionManifest, packagePath: String, store: RemoteStore, connection: S3Connection
+    ) throws -> (id: SHA256Digest, summary: VersionSummary, bytes: Int) {
+        let bytes = manifest.encoded()
+        let id = SHA256Digest.of(bytes)
+        // A self-check: what pull will rebuild must hash to what was scanned.
+        guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
+            throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
+        }
+        let outcome = try connection.put(
+            bucket: store.location.bucket, key: RemoteLayout.version(id, store.location), body: MemoryBody(bytes),
+            payloadHash: id, condition: .absent)
+        _ = outcome  // 412: the same manifest is there already (a retried push)
+        store.cache.storeManifest(id, bytes)
+        return (id, manifest.summary(id: id), bytes.count)
+    }
+
+    /// Moves the head to `summary` only if nobody moved it since `base` was read (absent:
+    /// only if there is none). True when it moved, and reads back as written; false when
+    /// another writer won the race.
+    static func advanceHead(
+        from base: (record: HeadRecord, etag: String)?, to summary: VersionSummary, store: RemoteStore,
+        connection: S3Connection
+    ) throws -> Bool {
+        let newRecord = base.map { $0.record.advanced(to: summary) } ?? HeadRecord(head: summary, history: [])
+        let condition: WriteCondition = base.map { .matching(etag: $0.etag) } ?? .absent
+        let recordBytes = newRecord.encoded()
+        let moved = try connection.put(
+            bucket: store.location.bucket, key: RemoteLayout.head(store.location), bytes: recordBytes,
+            condition: condition)
+        guard moved == .preconditionFailed else {
+            // Stored: read it back. A store that ignored the condition may have let another
+            // push overwrite this one (Specs/remote.md, "What a hostile store can do").
+            try ConditionalWrites.confirmHead(holding: summary, written: recordBytes, store, connection)
+            return true
+        }
+        return false
     }
 
     /// Makes `version` the package's sync record (`SyncState`), unless it says so already:

@@ -105,10 +105,7 @@ enum SyncOperation {
     /// write (no sweep, no staging, no save, no object on the store).
     static func plan(packagePath: String, store: RemoteStore, options: RemoteOptions) throws -> SyncPlan {
         let packagePath = PushOperation.trimmed(packagePath)
-        let status = try FileSystem.status(packagePath, followSymlinks: true)
-        guard status.kind == .directory else {
-            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': it is a \(status.kind), not a package directory")
-        }
+        try requireDirectory(packagePath)
         let connection = store.connection()
         let head = try store.readHead(connection)
         var warnings: [String] = []
@@ -141,6 +138,27 @@ enum SyncOperation {
             plan.notes = warnings + pull.notes
             return plan
         }
+        var plan = try planMerge(
+            packagePath: packagePath, local: local, base: base, head: latest, store: store, connection: connection,
+            options: options)
+        plan.notes = warnings
+        return plan
+    }
+
+    /// Refuses a PKG that is not a directory (missing: the file system's error).
+    static func requireDirectory(_ packagePath: String) throws {
+        let status = try FileSystem.status(packagePath, followSymlinks: true)
+        guard status.kind == .directory else {
+            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': it is a \(status.kind), not a package directory")
+        }
+    }
+
+    /// What `merge` would do, with its reads and no write: how the package would change,
+    /// its conflicts, and the blobs the merge would download.
+    static func planMerge(
+        packagePath: String, local: TreeSnapshot, base: SyncBase?, head latest: VersionSummary, store: RemoteStore,
+        connection: S3Connection, options: RemoteOptions
+    ) throws -> SyncPlan {
         let baseTree = try base.map { try store.manifest($0.version, connection).snapshot() } ?? TreeSnapshot.empty
         let otherManifest = try store.manifest(latest.id, connection)
         let merged = TreeMerge(base: baseTree, local: local, other: otherManifest.snapshot())
@@ -149,8 +167,7 @@ enum SyncOperation {
         plan.conflicts = merged.conflicts.map(\.path)
         plan.entriesFromRemote = merged.sources.filter { $0 == .other }.count
         plan.entriesFromLocal = merged.sources.filter { $0 == .local }.count
-        var remoteByPath: [RelativePath: RemoteEntry] = [:]  // names are bytes
-        for entry in otherManifest.entries { remoteByPath[RelativePath(trusted: entry.path)] = entry }
+        let remoteByPath = byPath(otherManifest.entries)
         var wanted: [RemoteEntry] = []
         for (index, entry) in merged.tree.entries.enumerated() where merged.sources[index] == .other && entry.kind == .regular {
             if let remote = remoteByPath[RelativePath(trusted: entry.path)] { wanted.append(remote) }
@@ -161,7 +178,6 @@ enum SyncOperation {
         (plan.blobsToDownload, plan.bytesToDownload) = try PullOperation.download(
             wanted, destination: packagePath, current: local, options: options)
         plan.mergedSequence = latest.sequence + 1
-        plan.notes = warnings
         return plan
     }
 
@@ -187,10 +203,7 @@ enum SyncOperation {
     static func once(
         packagePath: String, store: RemoteStore, options: RemoteOptions, durability: Durability, progress: ProgressManager?
     ) throws -> SyncResult {
-        let status = try FileSystem.status(packagePath, followSymlinks: true)
-        guard status.kind == .directory else {
-            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': it is a \(status.kind), not a package directory")
-        }
+        try requireDirectory(packagePath)
         let connection = store.connection()
         let head = try store.readHead(connection)
         var warnings: [String] = []
@@ -201,13 +214,7 @@ enum SyncOperation {
             existing = ConflictStore.read(packagePath: packagePath)
             return try PackageScan.scan(packagePath, workers: options.workers)
         }
-        let listed: ConflictList
-        switch existing {
-        case .absent: listed = ConflictList()
-        case .list(let list): listed = list
-        case .unusable(let why):
-            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': its conflict versions cannot be read: \(why)")
-        }
+        let listed = try conflictList(existing, packagePath: packagePath)
         let local = scan.snapshot
         let base = sync.base
 
@@ -247,6 +254,17 @@ enum SyncOperation {
             connection: connection, options: options, durability: durability, progress: progress, notes: warnings)
     }
 
+    /// The package's conflict versions as read: none when it lists none; refused when its
+    /// list cannot be read (a sync would lose track of them).
+    static func conflictList(_ existing: ConflictStore.Contents, packagePath: String) throws -> ConflictList {
+        switch existing {
+        case .absent: return ConflictList()
+        case .list(let list): return list
+        case .unusable(let why):
+            throw RemoteError(.localFailure, "cannot sync '\(packagePath)': its conflict versions cannot be read: \(why)")
+        }
+    }
+
     /// Both sides changed: the three-way merge of the base version, the package and the
     /// head, written into the package with one save (its new sync record and conflicts
     /// record in the same commit), then pushed as the head's successor.
@@ -257,38 +275,89 @@ enum SyncOperation {
     ) throws -> SyncResult {
         let local = scan.snapshot
         let baseManifest = try base.map { try store.manifest($0.version, connection) }
-        let baseTree = baseManifest?.snapshot() ?? TreeSnapshot.empty
         let otherManifest = try store.manifest(head.id, connection)
         guard otherManifest.summary(id: head.id) == head else {
             throw RemoteError(
                 .verificationFailed,
                 "the HEAD of \(store.location) disagrees with version \(head.shortID)'s manifest: the store holds damaged data")
         }
-        let otherTree = otherManifest.snapshot()
-        var remoteByPath: [RelativePath: RemoteEntry] = [:]  // names are bytes
-        for entry in otherManifest.entries { remoteByPath[RelativePath(trusted: entry.path)] = entry }
+        let remoteByPath = byPath(otherManifest.entries)
         var pulled = PullResult(version: head)
         let staging = try PullStaging(destination: packagePath)
         defer { staging.unlock() }
 
-        // Files the app merges itself: their merged bytes, saved instead of a conflict.
-        var merged = TreeMerge(base: baseTree, local: local, other: otherTree)
-        var appMerged: [RelativePath: (entry: SnapshotEntry, bytes: [UInt8])] = [:]
-        if let contentMerge = options.contentMerge {
-            appMerged = try mergeContents(
-                merged.conflicts.filter(contentMerge.applies), with: contentMerge, packagePath: packagePath,
-                other: remoteByPath, base: baseManifest, local: local, staging: staging, store: store, options: options,
-                pulled: &pulled)
-            if !appMerged.isEmpty {
-                merged = TreeMerge(base: baseTree, local: local, other: otherTree) { conflict in
-                    appMerged[conflict.path].map { .use($0.entry) }
-                }
-            }
-        }
-        var localByPath: [RelativePath: SnapshotEntry] = [:]
-        for entry in local.entries { localByPath[RelativePath(trusted: entry.path)] = entry }
+        let (merged, appMerged) = try mergeTrees(
+            base: baseManifest, local: local, other: otherManifest, remoteByPath: remoteByPath, packagePath: packagePath,
+            staging: staging, store: store, options: options, pulled: &pulled)
+        let added = conflictVersions(of: merged, base: base, head: head)
+        let list = listed.adding(added)
+        let (wanted, wholeOnly) = wantedContents(
+            merged, conflictVersions: added, remoteByPath: remoteByPath, base: baseManifest)
+        var contents = try PullOperation.gatherContents(
+            wanted, wholeOnly: wholeOnly, destination: packagePath, current: local, staging: staging, store: store,
+            options: options, progress: progress, result: &pulled)
+        for (entry, bytes) in appMerged.values { contents.origins[FileKey(entry.hash, entry.size)] = .bytes(bytes) }
+        try keepConflictContents(added, contents: contents, local: local, packagePath: packagePath, durability: durability)
 
-        // The conflict versions: for each conflict, the side the merged tree does not hold.
+        // One save: the merged tree, the new base and the conflicts, in one commit.
+        var conflictsRecord: [UInt8]?
+        if !added.isEmpty || !PathOrder.sameBytes(String(decoding: list.encoded(), as: UTF8.self), String(decoding: listed.encoded(), as: UTF8.self)) {
+            conflictsRecord = list.encoded()
+        }
+        let statistics = try saveMerged(
+            merged.tree, contents: contents, scan: scan, head: head, conflictsRecord: conflictsRecord,
+            packagePath: packagePath, store: store, options: options, durability: durability)
+        staging.remove()
+        pulled.save = statistics
+
+        // The merged tree, pushed on top of the head (a lost race starts the sync over): a
+        // version with two parents, the head and the version PKG's changes were based on.
+        let push = try PushOperation.run(
+            packagePath: packagePath, store: store, options: options, force: false, progress: nil,
+            secondParent: base?.version)
+        var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
+        result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
+        result.entriesFromLocal = merged.sources.filter { $0 == .local }.count
+        result.newConflicts = added.filter { $0.side != .base }
+        result.conflicts = list.versions
+        result.notes = notes + statistics.notes + push.notes
+        result.notes += appMerged.keys.sorted().map { "'\($0.string)' was changed on both sides: merged by the app" }
+        return result
+    }
+
+    /// Entries by path (names are bytes).
+    static func byPath(_ entries: [RemoteEntry]) -> [RelativePath: RemoteEntry] {
+        var byPath: [RelativePath: RemoteEntry] = [:]
+        for entry in entries { byPath[RelativePath(trusted: entry.path)] = entry }
+        return byPath
+    }
+
+    /// The three-way merge, with the files the app merges itself (`options.contentMerge`)
+    /// resolved by their merged bytes, saved instead of a conflict. Returns the merge and,
+    /// by path, the merged entry and bytes of each file the app merged.
+    static func mergeTrees(
+        base: VersionManifest?, local: TreeSnapshot, other: VersionManifest, remoteByPath: [RelativePath: RemoteEntry],
+        packagePath: String, staging: PullStaging, store: RemoteStore, options: RemoteOptions, pulled: inout PullResult
+    ) throws -> (TreeMerge, [RelativePath: (entry: SnapshotEntry, bytes: [UInt8])]) {
+        let baseTree = base?.snapshot() ?? TreeSnapshot.empty
+        let otherTree = other.snapshot()
+        let merged = TreeMerge(base: baseTree, local: local, other: otherTree)
+        guard let contentMerge = options.contentMerge else { return (merged, [:]) }
+        let appMerged = try mergeContents(
+            merged.conflicts.filter(contentMerge.applies), with: contentMerge, packagePath: packagePath,
+            other: remoteByPath, base: base, local: local, staging: staging, store: store, options: options,
+            pulled: &pulled)
+        guard !appMerged.isEmpty else { return (merged, appMerged) }
+        let resolved = TreeMerge(base: baseTree, local: local, other: otherTree) { conflict in
+            appMerged[conflict.path].map { .use($0.entry) }
+        }
+        return (resolved, appMerged)
+    }
+
+    /// The conflict versions: for each conflict, the side the merged tree does not hold;
+    /// and what both sides last shared at each conflicting file or link, kept too, for the
+    /// app to merge from or show (`ConflictResolver.base(of:in:)`).
+    static func conflictVersions(of merged: TreeMerge, base: SyncBase?, head: VersionSummary) -> [ConflictVersion] {
         let now = Clock.now
         var added: [ConflictVersion] = []
         for conflict in merged.conflicts {
@@ -310,10 +379,6 @@ enum SyncOperation {
                 }
             }
         }
-        // What both sides last shared at each conflicting file or link: kept too, for the
-        // app to merge from or show (`ConflictResolver.base(of:in:)`).
-        var baseByPath: [RelativePath: RemoteEntry] = [:]
-        for entry in baseManifest?.entries ?? [] { baseByPath[RelativePath(trusted: entry.path)] = entry }
         if let base {
             for conflict in merged.conflicts {
                 guard let entry = conflict.base, entry.kind == .regular || entry.kind == .symbolicLink else { continue }
@@ -321,10 +386,17 @@ enum SyncOperation {
                     ConflictVersion(path: conflict.path, side: .base, entry: entry, remoteVersion: base.version.description, time: now))
             }
         }
-        let list = listed.adding(added)
+        return added
+    }
 
-        // The bytes the package lacks: other's entries the merged tree takes, and other's
-        // conflict versions that are files (always whole files: they are kept as such).
+    /// The bytes the package lacks: other's entries the merged tree takes, and the conflict
+    /// versions of other and base that are files, which are always whole files (`wholeOnly`:
+    /// they are kept as such).
+    static func wantedContents(
+        _ merged: TreeMerge, conflictVersions added: [ConflictVersion], remoteByPath: [RelativePath: RemoteEntry],
+        base: VersionManifest?
+    ) -> (wanted: [RemoteEntry], wholeOnly: Set<FileKey>) {
+        let baseByPath = byPath(base?.entries ?? [])
         var wanted: [RemoteEntry] = []
         for (index, entry) in merged.tree.entries.enumerated() where merged.sources[index] == .other && entry.kind == .regular {
             if let remote = remoteByPath[RelativePath(trusted: entry.path)] { wanted.append(remote) }
@@ -336,12 +408,15 @@ enum SyncOperation {
                 wholeOnly.insert(FileKey(version.hash, version.size))
             }
         }
-        var contents = try PullOperation.gatherContents(
-            wanted, wholeOnly: wholeOnly, destination: packagePath, current: local, staging: staging, store: store,
-            options: options, progress: progress, result: &pulled)
-        for (entry, bytes) in appMerged.values { contents.origins[FileKey(entry.hash, entry.size)] = .bytes(bytes) }
+        return (wanted, wholeOnly)
+    }
 
-        // Conflict versions' bytes, kept in the package before the save that lists them.
+    /// Keeps the conflict versions' bytes in the package before the save that lists them,
+    /// from where the pull gathered them or, for the package's own side, its file.
+    static func keepConflictContents(
+        _ added: [ConflictVersion], contents: PulledContents, local: TreeSnapshot, packagePath: String,
+        durability: Durability
+    ) throws {
         var localByContent: [FileKey: String] = [:]
         for entry in local.entries where entry.kind == .regular { localByContent[FileKey(entry.hash, entry.size)] = entry.path }
         for version in added where version.kind == .file && version.size > 0 {
@@ -359,19 +434,25 @@ enum SyncOperation {
             try ConflictStore.keepContent(
                 from: source, hash: version.hash, size: version.size, packagePath: packagePath, durability: durability)
         }
+    }
 
-        // One save: the merged tree, the new base and the conflicts, in one commit.
+    /// Saves the merged tree into the package with one commit: the head as its new sync
+    /// record and `conflictsRecord` (when it changed) beside it; checks the package then
+    /// hashes to the merge's root.
+    static func saveMerged(
+        _ tree: TreeSnapshot, contents: PulledContents, scan: PackageScan, head: VersionSummary, conflictsRecord: [UInt8]?,
+        packagePath: String, store: RemoteStore, options: RemoteOptions, durability: Durability
+    ) throws -> SaveStatistics {
+        let local = scan.snapshot
         let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
         let source = RemoteVersionSource(
-            tree: merged.tree, contents: contents, destination: packagePath, current: local, rootPermissions: rootPermissions)
+            tree: tree, contents: contents, destination: packagePath, current: local, rootPermissions: rootPermissions)
         var saveOptions = SaveOptions(
             durability: durability, workers: options.workers,
             trustManifest: scan.manifest?.snapshot.rootHash == local.rootHash,
             cancellation: store.cancellation.saveCancellation)
         saveOptions.syncRecord = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: head).encoded()
-        if !added.isEmpty || !PathOrder.sameBytes(String(decoding: list.encoded(), as: UTF8.self), String(decoding: listed.encoded(), as: UTF8.self)) {
-            saveOptions.conflictsRecord = list.encoded()
-        }
+        saveOptions.conflictsRecord = conflictsRecord
         saveOptions.requiredCurrentRoot = local.rootHash
         let outcome: SaveOutcome
         do {
@@ -381,27 +462,12 @@ enum SyncOperation {
         } catch let refusal as SaveRefusal where refusal.isTransient {
             throw RemoteError(.localChange, "'\(packagePath)' changed while it was being synced; it was left as it is")
         }
-        guard outcome.statistics.rootHash == merged.tree.rootHash else {
+        guard outcome.statistics.rootHash == tree.rootHash else {
             throw RemoteError(
                 .verificationFailed,
-                "'\(packagePath)' was saved but hashes to \(outcome.statistics.rootHash), not to the merge's root \(merged.tree.rootHash)")
+                "'\(packagePath)' was saved but hashes to \(outcome.statistics.rootHash), not to the merge's root \(tree.rootHash)")
         }
-        staging.remove()
-        pulled.save = outcome.statistics
-
-        // The merged tree, pushed on top of the head (a lost race starts the sync over): a
-        // version with two parents, the head and the version PKG's changes were based on.
-        let push = try PushOperation.run(
-            packagePath: packagePath, store: store, options: options, force: false, progress: nil,
-            secondParent: base?.version)
-        var result = SyncResult(action: .merged, version: push.version, pulled: pulled, pushed: push)
-        result.entriesFromRemote = merged.sources.filter { $0 == .other }.count
-        result.entriesFromLocal = merged.sources.filter { $0 == .local }.count
-        result.newConflicts = added.filter { $0.side != .base }
-        result.conflicts = list.versions
-        result.notes = notes + outcome.statistics.notes + push.notes
-        result.notes += appMerged.keys.sorted().map { "'\($0.string)' was changed on both sides: merged by the app" }
-        return result
+        return outcome.statistics
     }
 
     /// Runs the app's merge on `conflicts` (files both sides changed that it covers): the

@@ -1,0 +1,226 @@
+import PackageCore
+
+/// One run of `PullOperation.gatherContents`, its phases as methods in the order they run:
+/// where each needed content comes from, which blobs to fetch, then the checks that hand
+/// every content to the save engine. The state the phases share is stored here, so each
+/// phase says what it reads and what it sets.
+struct ContentGathering {
+    let wanted: [RemoteEntry]
+    let wholeOnly: Set<FileKey>
+    let destination: String
+    let current: TreeSnapshot?
+    let staging: PullStaging
+    let options: RemoteOptions
+    let progress: ProgressManager?
+    /// The contents DEST lacks at their paths, each once.
+    let found: ContentsNeeded
+    let buffer: ChunkBuffer
+    /// Where each content is, handed to the save engine at the end.
+    var contents: PulledContents
+    /// Large contents partly changed: streams of DEST's pieces and staged blobs.
+    var streamed: [FileKey: [StagedContentStream.Part]] = [:]
+    /// Staged blobs the streams read, kept by the sweep of the staging area.
+    var keepBlobs = Set<String>()
+    /// Contents assembled in the staging area from fetched blobs.
+    var assembled: [FileKey] = []
+    /// Assembled contents not yet ready (an interrupted pull may have finished some).
+    var pending: [FileKey] = []
+    /// Each large content's piece hashes (XXH3), known now for DEST's pieces and once
+    /// fetched or assembled for the rest: its chunk list, which lets the engine write only
+    /// the pieces that changed, and DEST's manifest record them for the next save. Small
+    /// contents (one piece) need none.
+    var pieceHashes: [FileKey: [ContentHash?]] = [:]
+
+    /// Finds the contents needed and refuses, before anything is fetched, those that cannot
+    /// fit on DEST's file system; sets the progress totals.
+    init(
+        _ wanted: [RemoteEntry], wholeOnly: Set<FileKey>, destination: String, current: TreeSnapshot?,
+        staging: PullStaging, options: RemoteOptions, progress: ProgressManager?
+    ) throws {
+        self.wanted = wanted
+        self.wholeOnly = wholeOnly
+        self.destination = destination
+        self.current = current
+        self.staging = staging
+        self.options = options
+        self.progress = progress
+        found = ContentsNeeded(wanted, wholeOnly: wholeOnly, current: current, options: options)
+        do {
+            try PullOperation.requireRoom(for: found.room(), destination: destination)
+        } catch {
+            // Whatever an earlier pull staged cannot be finished here either: its room comes back.
+            staging.remove()
+            throw error
+        }
+        buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
+        contents = PulledContents(readyDirectory: staging.readyDirectory)
+        let totalBytes = found.order.reduce(Int64(0)) { $0 + $1.size }
+        let files = found.order.count
+        progress?.withProperties {
+            $0.totalCount = BlobUploader.units(totalBytes) + files + 2
+            $0.totalFileCount = files
+        }
+    }
+
+    /// The blobs of a needed content, as the wanted entry that first named it lists them.
+    func blobs(of key: FileKey) -> [BlobLocation] {
+        wanted[found.index[key]!].blobs
+    }
+
+    /// Decides where each needed content comes from: DEST itself (moved or copied
+    /// content), a stream of DEST's pieces and staged blobs (a large file partly changed),
+    /// or the staging area, assembled from fetched blobs. Then sweeps from the staging area
+    /// what an earlier pull left that none of these needs.
+    mutating func chooseOrigins(result: inout PullResult) throws {
+        // The pieces DEST already holds, where a large file changed in a few places.
+        let localPieces = try PullOperation.indexLocalPieces(
+            found.pieceSources, destination: destination, options: options, buffer: buffer)
+        for key in found.order {
+            let blobs = blobs(of: key)
+            if let index = found.localByContent[key], let old = current?.entries[index] {
+                contents.origins[key] = copyOrigin(old)
+                result.contentsCopiedFromDestination += 1
+                progress?.complete(count: BlobUploader.units(key.size))
+            } else if !wholeOnly.contains(key), blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
+                stream(key, blobs: blobs, localPieces: localPieces, result: &result)
+            } else {
+                assembled.append(key)
+            }
+        }
+        staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
+    }
+
+    /// DEST's file `old` as the origin of its content at another path, with the stat data
+    /// its scan saw (the engine checks the file still is what was scanned).
+    func copyOrigin(_ old: SnapshotEntry) -> ContentOrigin {
+        .file(
+            path: PackageLayout.joined(destination, old.path),
+            seen: FileStatus(
+                kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
+                changeTime: old.changeTime, inode: old.inode, device: old.device))
+    }
+
+    /// Makes `key` a stream: DEST's pieces where it holds them, staged blobs for the rest;
+    /// the hashes of DEST's pieces are known now.
+    mutating func stream(
+        _ key: FileKey, blobs: [BlobLocation], localPieces: [SHA256Digest: PullOperation.LocalPiece],
+        result: inout PullResult
+    ) {
+        streamed[key] = blobs.map { blob in
+            if let local = localPieces[blob.digest], local.length == Int(blob.length) {
+                result.blobsFromDestination += 1
+                return .local(path: local.path, offset: local.offset, length: local.length)
+            }
+            keepBlobs.insert(blob.digest.description)
+            return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
+        }
+        pieceHashes[key] = blobs.map { blob in
+            localPieces[blob.digest].flatMap { $0.length == Int(blob.length) ? $0.hash : nil }
+        }
+    }
+
+    /// Plans every blob to fetch (neither staged already nor written by an interrupted
+    /// pull) into ranges of packs, and sets the byte total a progress line shows.
+    mutating func planFetches(result: inout PullResult) throws -> [PackRange] {
+        var needs: [BlobNeed] = []
+        needs.reserveCapacity(assembled.count + streamed.count)  // a blob a small file
+        streamedNeeds(into: &needs, result: &result)
+        try assembledNeeds(into: &needs, result: &result)
+        // The figures a progress line shows: the bytes of the blobs to download, known
+        // before the first GET and never growing; each counts once it arrived and was
+        // checked (the gaps a merged range carries do not count).
+        let ranges = PullOperation.plan(consume needs)
+        let downloadBytes = ranges.reduce(Int64(0)) { total, range in
+            range.blobs.reduce(total) { $0 + Int64($1.location.length) }
+        }
+        progress?.withProperties {
+            $0.totalByteCount = UInt64(downloadBytes)
+            $0.completedByteCount = 0
+        }
+        return ranges
+    }
+
+    /// The streams' blobs to fetch, each into a blob file once.
+    func streamedNeeds(into needs: inout [BlobNeed], result: inout PullResult) {
+        var blobFiles = Set<SHA256Digest>()
+        for (key, parts) in streamed {
+            for case .blob(_, let digest, let length) in parts {
+                if staging.hasBlob(digest, length: UInt32(length)) {
+                    result.blobsResumed += 1
+                } else if blobFiles.insert(digest).inserted {
+                    let location = blobs(of: key).first { $0.digest == digest }!
+                    needs.append(BlobNeed(location: location, destination: .blobFile))
+                }
+            }
+            progress?.complete(count: 1)
+        }
+    }
+
+    /// The assembled contents' blobs to fetch, each into its place in its partial file;
+    /// contents an interrupted pull finished are taken as they are.
+    mutating func assembledNeeds(into needs: inout [BlobNeed], result: inout PullResult) throws {
+        for key in assembled {
+            let blobs = blobs(of: key)
+            if let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer) {
+                if hashes.count > 1 { pieceHashes[key] = hashes }
+                progress?.complete(count: BlobUploader.units(key.size))
+                continue
+            }
+            pending.append(key)
+            try staging.preparePartial(key)
+            var offset: Int64 = 0
+            for blob in blobs {
+                defer { offset += Int64(blob.length) }
+                if staging.done.contains(PullStaging.JournalRecord(content: key, offset: offset, digest: blob.digest)) {
+                    result.blobsResumed += 1
+                    continue
+                }
+                needs.append(BlobNeed(location: blob, destination: .content(key, offset: offset)))
+            }
+        }
+    }
+
+    /// Once the blobs are fetched: every assembled content checked whole against its XXH3,
+    /// the streams' staged blobs hashed, the chunk lists made; then every content handed
+    /// over as the save engine will ask for it.
+    consuming func finish(result: inout PullResult) throws -> PulledContents {
+        for key in pending {
+            let hashes = try staging.finish(key, pieces: blobs(of: key).map { Int($0.length) }, buffer: buffer)
+            if hashes.count > 1 { pieceHashes[key] = hashes }
+            progress?.complete(count: 1)
+        }
+        let buffer = buffer  // read while `pieceHashes` is written
+        for (key, parts) in streamed {
+            for (index, part) in parts.enumerated() where pieceHashes[key]?[index] == nil {
+                if case .blob(let path, let digest, let length) = part {
+                    pieceHashes[key]?[index] = try PullStaging.hashBlob(path, digest: digest, length: length, buffer: buffer)
+                }
+            }
+        }
+        recordChunkLists()
+        result.contentsAssembled = pending.count + streamed.count
+        for key in assembled {
+            let status = try staging.readyStatus(key)
+            contents.device = status.device
+            contents.staged[key] = PulledContents.Stamp(status)
+        }
+        for (key, parts) in streamed { contents.origins[key] = .stream(StagedContentStream(parts: parts)) }
+        return contents
+    }
+
+    /// The chunk list of each large content whose every piece hash is known and whose
+    /// pieces add up to its size (else the engine does without one).
+    mutating func recordChunkLists() {
+        for (key, hashes) in pieceHashes where key.size >= ChunkingParameters.standard.fileThreshold {
+            let lengths = blobs(of: key).map { Int64($0.length) }
+            guard hashes.count == lengths.count, hashes.allSatisfy({ $0 != nil }) else { continue }
+            var offset: Int64 = 0
+            var chunks: [FileChunk] = []
+            for (length, hash) in zip(lengths, hashes) {
+                chunks.append(FileChunk(offset: offset, length: length, hash: hash!))
+                offset += length
+            }
+            if offset == key.size { contents.chunkLists[key] = ChunkList(chunks) }
+        }
+    }
+}
