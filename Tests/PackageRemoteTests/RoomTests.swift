@@ -22,7 +22,7 @@ struct RoomTests {
         let piece = BlobLocation(digest: blob.digest, pack: blob.pack, offset: 0, length: UInt32.max)
         let huge = RemoteEntry(
             path: "huge.bin", kind: .regular, permissions: 0o644, size: Int64(UInt32.max) * 300, modificationTime: 0,
-            contentHash: ContentHash.of(Array("huge".utf8)), linkTarget: nil, blobs: Array(repeating: piece, count: 300))
+            contentHash: ContentHash.of(Array("huge".utf8)), linkTarget: nil, blobs: ArraySlice(repeating: piece, count: 300))
         manifest.entries.append(huge)
         manifest.entries.sort { PathOrder.pathLess($0.path, $1.path) }
         manifest.sequence = 2

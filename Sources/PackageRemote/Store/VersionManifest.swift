@@ -21,8 +21,9 @@ package struct RemoteEntry: Sendable, Hashable {
     /// (their Merkle hashes are recomputed from their children).
     package var contentHash: ContentHash
     package var linkTarget: String?
-    /// A regular file's pieces, in order.
-    package var blobs: [BlobLocation]
+    /// A regular file's pieces, in order. A decoded manifest's entries are slices of one
+    /// array of all its blobs: a million small files are not a million small arrays.
+    package var blobs: ArraySlice<BlobLocation>
 }
 
 /// One version of a remote: its summary and every entry, in depth-first path order.
@@ -270,6 +271,11 @@ struct VersionManifest: Sendable {
         guard count <= body.count / 39 else { throw damaged("it states more entries than it holds") }
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(count)
+        // Every entry's blobs in one array, sliced once it is complete; where each entry's start.
+        var blobs: [BlobLocation] = []
+        blobs.reserveCapacity(count)
+        var blobStarts: [Int32] = []
+        blobStarts.reserveCapacity(count + 1)
         do {
             try body.withUnsafeBytes { raw throws in
                 var reader = ByteReader(raw)
@@ -280,7 +286,8 @@ struct VersionManifest: Sendable {
                 var paths = EntryPathCheck(damaged: damaged)
                 for _ in 0..<count {
                     let path = try paths.next(&reader)
-                    let entry = try decodeEntry(path, &reader, packs: packs, damaged: damaged)
+                    blobStarts.append(Int32(blobs.count))
+                    let entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
                     if entry.kind == .directory { paths.addDirectory(path) }
                     entries.append(entry)
                 }
@@ -290,6 +297,10 @@ struct VersionManifest: Sendable {
             throw error
         } catch {
             throw damaged("its entries are truncated")
+        }
+        blobStarts.append(Int32(blobs.count))
+        for index in entries.indices where blobStarts[index] < blobStarts[index + 1] {
+            entries[index].blobs = blobs[Int(blobStarts[index])..<Int(blobStarts[index + 1])]
         }
         return entries
     }
@@ -331,9 +342,9 @@ struct VersionManifest: Sendable {
         mutating func addDirectory(_ path: String) { directories.insert(RelativePath(trusted: path)) }
     }
 
-    /// Decodes the fields after an entry's path.
+    /// Decodes the fields after an entry's path; a file's blobs go to the end of `blobs`.
     static func decodeEntry(
-        _ path: String, _ reader: inout ByteReader, packs: [SHA256Digest], damaged: Damage
+        _ path: String, _ reader: inout ByteReader, packs: [SHA256Digest], blobs: inout [BlobLocation], damaged: Damage
     ) throws -> RemoteEntry {
         guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
         let permissions = UInt32(try reader.read(UInt16.self))
@@ -359,20 +370,20 @@ struct VersionManifest: Sendable {
             guard contentHash == ContentHash.of(target) else { throw damaged("link '\(path)' does not hash to its target") }
             entry.linkTarget = text
         default:
-            entry.blobs = try decodeBlobs(of: path, size: size, &reader, packs: packs, damaged: damaged)
+            try decodeBlobs(of: path, size: size, &reader, packs: packs, into: &blobs, damaged: damaged)
         }
         return entry
     }
 
-    /// A regular file's blobs, which must point inside the pack table and add up to `size`.
+    /// Appends a regular file's blobs to `blobs`: they must point inside the pack table and
+    /// add up to `size`.
     static func decodeBlobs(
-        of path: String, size: UInt64, _ reader: inout ByteReader, packs: [SHA256Digest], damaged: Damage
-    ) throws -> [BlobLocation] {
+        of path: String, size: UInt64, _ reader: inout ByteReader, packs: [SHA256Digest], into blobs: inout [BlobLocation],
+        damaged: Damage
+    ) throws {
         let blobCount = Int(try reader.read(UInt32.self))
         guard blobCount <= reader.remaining / 44 else { throw damaged("'\(path)' lists more blobs than it holds") }
         var sum: UInt64 = 0
-        var blobs: [BlobLocation] = []
-        blobs.reserveCapacity(blobCount)
         for _ in 0..<blobCount {
             let digest = SHA256Digest(bytes: try reader.bytes(32))
             let pack = Int(try reader.read(UInt32.self))
@@ -384,7 +395,6 @@ struct VersionManifest: Sendable {
             sum += UInt64(length)
         }
         guard sum == size else { throw damaged("the blobs of '\(path)' do not add up to its size") }
-        return blobs
     }
 
     static func kindCode(_ kind: FileKind) -> UInt8 {

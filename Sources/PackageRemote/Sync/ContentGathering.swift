@@ -63,7 +63,7 @@ struct ContentGathering {
     }
 
     /// The blobs of a needed content, as the wanted entry that first named it lists them.
-    func blobs(of key: FileKey) -> [BlobLocation] {
+    func blobs(of key: FileKey) -> ArraySlice<BlobLocation> {
         wanted[found.index[key]!].blobs
     }
 
@@ -103,7 +103,7 @@ struct ContentGathering {
     /// Makes `key` a stream: DEST's pieces where it holds them, staged blobs for the rest;
     /// the hashes of DEST's pieces are known now.
     mutating func stream(
-        _ key: FileKey, blobs: [BlobLocation], localPieces: [SHA256Digest: PullOperation.LocalPiece],
+        _ key: FileKey, blobs: ArraySlice<BlobLocation>, localPieces: [SHA256Digest: PullOperation.LocalPiece],
         result: inout PullResult
     ) {
         streamed[key] = blobs.map { blob in

@@ -589,8 +589,8 @@ enum PruneOperation {
         var entries = entries
         for position in entries.indices {
             // Every blob a prune moved (or kept once of two copies) is where the index says.
-            entries[position].blobs = entries[position].blobs.map(index.place)
-            for (number, blob) in entries[position].blobs.enumerated() where store.isDeleting(blob.pack) {
+            var blobs = entries[position].blobs.map(index.place)
+            for (number, blob) in blobs.enumerated() where store.isDeleting(blob.pack) {
                 guard let moved = index.locations[blob.digest] else {
                     store.cache.dropPending(named: [blob.pack])
                     throw RemoteError(
@@ -598,8 +598,9 @@ enum PruneOperation {
                         "the remote was pruned while pushing: \(store.location) deleted pack \(blob.pack.description.prefix(12)) "
                             + "this push used; nothing was lost: push '\(packagePath)' again")
                 }
-                entries[position].blobs[number] = moved
+                blobs[number] = moved
             }
+            entries[position].blobs = blobs[...]
         }
         return entries
     }

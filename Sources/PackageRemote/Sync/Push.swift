@@ -124,9 +124,9 @@ enum PushOperation {
     /// size): what a push reads and whose new blobs it sends, with their indices in the
     /// snapshot; and the parent's blobs by content.
     static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
-        -> (work: [BlobUploader.Work], indices: [Int: Int], filesByContent: [FileKey: [BlobLocation]])
+        -> (work: [BlobUploader.Work], indices: [Int: Int], filesByContent: [FileKey: ArraySlice<BlobLocation>])
     {
-        var filesByContent: [FileKey: [BlobLocation]] = [:]
+        var filesByContent: [FileKey: ArraySlice<BlobLocation>] = [:]
         for entry in parent?.entries ?? [] where entry.kind == .regular {
             filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
         }
@@ -266,14 +266,14 @@ enum PushOperation {
     /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
     /// sent, or the parent's for a content it held).
     static func versionEntries(
-        _ snapshot: TreeSnapshot, workIndex: [Int: Int], sent: [[BlobLocation]], filesByContent: [FileKey: [BlobLocation]]
+        _ snapshot: TreeSnapshot, workIndex: [Int: Int], sent: [[BlobLocation]], filesByContent: [FileKey: ArraySlice<BlobLocation>]
     ) -> [RemoteEntry] {
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(snapshot.entries.count)
         for (index, entry) in snapshot.entries.enumerated() {
-            var blobs: [BlobLocation] = []
+            var blobs: ArraySlice<BlobLocation> = []
             if entry.kind == .regular && entry.size > 0 {
-                blobs = workIndex[index].map { sent[$0] } ?? filesByContent[FileKey(entry.hash, entry.size)]!
+                blobs = workIndex[index].map { sent[$0][...] } ?? filesByContent[FileKey(entry.hash, entry.size)]!
             }
             entries.append(
                 RemoteEntry(

@@ -107,7 +107,7 @@ final class RemoteStore: Sendable {
         guard !index.isEmpty else { return manifest }
         var manifest = manifest
         for position in manifest.entries.indices where !manifest.entries[position].blobs.isEmpty {
-            manifest.entries[position].blobs = manifest.entries[position].blobs.map(index.place)
+            manifest.entries[position].blobs = ArraySlice(manifest.entries[position].blobs.map(index.place))
         }
         return manifest
     }
