@@ -241,7 +241,22 @@ enum ManifestFormat {
     static func encodeIndex(
         _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
     ) -> [UInt8] {
-        var writer = ByteWriter(capacity: indexHeaderSize + encodedLength(of: snapshot.entries) + checksumSize)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(indexHeaderSize + encodedLength(of: snapshot.entries) + checksumSize)
+        writeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity) { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// The bytes `encodeIndex` returns, handed to `sink` in pieces of about 1 MiB (a
+    /// manifest of a million entries is never held whole); returns their count and the
+    /// checksum that ends them.
+    @discardableResult
+    static func writeIndex(
+        _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0,
+        to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows -> (byteCount: Int, checksum: ContentHash) {
+        let pieceSize = 1 << 20
+        var writer = ByteWriter(capacity: pieceSize + 64 << 10)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
         writer.append(UInt32(0))
@@ -250,11 +265,24 @@ enum ManifestFormat {
         writer.append((relinkWindow ?? 0...0).lowerBound)
         writer.append((relinkWindow ?? 0...0).upperBound)
         writer.append(packageIdentity)
+        let hasher = ContentHasher()
+        var byteCount = 0
         var previous: [UInt8] = []
-        for entry in snapshot.entries { appendEntry(entry, previous: &previous, to: &writer) }
-        let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
-        writer.append(checksum)
-        return writer.bytes
+        var next = 0
+        while true {
+            while next < snapshot.entries.count && writer.count < pieceSize {
+                appendEntry(snapshot.entries[next], previous: &previous, to: &writer)
+                next += 1
+            }
+            writer.bytes.withUnsafeBytes { hasher.update($0) }
+            // The checksum ends the last piece: a small manifest is still one write.
+            let isLast = next == snapshot.entries.count
+            if isLast { writer.append(hasher.digest()) }
+            try writer.bytes.withUnsafeBytes { try sink($0) }
+            byteCount += writer.count
+            if isLast { return (byteCount, hasher.digest()) }
+            writer.removeAll()
+        }
     }
 
     struct DecodedIndex {

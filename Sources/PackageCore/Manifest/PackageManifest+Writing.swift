@@ -8,8 +8,7 @@ extension PackageManifest {
         self.deltaRecordedAt = [:]
         self.relinkWindows = []
         // What loading the written file would find: the checksum that ends it.
-        let bytes = ManifestFormat.encodeIndex(snapshot, packageIdentity: packageIdentity)
-        self.baseChecksum = bytes.suffix(ManifestFormat.checksumSize).withUnsafeBytes { ContentHash(canonicalBytes: $0) }
+        self.baseChecksum = ManifestFormat.writeIndex(snapshot, packageIdentity: packageIdentity) { _ in }.checksum
         self.lastDeltaChecksum = ContentHash(high: 0, low: 0)
         self.lastSequence = 0
         self.deltaRecordCount = 0
@@ -25,6 +24,16 @@ extension PackageManifest {
         _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0
     ) -> [UInt8] {
         ManifestFormat.encodeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity)
+    }
+
+    /// The same bytes, handed to `sink` in pieces of about 1 MiB; returns their count and
+    /// the checksum that ends them.
+    @discardableResult
+    package static func writeIndex(
+        _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0,
+        to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows -> (byteCount: Int, checksum: ContentHash) {
+        try ManifestFormat.writeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity, to: sink)
     }
 
     /// The name and bytes of the delta file that records, on top of this manifest, the

@@ -234,12 +234,24 @@ final class SaveContext {
 
     /// Writes a metadata file (manifest, delta) and fsyncs it when durability asks.
     func writeMetadata(_ bytes: [UInt8], named name: String, in directory: Int32, displayName: String) throws {
+        try writeMetadata(named: name, in: directory, displayName: displayName) { sink in
+            try bytes.withUnsafeBytes { try sink($0) }
+        }
+    }
+
+    /// Writes a metadata file whose bytes `produce` hands, piece by piece, to the sink it
+    /// is given, and fsyncs it when durability asks; returns what `produce` returns.
+    func writeMetadata<Result>(
+        named name: String, in directory: Int32, displayName: String,
+        _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Result
+    ) throws -> Result {
         let file = try FileDescriptor.open(
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
             displayPath: package.inside(displayName))
-        try bytes.withUnsafeBytes { try file.write($0) }
+        let result = try produce { try file.write($0) }
         if durable { try file.sync() }
         try file.close()
+        return result
     }
 
     /// The new tree as the manifest records it — package-side stat data, source stamps —

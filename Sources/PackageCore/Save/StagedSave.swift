@@ -210,15 +210,17 @@ extension SaveContext {
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
             deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
-            let bytes = PackageManifest.encodedIndex(
-                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window,
-                packageIdentity: identity)
-            try writeMetadata(
-                bytes, named: PackageLayout.indexFileName, in: metadata.rawValue,
-                displayName: metadataName + "/" + PackageLayout.indexFileName)
-            statistics.metadataBytesWritten += Int64(bytes.count)
+            let written = try writeMetadata(
+                named: PackageLayout.indexFileName, in: metadata.rawValue,
+                displayName: metadataName + "/" + PackageLayout.indexFileName
+            ) { sink in
+                try PackageManifest.writeIndex(
+                    TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window,
+                    packageIdentity: identity, to: sink)
+            }
+            statistics.metadataBytesWritten += Int64(written.byteCount)
             statistics.manifestCompacted = manifest != nil && buildsOnPackage
-            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
+            chain = (written.checksum, ContentHash(high: 0, low: 0), 0)
         }
         try writeStagedSyncRecord(metadata, package: package, statistics: &statistics)
         try writeStagedConflicts(metadata, package: package, statistics: &statistics)

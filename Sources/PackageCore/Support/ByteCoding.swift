@@ -18,6 +18,9 @@ package struct ByteWriter {
 
     package var count: Int { bytes.count }
 
+    /// Empties the writer, keeping its capacity for the next bytes.
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// Overwrites a previously appended integer at `offset`.
     package mutating func patch<T: FixedWidthInteger>(_ value: T, at offset: Int) {
         withUnsafeBytes(of: value.littleEndian) { raw in
