@@ -23,10 +23,13 @@ final class BlobUploader: Sendable {
         var chunks: ChunkList?
     }
 
-    /// Where a blob is, or will be once its pack has a name.
+    /// Where a blob is, or will be once its pack has a name: 16 bytes, beside its digest
+    /// in the table of known blobs (a push of a million small files holds a million).
     enum Place: Sendable {
-        case stored(BlobLocation)
-        case packed(serial: Int, digest: SHA256Digest, offset: UInt32, length: UInt32)
+        /// One of the blobs the remote held when the push began: an index into `stored`.
+        case stored(UInt32)
+        /// A blob of a pack this push plans: the pack's serial, the blob's offset and length.
+        case packed(serial: UInt32, offset: UInt32, length: UInt32)
     }
 
     struct Statistics: Sendable {
@@ -40,9 +43,13 @@ final class BlobUploader: Sendable {
     private let store: RemoteStore
     private let options: RemoteOptions
     private let packagePath: String
+    /// The blobs the remote held when the push began.
+    private let stored: [BlobLocation]
+    /// Every blob named so far: held by the remote, or planned into a pack.
     private let known: Mutex<[SHA256Digest: Place]>
     private let packNames = Mutex<[Int: SHA256Digest]>([:])
-    private let results = Mutex<[Int: [Place]]>([:])
+    /// Each file's blobs in order, by their digest (`known` says where each is).
+    private let results = Mutex<[[SHA256Digest]]>([])
     private let statistics = Mutex(Statistics())
     private let nextFile = Atomic<Int>(0)
     private let nextSerial = Atomic<Int>(0)
@@ -56,7 +63,12 @@ final class BlobUploader: Sendable {
         self.store = store
         self.options = options
         self.packagePath = packagePath
-        self.known = Mutex(known.mapValues { .stored($0) })
+        let stored = Array(known.values)
+        var places: [SHA256Digest: Place] = [:]
+        places.reserveCapacity(stored.count)
+        for (index, location) in stored.enumerated() { places[location.digest] = .stored(UInt32(index)) }
+        self.stored = stored
+        self.known = Mutex(places)
         self.progress = progress
     }
 
@@ -72,6 +84,9 @@ final class BlobUploader: Sendable {
         let workers = store.workers(store.configuration.transport.concurrency)
         let root = try OpenDirectory(packagePath)
         let readers = min(options.readers, max(1, files.count))
+        // Room for a blob a file up front: the table never doubles while the readers wait on it.
+        known.withLock { $0.reserveCapacity($0.count + files.count) }
+        results.withLock { $0 = Array(repeating: [], count: files.count) }
         DispatchQueue.concurrentPerform(iterations: readers) { _ in
             do {
                 try self.readFiles(files, root: root, workers: workers)
@@ -83,15 +98,16 @@ final class BlobUploader: Sendable {
         withExtendedLifetime(root) {}
         let names = packNames.withLock { $0 }
         let placed = results.withLock { $0 }
+        let places = known.withLock { $0 }
         var blobs: [[BlobLocation]] = []
         blobs.reserveCapacity(files.count)
-        for index in files.indices {
+        for digests in placed {
             blobs.append(
-                (placed[index] ?? []).map { place in
-                    switch place {
-                    case .stored(let location): return location
-                    case .packed(let serial, let digest, let offset, let length):
-                        return BlobLocation(digest: digest, pack: names[serial]!, offset: offset, length: length)
+                digests.map { digest in
+                    switch places[digest]! {
+                    case .stored(let index): return stored[Int(index)]
+                    case .packed(let serial, let offset, let length):
+                        return BlobLocation(digest: digest, pack: names[Int(serial)]!, offset: offset, length: length)
                     }
                 })
         }
@@ -112,7 +128,7 @@ final class BlobUploader: Sendable {
             let file = try FileDescriptor.openWithoutSymlinks(work.relativePath, relativeTo: root.rawValue, displayPath: shown)
             let status = try file.status()
             guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
-            var places: [Place] = []
+            var digests: [SHA256Digest] = []
             var alreadyHeld: Int64 = 0  // bytes the remote holds: done as soon as read
             fileHasher.reset()
             for piece in try options.chunking.pieces(of: file, size: work.size, known: work.chunks) {
@@ -129,22 +145,21 @@ final class BlobUploader: Sendable {
                 }
                 let serial = pack.serial
                 let offset = UInt32(pack.size)
-                let existing: Place? = known.withLock { known in
-                    if let place = known[digest] { return place }
-                    known[digest] = .packed(serial: serial, digest: digest, offset: offset, length: UInt32(length))
-                    return nil
+                let isKnown = known.withLock { known in
+                    if known[digest] != nil { return true }
+                    known[digest] = .packed(serial: UInt32(serial), offset: offset, length: UInt32(length))
+                    return false
                 }
-                if let existing {
-                    places.append(existing)
+                digests.append(digest)
+                if isKnown {
                     alreadyHeld += Int64(length)
                 } else {
                     _ = pack.append(
                         PackPlan.Piece(path: work.relativePath, offset: piece.lowerBound, length: length, digest: digest))
-                    places.append(.packed(serial: serial, digest: digest, offset: offset, length: UInt32(length)))
                 }
             }
             guard fileHasher.digest() == work.contentHash else { throw Self.changed(shown) }
-            results.withLock { $0[index] = places }
+            results.withLock { $0[index] = digests }
             statistics.withLock {
                 $0.filesRead += 1
                 $0.bytesRead += work.size
