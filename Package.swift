@@ -46,15 +46,15 @@ let package = Package(
 
         .target(
             name: "PackageCore",
-            dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
+            dependencies: ["CSystemShims", "CHashKernel", "CXXHash", "CZlib"]
         ),
         // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
-        .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
+        .target(name: "PackageZip", dependencies: ["PackageCore"]),
         // libcurl's variadic setters, one typed wrapper each.
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
         // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
-        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CZlib"]),
+        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto"]),
         // The command line, without the sync commands' transfers: pkgtool links no libcurl.
         .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         // push, pull, log and diff with an s3:// side, for pkgtool-remote, which pkgtool execs for them.
