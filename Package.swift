@@ -69,7 +69,8 @@ let package = Package(
         .executableTarget(name: "pkgtool-remote", dependencies: ["PkgToolRemoteCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
-        .target(name: "PackageBench", dependencies: ["PackageCore", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
+        // Its command line goes through the CLI's parser (PkgToolCLI's CommandSpec), as pkgtool's own does.
+        .target(name: "PackageBench", dependencies: ["PackageCore", "PkgToolCLI", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
         .executableTarget(name: "pkgbench", dependencies: ["PackageBench"], path: "Benchmarks/pkgbench"),
         // A tiny C launcher that measures one command from outside (peak RSS, bytes written).
         .executableTarget(name: "pkgbench-measure", path: "Benchmarks/pkgbench-measure"),
@@ -94,7 +95,7 @@ let package = Package(
                 "PackageDocumentExamples", "PackageTestSupport", "PackageTestTraits",
             ]),
         .testTarget(
-            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport", "PackageTestTraits"],
+            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PkgToolCLI", "PackageTestSupport", "PackageTestTraits"],
             path: "Tests/PackageBenchTests"),
     ]
 )
