@@ -44,6 +44,8 @@ let package = Package(
         // XXH3-128 over libxxhash, its x86 vector code (AVX2, AVX-512) chosen at run time.
         .target(name: "CHashKernel", dependencies: ["CXXHash"]),
 
+        // zlib for the one deflate/inflate/CRC-32 wrapper (Compression/) that ZIP and the
+        // remote's version manifests share.
         .target(
             name: "PackageCore",
             dependencies: ["CSystemShims", "CHashKernel", "CXXHash", "CZlib"]
