@@ -44,17 +44,19 @@ let package = Package(
         // XXH3-128 over libxxhash, its x86 vector code (AVX2, AVX-512) chosen at run time.
         .target(name: "CHashKernel", dependencies: ["CXXHash"]),
 
+        // zlib for the one deflate/inflate/CRC-32 wrapper (Compression/) that ZIP and the
+        // remote's version manifests share.
         .target(
             name: "PackageCore",
-            dependencies: ["CSystemShims", "CHashKernel", "CXXHash"]
+            dependencies: ["CSystemShims", "CHashKernel", "CXXHash", "CZlib"]
         ),
         // ZIP: reader, verifier, extractor, parallel writer and incremental repack (zlib).
-        .target(name: "PackageZip", dependencies: ["PackageCore", "CZlib"]),
+        .target(name: "PackageZip", dependencies: ["PackageCore"]),
         // libcurl's variadic setters, one typed wrapper each.
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
         // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
-        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CZlib"]),
+        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto"]),
         // The command line, without the sync commands' transfers: pkgtool links no libcurl.
         .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         // push, pull, log and diff with an s3:// side, for pkgtool-remote, which pkgtool execs for them.
@@ -69,7 +71,8 @@ let package = Package(
         .executableTarget(name: "pkgtool-remote", dependencies: ["PkgToolRemoteCLI"]),
 
         // The benchmark harness: measures pkgtool against cp, rsync, zip, xxhsum… on generated data.
-        .target(name: "PackageBench", dependencies: ["PackageCore", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
+        // Its command line goes through the CLI's parser (PkgToolCLI's CommandSpec), as pkgtool's own does.
+        .target(name: "PackageBench", dependencies: ["PackageCore", "PkgToolCLI", "PackageTestSupport"], path: "Benchmarks/PackageBench"),
         .executableTarget(name: "pkgbench", dependencies: ["PackageBench"], path: "Benchmarks/pkgbench"),
         // A tiny C launcher that measures one command from outside (peak RSS, bytes written).
         .executableTarget(name: "pkgbench-measure", path: "Benchmarks/pkgbench-measure"),
@@ -94,7 +97,7 @@ let package = Package(
                 "PackageDocumentExamples", "PackageTestSupport", "PackageTestTraits",
             ]),
         .testTarget(
-            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PackageTestSupport", "PackageTestTraits"],
+            name: "PackageBenchTests", dependencies: ["PackageBench", "PackageCore", "PkgToolCLI", "PackageTestSupport", "PackageTestTraits"],
             path: "Tests/PackageBenchTests"),
     ]
 )

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PackageCore
+import PkgToolCLI
 
 /// `pkgbench` (also `pkgtool bench`): the benchmark harness's command line.
 public enum BenchmarkCommand {
@@ -19,8 +20,9 @@ public enum BenchmarkCommand {
                             bytes 256 MiB → 1 GiB → 4 GiB, entries fixed; (b) entries
                             10,000 → 40,000 → 160,000 (CLI beside find's stat walk, and
                             the library)
-          (neither)         the full run: every shape and scenario, the large-file suite,
-                            hash, manifest and zip suites
+          --full            the full run, the default: every shape and scenario, the
+                            large-file suite, hash, manifest and zip suites (one mode
+                            at most)
 
         options:
           --suite LIST      save, large-file, hash, manifest, zip, sweep-bytes,
@@ -79,7 +81,7 @@ public enum BenchmarkCommand {
                 try generate(Array(arguments.dropFirst()))
             case "report":
                 // The first record is the run drawn; later ones add the sections it lacks.
-                guard arguments.count >= 3 else { throw UsageError("report takes RESULTS.json [MORE.json…] and REPORT.html") }
+                guard arguments.count >= 3 else { throw usageError("report takes RESULTS.json [MORE.json…] and REPORT.html") }
                 let records = try arguments.dropFirst().dropLast().map { path in
                     try BenchmarkRecord.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
                 }
@@ -93,7 +95,7 @@ public enum BenchmarkCommand {
                 _ = try BenchmarkRunner(options: options).run()
             }
         } catch let error as UsageError {
-            FileHandle.standardError.write(Data("pkgbench: \(error.message)\n\(usage.split(separator: "\n").first!)\n".utf8))
+            FileHandle.standardError.write(Data("pkgbench: \(error.message)\n\(error.usageLine)\n".utf8))
             exit(2)
         } catch {
             FileHandle.standardError.write(Data("\npkgbench: \(error)\n".utf8))
@@ -104,27 +106,18 @@ public enum BenchmarkCommand {
 
     /// `pkgbench generate SHAPE DIR`: writes one shape, for experiments by hand.
     static func generate(_ arguments: [String]) throws {
-        var positionals: [String] = []
-        var size: Int64?
-        var entries: Int?
-        var seed: UInt64 = 1
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            func value() throws -> String {
-                guard let next = rest.popFirst() else { throw UsageError("option '\(argument)' needs a value") }
-                return next
-            }
-            switch argument {
-            case "--size": size = try BenchmarkOptions.parseBytes(try value())
-            case "--entries": entries = try BenchmarkOptions.parseCount(try value(), option: argument)
-            case "--seed": seed = UInt64(try BenchmarkOptions.parseCount(try value(), option: argument))
-            default:
-                if argument.hasPrefix("-") { throw UsageError("unknown option '\(argument)'") }
-                positionals.append(argument)
-            }
+        let parsed: ParsedArguments
+        do {
+            parsed = try parseArguments(arguments, spec: BenchmarkOptions.generateSpec)
+        } catch {
+            throw UsageError(error.message, usageLine: "usage: pkgbench generate \(BenchmarkOptions.generateSpec.arguments)")
         }
-        guard positionals.count == 2, let kind = PackageShape.Kind(rawValue: positionals[0]) else {
-            throw UsageError("generate takes a shape (document, small-files, huge, media) and a directory")
+        let size = try parsed.value("size").map(BenchmarkOptions.parseBytes)
+        let entries = try parsed.value("entries").map { try BenchmarkOptions.parseCount($0, option: "--entries") }
+        let seed = try parsed.value("seed").map { UInt64(try BenchmarkOptions.parseCount($0, option: "--seed")) } ?? 1
+        let positionals = parsed.positionals
+        guard let kind = PackageShape.Kind(rawValue: positionals[0]) else {
+            throw usageError("generate takes a shape (document, small-files, huge, media) and a directory")
         }
         let shape = PackageShape.make(kind, bytes: size, entries: entries, seed: seed)
         let start = Date()
@@ -195,10 +188,10 @@ extension BenchmarkCommand {
     }
 }
 
-/// A command-line mistake: reported with the usage line, exit status 2.
-public struct UsageError: Error, Equatable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
+/// A command-line mistake of pkgbench: PkgToolCLI's `UsageError`, reported with pkgbench's
+/// usage line, exit status 2.
+func usageError(_ message: String) -> UsageError {
+    UsageError(message, usageLine: String(BenchmarkCommand.usage.prefix { $0 != "\n" }))
 }
 
 /// What a pkgbench run does, parsed from its arguments (a pure function, tested).
@@ -233,88 +226,120 @@ public struct BenchmarkOptions: Equatable, Sendable {
         "save", "large-file", "hash", "manifest", "zip", "sweep-bytes", "sweep-entries", "sync", "scale",
     ]
 
+    /// pkgbench's options, parsed by pkgtool's parser (`--name value`, `--name=value`, `--`,
+    /// unknown options named with a suggestion); `usage` is their help and must list each.
+    static let spec = CommandSpec(
+        name: "pkgbench", summary: "measures pkgtool beside its peers", arguments: "[--quick | --sweep] [options]",
+        options: [
+            OptionSpec("quick", help: "the README's main run"),
+            OptionSpec("sweep", help: "the scaling sweeps"),
+            OptionSpec("full", help: "the full run (the default)"),
+            OptionSpec("suite", .value(placeholder: "LIST"), help: "suites to run"),
+            OptionSpec("shape", .value(placeholder: "LIST"), help: "package shapes"),
+            OptionSpec("scenario", .value(placeholder: "LIST"), help: "edit scenarios"),
+            OptionSpec("size", .value(placeholder: "BYTES"), help: "scale the shapes"),
+            OptionSpec("entries", .value(placeholder: "N"), help: "small files in the shapes"),
+            OptionSpec("large-file-sizes", .value(placeholder: "L"), help: "the large-file suite's file sizes"),
+            OptionSpec("no-xfs", help: "no XFS image half"),
+            OptionSpec("baseline", .value(placeholder: "PATH"), help: "a second pkgtool"),
+            OptionSpec("sweep-sizes", .value(placeholder: "L"), help: "package bytes of sweep (a)"),
+            OptionSpec("sweep-entries", .value(placeholder: "L"), help: "entries of sweep (b)"),
+            OptionSpec("scale-entries", .value(placeholder: "L"), help: "files of the scale suite"),
+            OptionSpec("runs", .value(placeholder: "N"), help: "measured runs per job"),
+            OptionSpec("warmups", .value(placeholder: "N"), help: "warm-up runs per job"),
+            OptionSpec("seed", .value(placeholder: "N"), help: "the generator's seed"),
+            OptionSpec("fsync", .value(placeholder: "LIST"), help: "pkgtool's fsync policies"),
+            OptionSpec("workdir", .value(placeholder: "DIR"), help: "where generated data lives"),
+            OptionSpec("pkgtool", .value(placeholder: "PATH"), help: "the pkgtool to measure"),
+            OptionSpec("json", .value(placeholder: "FILE"), help: "the record"),
+            OptionSpec("report", .value(placeholder: "FILE"), help: "the HTML report"),
+            OptionSpec("keep", help: "keep the generated packages"),
+            OptionSpec("quiet", help: "no progress"),
+        ],
+        positionals: 0...0)
+
+    /// `pkgbench generate SHAPE DIR`'s options.
+    static let generateSpec = CommandSpec(
+        name: "pkgbench generate", summary: "writes one shape", arguments: "SHAPE DIR [--size BYTES] [--entries N] [--seed N]",
+        options: [
+            OptionSpec("size", .value(placeholder: "BYTES"), help: "scale the shape"),
+            OptionSpec("entries", .value(placeholder: "N"), help: "small files"),
+            OptionSpec("seed", .value(placeholder: "N"), help: "the generator's seed"),
+        ],
+        positionals: 2...2)
+
+    /// The options `arguments` ask for, defaults filled in by mode. A pure function.
+    /// - Throws: `UsageError` for anything the spec or a value's check refuses.
     public static func parse(_ arguments: [String]) throws -> BenchmarkOptions {
+        let parsed: ParsedArguments
+        do {
+            parsed = try parseArguments(arguments, spec: spec)
+        } catch {
+            throw usageError(error.message)
+        }
         var options = BenchmarkOptions()
         options.arguments = arguments
-        var runs: Int?
+        let modes = [("quick", Mode.quick), ("sweep", .sweep), ("full", .full)].filter { parsed.flag($0.0) }
+        guard modes.count <= 1 else { throw usageError("choose one of --quick, --sweep and --full") }
+        options.mode = modes.first?.1 ?? .full
+        func list(_ name: String) -> [String]? { parsed.value(name).map { $0.split(separator: ",").map { String($0) } } }
         var suites: [String]?
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            var name = argument
-            var inline: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                inline = String(argument[argument.index(after: equals)...])
-            }
-            func value() throws -> String {
-                if let inline { return inline }
-                guard let next = rest.popFirst() else { throw UsageError("option '\(name)' needs a value") }
-                return next
-            }
-            func list() throws -> [String] { try value().split(separator: ",").map { String($0) } }
-            switch name {
-            case "--quick": options.mode = .quick
-            case "--sweep": options.mode = .sweep
-            case "--full": options.mode = .full
-            case "--suite":
-                var chosen: [String] = []
-                for suite in try list() {
-                    if suite == "sweep" {
-                        chosen += ["sweep-bytes", "sweep-entries"]
-                    } else if allSuites.contains(suite) {
-                        chosen.append(suite)
-                    } else {
-                        throw UsageError("unknown suite '\(suite)' (\(allSuites.joined(separator: ", ")), sweep)")
-                    }
+        if let listed = list("suite") {
+            suites = try listed.flatMap { suite throws(UsageError) -> [String] in
+                if suite == "sweep" { return ["sweep-bytes", "sweep-entries"] }
+                guard allSuites.contains(suite) else {
+                    throw usageError("unknown suite '\(suite)' (\(allSuites.joined(separator: ", ")), sweep)")
                 }
-                suites = chosen
-            case "--shape":
-                options.shapes = try list().map { item in
-                    guard let kind = PackageShape.Kind(rawValue: item) else {
-                        throw UsageError("unknown shape '\(item)' (document, small-files, huge, media)")
-                    }
-                    return kind
-                }
-            case "--scenario":
-                options.scenarios = try list().map { item in
-                    guard let scenario = Scenario(rawValue: item) else {
-                        throw UsageError(
-                            "unknown scenario '\(item)' (\(Scenario.allCases.map(\.rawValue).joined(separator: ", ")))")
-                    }
-                    return scenario
-                }
-            case "--size": options.size = try parseBytes(try value())
-            case "--entries": options.entries = try parseCount(try value(), option: name)
-            case "--sweep-sizes": options.sweepSizes = try list().map(parseBytes)
-            case "--sweep-entries": options.sweepEntries = try list().map { try parseCount($0, option: name) }
-            case "--scale-entries": options.scaleEntries = try list().map { try parseCount($0, option: name) }
-            case "--large-file-sizes": options.largeFileSizes = try list().map(parseBytes)
-            case "--no-xfs": options.xfs = false
-            case "--baseline": options.baseline = try value()
-            case "--runs": runs = try parseCount(try value(), option: name)
-            case "--warmups":
-                let text = try value()
-                guard let count = Int(text), count >= 0 else { throw UsageError("--warmups expects a number ≥ 0, not '\(text)'") }
-                options.warmups = count
-            case "--seed":
-                let text = try value()
-                guard let seed = UInt64(text) else { throw UsageError("--seed expects a number, not '\(text)'") }
-                options.seed = seed
-            case "--fsync":
-                options.fsyncPolicies = try list()
-                guard !options.fsyncPolicies.isEmpty, options.fsyncPolicies.allSatisfy({ $0 == "none" || $0 == "full" }) else {
-                    throw UsageError("--fsync expects none, full or none,full")
-                }
-            case "--workdir": options.workDirectory = try value()
-            case "--pkgtool": options.pkgtool = try value()
-            case "--json": options.jsonPath = try value()
-            case "--report": options.reportPath = try value()
-            case "--keep": options.keep = true
-            case "--quiet": options.quiet = true
-            default:
-                throw UsageError(argument.hasPrefix("-") ? "unknown option '\(argument)'" : "unexpected argument '\(argument)'")
+                return [suite]
             }
         }
+        options.shapes = try (list("shape") ?? []).map { item in
+            guard let kind = PackageShape.Kind(rawValue: item) else {
+                throw usageError("unknown shape '\(item)' (document, small-files, huge, media)")
+            }
+            return kind
+        }
+        options.scenarios = try (list("scenario") ?? []).map { item in
+            guard let scenario = Scenario(rawValue: item) else {
+                throw usageError("unknown scenario '\(item)' (\(Scenario.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return scenario
+        }
+        options.size = try parsed.value("size").map(parseBytes)
+        options.entries = try parsed.value("entries").map { try parseCount($0, option: "--entries") }
+        if let sizes = list("sweep-sizes") { options.sweepSizes = try sizes.map(parseBytes) }
+        if let counts = list("sweep-entries") { options.sweepEntries = try counts.map { try parseCount($0, option: "--sweep-entries") } }
+        if let counts = list("scale-entries") { options.scaleEntries = try counts.map { try parseCount($0, option: "--scale-entries") } }
+        if let sizes = list("large-file-sizes") { options.largeFileSizes = try sizes.map(parseBytes) }
+        options.xfs = !parsed.flag("no-xfs")
+        options.baseline = parsed.value("baseline")
+        let runs = try parsed.value("runs").map { try parseCount($0, option: "--runs") }
+        if let text = parsed.value("warmups") {
+            guard let count = Int(text), count >= 0 else { throw usageError("--warmups expects a number ≥ 0, not '\(text)'") }
+            options.warmups = count
+        }
+        if let text = parsed.value("seed") {
+            guard let seed = UInt64(text) else { throw usageError("--seed expects a number, not '\(text)'") }
+            options.seed = seed
+        }
+        if let policies = list("fsync") {
+            guard !policies.isEmpty, policies.allSatisfy({ $0 == "none" || $0 == "full" }) else {
+                throw usageError("--fsync expects none, full or none,full")
+            }
+            options.fsyncPolicies = policies
+        }
+        options.workDirectory = parsed.value("workdir") ?? options.workDirectory
+        options.pkgtool = parsed.value("pkgtool")
+        options.jsonPath = parsed.value("json")
+        options.reportPath = parsed.value("report")
+        options.keep = parsed.flag("keep")
+        options.quiet = parsed.flag("quiet")
+        return options.withDefaults(runs: runs, suites: suites)
+    }
+
+    /// What a mode measures when the options do not say.
+    private func withDefaults(runs: Int?, suites: [String]?) -> BenchmarkOptions {
+        var options = self
         switch options.mode {
         case .quick:
             options.runs = runs ?? 3
@@ -346,14 +371,14 @@ public struct BenchmarkOptions: Equatable, Sendable {
         if unit.hasSuffix("ib") { unit.removeLast(2) } else if unit.hasSuffix("b") { unit.removeLast() }
         let shifts: [String: Int] = ["": 0, "k": 10, "m": 20, "g": 30, "t": 40]
         guard let number = Double(digits), let shift = shifts[unit], number > 0 else {
-            throw UsageError("cannot read '\(text)' as a size (try 256MiB or 4GiB)")
+            throw usageError("cannot read '\(text)' as a size (try 256MiB or 4GiB)")
         }
         return Int64(number * Double(Int64(1) << shift))
     }
 
     static func parseCount(_ text: String, option: String) throws -> Int {
         guard let count = Int(text.replacingOccurrences(of: "_", with: "")), count > 0 else {
-            throw UsageError("\(option) expects a positive number, not '\(text)'")
+            throw usageError("\(option) expects a positive number, not '\(text)'")
         }
         return count
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// Everything one pkgbench run measured, with what is needed to reproduce it: written as
 /// `--json FILE`, read back by the HTML report and its test.
@@ -31,12 +32,11 @@ public struct BenchmarkRecord: Codable, Sendable {
 
     public func measurements(suite: String) -> [JobMeasurement] { measurements.filter { $0.suite == suite } }
 
-    /// Encodes as pretty-printed JSON with snake_case keys, sorted.
+    /// Encodes as pretty-printed JSON with snake_case keys, sorted, through pkgtool's one
+    /// JSON writer (PackageCore's `JSON`).
+    /// - Throws: `EncodingError` when a figure is not a finite number.
     public func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        Data(try JSON(encoding: self, keys: .snakeCase).serialized(pretty: true).utf8)
     }
 
     public static func decode(_ data: Data) throws -> BenchmarkRecord {

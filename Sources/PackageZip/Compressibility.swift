@@ -1,4 +1,5 @@
 import Glibc
+import PackageCore
 
 /// Decides from a sample whether an entry is worth deflating.
 ///

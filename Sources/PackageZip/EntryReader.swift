@@ -9,7 +9,7 @@ import PackageCore
 final class EntryReader {
     let input = ChunkBuffer()
     let output = ChunkBuffer()
-    private let inflater = Inflater()
+    private let inflater = Inflater(framing: .raw)
     private let hasher = ContentHasher()
 
     init() {}

@@ -44,12 +44,12 @@ final class ChunkSlot: @unchecked Sendable {
 /// Per-worker state: the deflate streams and sample buffers, reused for every chunk.
 final class PackWorker {
     var deflater: Deflater
-    var trialDeflater = Deflater(level: 1)
+    var trialDeflater = Deflater(level: 1, framing: .raw)
     let sample = UnsafeMutableRawBufferPointer.allocate(byteCount: 3 * Compressibility.window, alignment: 16)
     let scratch = UnsafeMutableRawBufferPointer.allocate(
         byteCount: Deflater.bound(3 * Compressibility.window), alignment: 16)
 
-    init(level: Int) { deflater = Deflater(level: max(level, 1)) }
+    init(level: Int) { deflater = Deflater(level: max(level, 1), framing: .raw) }
 
     deinit {
         sample.deallocate()

@@ -1,3 +1,4 @@
+import PkgToolCLI
 import Testing
 
 @testable import PackageBench
@@ -70,8 +71,11 @@ import Testing
     @Test(arguments: [
         (["--runs"], "option '--runs' needs a value"),
         (["--runs", "0"], "--runs expects a positive number, not '0'"),
-        (["--bogus"], "unknown option '--bogus'"),
-        (["stray"], "unexpected argument 'stray'"),
+        (["--bogus"], "unknown option '--bogus' for 'pkgbench'"),
+        (["--seeds", "3"], "unknown option '--seeds' for 'pkgbench'; did you mean '--seed'?"),
+        (["stray"], "'pkgbench' takes 0 arguments, got 1: unexpected 'stray'"),
+        (["--quick", "--sweep"], "choose one of --quick, --sweep and --full"),
+        (["--keep=yes"], "option '--keep' takes no value"),
         (["--suite", "nope"], "unknown suite 'nope' (save, large-file, hash, manifest, zip, sweep-bytes, sweep-entries, sync, scale, sweep)"),
         (["--shape", "tiny"], "unknown shape 'tiny' (document, small-files, huge, media)"),
         (["--large-file-sizes", "big"], "cannot read 'big' as a size (try 256MiB or 4GiB)"),
@@ -80,7 +84,23 @@ import Testing
         (["--fsync", "sometimes"], "--fsync expects none, full or none,full"),
     ])
     func mistakes(arguments: [String], message: String) {
-        #expect(throws: UsageError(message)) { try BenchmarkOptions.parse(arguments) }
+        let error = #expect(throws: UsageError.self) { try BenchmarkOptions.parse(arguments) }
+        #expect(error?.message == message)
+        #expect(error?.usageLine == "usage: pkgbench [--quick | --sweep] [options]")
+    }
+
+    @Test func theParserTakesWhatTheCLIsTakes() throws {
+        let options = try BenchmarkOptions.parse(["--runs=2", "--seed", "18446744073709551615", "--quick", "--", ])
+        #expect(options.runs == 2 && options.seed == .max && options.mode == .quick)
+    }
+
+    @Test func theHelpNamesEveryOption() {
+        for option in BenchmarkOptions.spec.options where option.long != "help" {
+            #expect(BenchmarkCommand.usage.contains("--\(option.long)"), "\(option.long)")
+        }
+        for option in BenchmarkOptions.generateSpec.options where option.long != "help" {
+            #expect(BenchmarkCommand.usage.contains("--\(option.long)"), "\(option.long)")
+        }
     }
 
     @Test func sizes() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import PackageCore
 import PackageTestSupport
+import PkgToolCLI
 import Testing
 
 #if canImport(FoundationXML)

@@ -75,15 +75,8 @@ struct HostileTransferTests {
         } throws: { error in
             (error as? RemoteError)?.message.contains("Content-Length of 1000000000000") == true
         }
-        // A manifest whose header claims a body far larger than its stream: nothing is
-        // allocated from the claim, and the decoding fails.
-        let body = Array(repeating: UInt8(7), count: 1000)
-        let compressed = Zlib.compress(body)
-        #expect(Zlib.decompress(compressed[...], expectedSize: 1 << 30) == nil)
-        #expect(Zlib.decompress(compressed[...], expectedSize: 999) == nil)
-        #expect(Zlib.decompress(compressed[...], expectedSize: 1000) == body)
-        #expect(Zlib.decompress(compressed.dropLast(), expectedSize: 1000) == nil)
-        #expect(Zlib.decompress(Zlib.compress([])[...], expectedSize: 0) == [])
+        // A manifest body's claimed size is not believed either: PackageCoreTests'
+        // CompressionTests (the one inflater's bounds).
     }
 
     @Test func aPullFromATricklingOrOverlongStoreEndsInOneLine() throws {

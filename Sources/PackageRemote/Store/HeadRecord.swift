@@ -76,10 +76,11 @@ struct HeadRecord: Sendable, Equatable {
             history: history.map(Self.json), pruned: pruned.isEmpty ? nil : pruned.map { [$0.lowerBound, $0.upperBound] },
             index: index?.description, deleting: deleting.isEmpty ? nil : deleting.map(\.description),
             prunes: prunes == 0 ? nil : prunes)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Encoding plain strings and integers cannot fail.
-        return Array((try? encoder.encode(record)) ?? Data()) + [UInt8(ascii: "\n")]
+        // Compact, keys in byte order: the bytes JSONEncoder's `.sortedKeys` wrote before
+        // pkgtool had one JSON writer (PruneFormatTests pins them). Plain strings and
+        // integers cannot fail to encode.
+        let json = (try? JSON(encoding: record)) ?? .null
+        return Array(json.serialized().utf8) + [UInt8(ascii: "\n")]
     }
 
     /// Parses a head record; nil when the object is not one (another program's data).

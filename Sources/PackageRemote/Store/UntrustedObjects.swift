@@ -121,7 +121,7 @@ package enum UntrustedRemoteObjects {
         // The same trees as bodies: [pack count u8, entry count u16 LE] then the inflated body.
         func body(_ object: [UInt8]) -> [UInt8] {
             guard let header = try? VersionManifest.decodeHeader(Array(object.prefix(VersionManifest.mergeHeaderSize)), id: SHA256Digest.of(object)),
-                let inflated = Zlib.decompress(object[header.bodyOffset...], expectedSize: header.bodySize)
+                let inflated = try? Inflater.inflated(object[header.bodyOffset...], size: header.bodySize, framing: .zlib)
             else { return [] }
             let count = header.summary.entryCount
             return [UInt8(header.packCount), UInt8(count & 0xFF), UInt8(count >> 8)] + inflated

@@ -135,7 +135,7 @@ struct VersionManifest: Sendable {
             default: break
             }
         }
-        let compressed = Zlib.compress(body.bytes)
+        let compressed = Deflater.compressed(body.bytes, level: 6, framing: .zlib)
         var header = ByteWriter(capacity: Self.mergeHeaderSize + compressed.count)
         header.append(contentsOf: Self.magic)
         header.append(UInt32(secondParent == nil ? 1 : 2))
@@ -231,8 +231,11 @@ struct VersionManifest: Sendable {
         let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
         let damaged = Damage(shortID: summary.shortID)
         guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
-        guard let body = Zlib.decompress(bytes[bodyOffset...], expectedSize: bodySize) else {
-            throw damaged("its entries do not inflate to the size its header states")
+        let body: [UInt8]
+        do {
+            body = try Inflater.inflated(bytes[bodyOffset...], size: bodySize, framing: .zlib)
+        } catch {
+            throw damaged("its entries do not inflate to the size its header states (\(error.reason))")
         }
         let entries = try decodeEntries(body, count: summary.entryCount, packCount: packCount, damaged: damaged)
         var total: Int64 = 0

@@ -1,20 +1,28 @@
-/// A JSON value, written by hand so that output is deterministic (keys in the order
-/// given) and fast, without Foundation's encoder.
-public indirect enum JSON: Sendable, Equatable {
+/// A JSON value, and pkgtool's one JSON writer: what the CLI prints, the remote's `HEAD`
+/// record and the benchmark's record all come out of `serialized`.
+///
+/// Written by hand so that output is deterministic (keys in the order given; `init(encoding:)`
+/// gives them in byte order) and fast, without Foundation's encoder: strings as UTF-8 with
+/// every control character escaped, integers exactly, doubles in their shortest form.
+package indirect enum JSON: Sendable, Equatable {
     case null
     case bool(Bool)
     case int(Int64)
+    /// An integer above `Int64.max` (a 64-bit seed).
+    case unsigned(UInt64)
+    /// A number; written as an integer when it is one below 10^15, `null` when not finite.
     case double(Double)
     case string(String)
     case array([JSON])
     case object([(String, JSON)])
 
-    public static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.serialized() == rhs.serialized() }
+    package static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.serialized() == rhs.serialized() }
 
-    public static func int(_ value: Int) -> JSON { .int(Int64(value)) }
+    /// An integer of the platform's width.
+    package static func int(_ value: Int) -> JSON { .int(Int64(value)) }
 
     /// Compact serialisation, or indented by two spaces when `pretty`.
-    public func serialized(pretty: Bool = false) -> String {
+    package func serialized(pretty: Bool = false) -> String {
         var output = ""
         write(to: &output, pretty: pretty, indent: 0)
         return output
@@ -25,6 +33,7 @@ public indirect enum JSON: Sendable, Equatable {
         case .null: output += "null"
         case .bool(let value): output += value ? "true" : "false"
         case .int(let value): output += String(value)
+        case .unsigned(let value): output += String(value)
         case .double(let value):
             if value.isFinite {
                 output += value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)

@@ -1,0 +1,83 @@
+import PackageTestSupport
+import Testing
+
+@testable import PackageCore
+
+@Suite("Compression: the one zlib wrapper's bounds (ZIP and remote manifests)")
+struct CompressionTests {
+    static let body = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7 % 13) }
+
+    @Test("a whole buffer round-trips in both framings, empty included")
+    func roundTrip() throws {
+        var random = SeededBytes(seed: 3)
+        let noise = random.bytes(100_000)
+        for framing in [DeflateFraming.raw, .zlib] {
+            for input in [Self.body, [], noise] {
+                let compressed = Deflater.compressed(input, level: 6, framing: framing)
+                #expect(try Inflater.inflated(compressed[...], size: input.count, framing: framing) == input)
+            }
+        }
+        // The framings differ: zlib's 2-byte header (0x78 0x9C at level 6) and Adler-32.
+        let zlib = Deflater.compressed(Self.body, level: 6, framing: .zlib)
+        let raw = Deflater.compressed(Self.body, level: 6, framing: .raw)
+        #expect(Array(zlib.prefix(2)) == [0x78, 0x9C])
+        #expect(Array(zlib.dropFirst(2).dropLast(4)) == raw)
+    }
+
+    @Test("a claimed size is not believed: too large, too small, truncated, trailing bytes, garbage")
+    func claimsAreChecked() {
+        let compressed = Deflater.compressed(Self.body, level: 6, framing: .zlib)
+        func reason(_ bytes: ArraySlice<UInt8>, _ size: Int, _ framing: DeflateFraming = .zlib) -> String? {
+            do {
+                _ = try Inflater.inflated(bytes, size: size, framing: framing)
+                return nil
+            } catch {
+                return error.reason
+            }
+        }
+        // A terabyte claimed: nothing is allocated from it, and the short stream fails.
+        #expect(reason(compressed[...], 1 << 40) == "it inflates to 1000 bytes, its container says 1099511627776")
+        #expect(reason(compressed[...], 999) == "it inflates to 1000 bytes, its container says 999")
+        #expect(reason(compressed[...], 998) == "it inflates past its declared 998 bytes")
+        #expect(reason(compressed.dropLast(), 1000) == "the stream is truncated")
+        #expect(reason(compressed[...] + [0], 1000) == "bytes follow the end of its stream")
+        #expect(reason(compressed[...], -1) == "its declared size -1 is out of range")
+        #expect(reason(compressed[...], Int.max) == "its declared size \(Int.max) is out of range")
+        #expect(reason([0xFF, 0xFF, 0xFF, 0xFF][...], 10)?.hasPrefix("invalid deflate data") == true)
+        // The wrong framing is corrupt data, not a trap.
+        #expect(reason(compressed[...], 1000, .raw)?.hasPrefix("invalid deflate data") == true)
+        #expect(reason([][...], 0) == "the stream is truncated")
+    }
+
+    @Test("a bomb stops at the claim plus one byte")
+    func bombIsBounded() {
+        // 64 MiB of zeros deflate to about 64 KiB; claimed as 100 bytes, inflation stops at 101.
+        let bomb = Deflater.compressed([UInt8](repeating: 0, count: 64 << 20), level: 9, framing: .zlib)
+        #expect(bomb.count < 100_000)
+        #expect(throws: InflateError(reason: "it inflates past its declared 100 bytes")) {
+            try Inflater.inflated(bomb[...], size: 100, framing: .zlib)
+        }
+    }
+
+    @Test("pieces deflated apart, each primed with the 32 KiB before it, inflate as one raw stream")
+    func parallelPieces() throws {
+        let input = (0..<300_000).map { UInt8(truncatingIfNeeded: ($0 / 3) % 251) }
+        var deflater = Deflater(level: 6, framing: .raw)
+        var stream: [UInt8] = []
+        let piece = 100_000
+        var output = [UInt8](repeating: 0, count: Deflater.bound(piece))
+        for start in stride(from: 0, to: input.count, by: piece) {
+            let end = min(start + piece, input.count)
+            let produced = input.withUnsafeBytes { all in
+                output.withUnsafeMutableBytes { out in
+                    let dictionary = UnsafeRawBufferPointer(rebasing: all[max(0, start - 32_768)..<start])
+                    return deflater.compress(
+                        UnsafeRawBufferPointer(rebasing: all[start..<end]), dictionary: dictionary,
+                        final: end == input.count, into: out)
+                }
+            }
+            stream += output.prefix(try #require(produced))
+        }
+        #expect(try Inflater.inflated(stream[...], size: input.count, framing: .raw) == input)
+    }
+}
