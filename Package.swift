@@ -35,6 +35,11 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
         .systemLibrary(
+            name: "CXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
+        .systemLibrary(
             name: "CCrypto",
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
@@ -56,7 +61,7 @@ let package = Package(
         .target(name: "CCurlShims", dependencies: ["CCurl"]),
         // Sync through S3-compatible object storage (Specs/remote.md): SigV4 on libcrypto,
         // transfers on libcurl, content-addressed packs, versions moved by compare-and-swap.
-        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto"]),
+        .target(name: "PackageRemote", dependencies: ["PackageCore", "CCurl", "CCurlShims", "CCrypto", "CXML2"]),
         // The command line, without the sync commands' transfers: pkgtool links no libcurl.
         .target(name: "PkgToolCLI", dependencies: ["PackageCore", "PackageZip"]),
         // push, pull, log and diff with an s3:// side, for pkgtool-remote, which pkgtool execs for them.
