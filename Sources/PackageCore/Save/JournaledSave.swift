@@ -201,20 +201,22 @@ extension SaveContext {
             chain = (manifest.baseChecksum, Self.trailingChecksum(delta.bytes), manifest.lastSequence + 1)
             deltaRecordsWritten += record.upserts.count + record.removals.count
         } else {
-            let bytes = PackageManifest.encodedIndex(
-                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity)
             let name = nextTemporary()
-            try writeMetadata(
-                bytes, named: name, in: temporary.rawValue, displayName: metadataName + "/" + PackageLayout.indexFileName)
+            let written = try writeMetadata(
+                named: name, in: temporary.rawValue, displayName: metadataName + "/" + PackageLayout.indexFileName
+            ) { sink in
+                try PackageManifest.writeIndex(
+                    TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity, to: sink)
+            }
             metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + PackageLayout.indexFileName))
             // Every delta file goes, those of a damaged manifest included: they describe
             // another base.
             for stale in try existingDeltaFiles() {
                 metadataOperations.append(.remove(path: metadataName + "/" + stale, kind: .regular))
             }
-            statistics.metadataBytesWritten += Int64(bytes.count)
+            statistics.metadataBytesWritten += Int64(written.byteCount)
             statistics.manifestCompacted = manifest != nil
-            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
+            chain = (written.checksum, ContentHash(high: 0, low: 0), 0)
         }
         // The sync record a pull commits with its tree (other saves leave the package's).
         if let record = options.syncRecord {

@@ -255,39 +255,12 @@ final class SaveContext {
     }
 
     /// The new tree as the manifest records it — package-side stat data, source stamps —
-    /// and the records a delta needs: every created, re-permissioned or refreshed entry
-    /// and every ancestor directory of a change; removals as subtree roots.
-    /// `deltaRecords`: whether the records are wanted (a save that writes a new base needs
-    /// only the entries, and a first save of a million files would otherwise copy them all).
+    /// or, when `deltaRecords`, only the records a delta needs: every created,
+    /// re-permissioned or refreshed entry and every ancestor directory of a change;
+    /// removals as subtree roots. (A save that writes a new base needs only the entries; one
+    /// that appends a delta only the records: neither holds a second copy of a large tree.)
     func manifestRecord(deltaRecords: Bool) -> (entries: [SnapshotEntry], upserts: [SnapshotEntry], removals: [String]) {
-        var entries = plan.new.entries
-        for index in entries.indices {
-            let kind = entries[index].kind
-            if let status = writtenStatus[index] {
-                entries[index].adoptPackageStatus(status)
-                // The chunk list of the bytes written (computed while writing them).
-                if kind == .regular { entries[index].chunks = writtenChunks[index] ?? entries[index].chunks }
-            } else if let oldIndex = plan.unchangedOld[index] {
-                let old = plan.old.entries[oldIndex]
-                // Unchanged bytes: the list recorded for them, when the source had none.
-                if entries[index].chunks == nil { entries[index].chunks = old.chunks }
-                entries[index].adoptPackageStatus(
-                    FileStatus(
-                        kind: kind, permissions: entries[index].permissions, size: old.size,
-                        modificationTime: old.modificationTime, changeTime: old.changeTime, inode: old.inode,
-                        device: old.device))
-            } else if kind == .directory, let oldIndex = plan.old.index(of: entries[index].path),
-                plan.old.entries[oldIndex].kind == .directory
-            {
-                let old = plan.old.entries[oldIndex]
-                entries[index].modificationTime = old.modificationTime
-                entries[index].changeTime = old.changeTime
-                entries[index].inode = old.inode
-                entries[index].device = old.device
-            }
-            if kind != .regular { entries[index].source = nil }
-        }
-        guard deltaRecords else { return (entries, [], []) }
+        guard deltaRecords else { return (plan.new.entries.indices.map(recordedEntry(at:)), [], []) }
         var changed = Set(plan.creations)
         changed.formUnion(plan.permissionChanges)
         changed.formUnion(plan.refreshes)
@@ -298,13 +271,45 @@ final class SaveContext {
                 current = RelativePath.parent(of: current)
             }
         }
-        for index in changed { addAncestors(of: entries[index].path) }
+        for index in changed { addAncestors(of: plan.new.entries[index].path) }
         for index in plan.removals { addAncestors(of: plan.old.entries[index].path) }
-        var upserts = changed.sorted().map { entries[$0] }
+        var upserts = changed.sorted().map(recordedEntry(at:))
         for path in ancestors {
-            if let index = plan.new.index(of: path.string) { upserts.append(entries[index]) }
+            if let index = plan.new.index(of: path.string) { upserts.append(recordedEntry(at: index)) }
         }
-        return (entries, upserts, plan.removals.map { plan.old.entries[$0].path })
+        return ([], upserts, plan.removals.map { plan.old.entries[$0].path })
+    }
+
+    /// The new tree's entry at `index` as the manifest records it: the package-side stat
+    /// data of what this save wrote, or of the old entry it kept, and the chunk list of its
+    /// bytes.
+    private func recordedEntry(at index: Int) -> SnapshotEntry {
+        var entry = plan.new.entries[index]
+        let kind = entry.kind
+        if let status = writtenStatus[index] {
+            entry.adoptPackageStatus(status)
+            // The chunk list of the bytes written (computed while writing them).
+            if kind == .regular { entry.chunks = writtenChunks[index] ?? entry.chunks }
+        } else if let oldIndex = plan.unchangedOld[index] {
+            let old = plan.old.entries[oldIndex]
+            // Unchanged bytes: the list recorded for them, when the source had none.
+            if entry.chunks == nil { entry.chunks = old.chunks }
+            entry.adoptPackageStatus(
+                FileStatus(
+                    kind: kind, permissions: entry.permissions, size: old.size,
+                    modificationTime: old.modificationTime, changeTime: old.changeTime, inode: old.inode,
+                    device: old.device))
+        } else if kind == .directory, let oldIndex = plan.old.index(of: entry.path),
+            plan.old.entries[oldIndex].kind == .directory
+        {
+            let old = plan.old.entries[oldIndex]
+            entry.modificationTime = old.modificationTime
+            entry.changeTime = old.changeTime
+            entry.inode = old.inode
+            entry.device = old.device
+        }
+        if kind != .regular { entry.source = nil }
+        return entry
     }
 }
 
