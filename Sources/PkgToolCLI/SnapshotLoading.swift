@@ -9,11 +9,17 @@ package enum SnapshotLoading {
         package var description: String
     }
 
-    package static func load(_ path: String, workers: Int, console: Console) throws -> Loaded {
+    /// Loads `path`; a directory's scan keeps `pathDonor`'s path strings for files of the
+    /// same bytes (the second side of a diff, loaded first).
+    package static func load(_ path: String, workers: Int, console: Console, pathDonor: TreeSnapshot? = nil) throws
+        -> Loaded
+    {
         let status = try HashCommand.resolve(path)
         switch status.kind {
         case .directory:
-            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
+            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) {
+                try PackageScan.scan(path, workers: workers, pathDonor: pathDonor)
+            }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)
         case .regular:

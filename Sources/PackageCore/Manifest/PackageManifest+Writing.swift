@@ -127,10 +127,12 @@ public struct PackageScan: Sendable {
     ///   - useManifest: whether hashes may come from the package's manifest.
     ///   - workers: threads hashing files.
     ///   - exclusions: entries left out besides `.pkgtool` (what a push leaves out).
+    ///   - pathDonor: a tree whose path strings the scan keeps for files of the same bytes
+    ///     (`TreeScanner.pathDonor`).
     /// - Complexity: one stat per entry; one streamed read per file not proven unchanged.
     public static func scan(
         _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
-        excluding exclusions: PathExclusions = .none
+        excluding exclusions: PathExclusions = .none, pathDonor: TreeSnapshot? = nil
     ) throws -> PackageScan {
         var manifest: PackageManifest?
         var problem: ManifestError?
@@ -146,6 +148,7 @@ public struct PackageScan: Sendable {
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.previousChunks = manifest?.chunkHints
         scanner.exclusions = exclusions
+        scanner.pathDonor = pathDonor
         let result = try scanner.scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }

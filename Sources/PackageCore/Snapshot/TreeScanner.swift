@@ -39,6 +39,10 @@ public struct TreeScanner: Sendable {
     /// Asked before each directory and file: true stops the scan with `CancellationError`
     /// (a save being cancelled while it describes its source). Called from worker threads.
     public var isCancelled: (@Sendable () -> Bool)?
+    /// A tree whose path strings the scan keeps for its own files of the same bytes, so
+    /// that two trees of one shape hold each path once (`pkgtool diff SRC PKG` scans SRC
+    /// with PKG's tree). Storage only: nothing else is taken from it.
+    public var pathDonor: TreeSnapshot?
 
     /// A scanner; every parameter is the property of the same name. `PackageScan.scan` sets
     /// them up for a package (its manifest as `knownHash`, `.pkgtool` excluded).
@@ -225,6 +229,11 @@ final class ScanContext: Sendable {
                     }
                 } else if scanner.hashContents {
                     needsHash[index] = true
+                }
+                if node.recordedPaths[index] == nil, let donor = scanner.pathDonor, let at = donor.index(of: path),
+                    PathOrder.sameBytes(donor.entries[at].path, path)
+                {
+                    node.recordedPaths[index] = donor.entries[at].path
                 }
             }
         }
