@@ -140,56 +140,12 @@ package struct SaveJournal: Equatable {
                 }
                 let count = try reader.read(UInt64.self)
                 guard count <= UInt64(reader.remaining / 3) else { return .failure(Refusal(reason: "it is truncated")) }
-                func readString() throws(ByteReader.Truncated) -> String? {
-                    let length = Int(try reader.read(UInt16.self))
-                    return String(validating: try reader.bytes(length), as: UTF8.self)
-                }
                 var operations: [Operation] = []
                 for _ in 0..<count {
-                    let code = try reader.read(UInt8.self)
                     let operation: Operation
-                    switch code {
-                    case 1:
-                        guard let path = try readString(), let kind = FileKind(rawValue: try reader.read(UInt8.self)) else {
-                            return .failure(Refusal(reason: "an operation is malformed"))
-                        }
-                        operation = .remove(path: path, kind: kind)
-                    case 2:
-                        guard let path = try readString() else { return .failure(Refusal(reason: "an operation is malformed")) }
-                        operation = .makeDirectory(path: path, permissions: try reader.read(UInt32.self))
-                    case 3:
-                        guard let temporary = try readString(), let path = try readString() else {
-                            return .failure(Refusal(reason: "an operation is malformed"))
-                        }
-                        operation = .rename(temporary: temporary, path: path)
-                    case 4:
-                        guard let path = try readString() else { return .failure(Refusal(reason: "an operation is malformed")) }
-                        operation = .setPermissions(path: path, permissions: try reader.read(UInt32.self))
-                    case 5:
-                        guard let path = try readString(), let data = try readString() else {
-                            return .failure(Refusal(reason: "an operation is malformed"))
-                        }
-                        let inode = try reader.read(UInt64.self)
-                        let size = try reader.read(Int64.self)
-                        let permissions = try reader.read(UInt32.self)
-                        let modificationTime = try reader.read(Int64.self)
-                        let count = Int(try reader.read(UInt32.self))
-                        guard count <= reader.remaining / 16 else { return .failure(Refusal(reason: "it is truncated")) }
-                        var ranges: [Range<Int64>] = []
-                        ranges.reserveCapacity(count)
-                        for _ in 0..<count {
-                            let lower = try reader.read(Int64.self)
-                            let upper = try reader.read(Int64.self)
-                            guard lower >= 0, lower < upper, upper <= size, lower >= (ranges.last?.upperBound ?? 0) else {
-                                return .failure(Refusal(reason: "a patch's ranges are malformed"))
-                            }
-                            ranges.append(lower..<upper)
-                        }
-                        operation = .patch(
-                            path: path, data: data, inode: inode, size: size, permissions: permissions,
-                            modificationTime: modificationTime, ranges: ranges)
-                    default:
-                        return .failure(Refusal(reason: "it holds an unknown operation (\(code))"))
+                    switch try decodeOperation(&reader) {
+                    case .success(let decoded): operation = decoded
+                    case .failure(let refusal): return .failure(refusal)
                     }
                     if let problem = validate(operation) { return .failure(Refusal(reason: problem)) }
                     operations.append(operation)
@@ -200,6 +156,66 @@ package struct SaveJournal: Equatable {
                 return .failure(Refusal(reason: "it is truncated"))
             }
         }
+    }
+
+    /// Decodes one operation, its code first; a refusal when it is malformed.
+    private static func decodeOperation(_ reader: inout ByteReader) throws(ByteReader.Truncated) -> Result<Operation, Refusal> {
+        let malformed = Result<Operation, Refusal>.failure(Refusal(reason: "an operation is malformed"))
+        let code = try reader.read(UInt8.self)
+        switch code {
+        case 1:
+            guard let path = try readString(&reader), let kind = FileKind(rawValue: try reader.read(UInt8.self)) else {
+                return malformed
+            }
+            return .success(.remove(path: path, kind: kind))
+        case 2:
+            guard let path = try readString(&reader) else { return malformed }
+            return .success(.makeDirectory(path: path, permissions: try reader.read(UInt32.self)))
+        case 3:
+            guard let temporary = try readString(&reader), let path = try readString(&reader) else { return malformed }
+            return .success(.rename(temporary: temporary, path: path))
+        case 4:
+            guard let path = try readString(&reader) else { return malformed }
+            return .success(.setPermissions(path: path, permissions: try reader.read(UInt32.self)))
+        case 5:
+            guard let path = try readString(&reader), let data = try readString(&reader) else { return malformed }
+            return try decodePatch(path: path, data: data, &reader)
+        default:
+            return .failure(Refusal(reason: "it holds an unknown operation (\(code))"))
+        }
+    }
+
+    /// A patch's fields after its paths: the file it patches and its ranges, which must be
+    /// in order, disjoint and inside the file.
+    private static func decodePatch(
+        path: String, data: String, _ reader: inout ByteReader
+    ) throws(ByteReader.Truncated) -> Result<Operation, Refusal> {
+        let inode = try reader.read(UInt64.self)
+        let size = try reader.read(Int64.self)
+        let permissions = try reader.read(UInt32.self)
+        let modificationTime = try reader.read(Int64.self)
+        let count = Int(try reader.read(UInt32.self))
+        guard count <= reader.remaining / 16 else { return .failure(Refusal(reason: "it is truncated")) }
+        var ranges: [Range<Int64>] = []
+        ranges.reserveCapacity(count)
+        for _ in 0..<count {
+            let lower = try reader.read(Int64.self)
+            let upper = try reader.read(Int64.self)
+            guard lower >= 0, lower < upper, upper <= size, lower >= (ranges.last?.upperBound ?? 0) else {
+                return .failure(Refusal(reason: "a patch's ranges are malformed"))
+            }
+            ranges.append(lower..<upper)
+        }
+        return .success(
+            .patch(
+                path: path, data: data, inode: inode, size: size, permissions: permissions,
+                modificationTime: modificationTime, ranges: ranges))
+    }
+
+    /// A string of at most 65,535 bytes, its length first; nil when it is not UTF-8.
+    private static func readString(_ reader: inout ByteReader) throws(ByteReader.Truncated) -> String? {
+        let length = Int(try reader.read(UInt16.self))
+        return String(validating: try reader.bytes(length), as: UTF8.self)
     }
 
     /// Why `operation` may not be applied, or nil when it may.

@@ -230,11 +230,7 @@ final class ScanContext: Sendable {
                 } else if scanner.hashContents {
                     needsHash[index] = true
                 }
-                if node.recordedPaths[index] == nil, let donor = scanner.pathDonor, let at = donor.index(of: path),
-                    PathOrder.sameBytes(donor.entries[at].path, path)
-                {
-                    node.recordedPaths[index] = donor.entries[at].path
-                }
+                if node.recordedPaths[index] == nil { node.recordedPaths[index] = donatedPath(path) }
             }
         }
         for child in node.children { if let child { queue.push(.directory(child)) } }
@@ -252,6 +248,14 @@ final class ScanContext: Sendable {
             }
         }
         if !batch.isEmpty { queue.push(.files(node, batch)) }
+    }
+
+    /// The path donor's string of `path`, when the donor holds a file of these very bytes.
+    func donatedPath(_ path: String) -> String? {
+        guard let donor = scanner.pathDonor, let index = donor.index(of: path),
+            PathOrder.sameBytes(donor.entries[index].path, path)
+        else { return nil }
+        return donor.entries[index].path
     }
 
     /// Hashes the files at `indices` of `node`. A large file gets the chunking helper thread
