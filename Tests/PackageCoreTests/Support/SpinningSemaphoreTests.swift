@@ -7,14 +7,14 @@ struct SpinningSemaphoreTests {
     /// Two threads hand a bounded number of items back and forth through a ring, as the
     /// chunking helper and its reader do: once spinning, once with no spin at all, so that
     /// a wait that cannot take at once sleeps and the next signal must wake it. The ring is
-    /// plain memory: only the semaphores order its writes before its reads. A thousand
-    /// items wrap the ring 333 times; more only spun (20,000 took minutes on a loaded
-    /// 2-core machine, where every hand-off may wait for a time slice).
+    /// plain memory: only the semaphores order its writes before its reads. A hundred
+    /// items wrap the ring 33 times; more only spun (a thousand took three and a half
+    /// minutes of a loaded 2-core CI run, where every hand-off may wait for a time slice).
     @Test("a producer and a consumer hand over every item, whether the waits spin or sleep",
           arguments: [Duration.microseconds(200), .zero])
     func handOver(spin: Duration) {
         let slots = 3
-        let items = spin == .zero ? 200 : 1_000
+        let items = spin == .zero ? 60 : 100
         let filled = SpinningSemaphore(value: 0, spinning: spin)
         let free = SpinningSemaphore(value: slots, spinning: spin)
         let ring = Ring(slots: slots)
