@@ -244,10 +244,17 @@ import Testing
 
     @Test func pullRangesMergeNeighboursOnly() {
         let pack = SHA256Digest.of([1])
-        func need(_ offset: UInt32, _ length: UInt32) -> BlobNeed {
-            BlobNeed(location: BlobLocation(digest: SHA256Digest.of(Array("\(offset)".utf8)), pack: pack, offset: offset, length: length), destination: .blobFile)
+        // One wanted file a blob; each need points at its file's only blob.
+        let places: [(offset: UInt32, length: UInt32)] = [(0, 100), (100, 100), (1 << 20, 100), (300, 50)]
+        let wanted = places.map { place in
+            let location = BlobLocation(
+                digest: SHA256Digest.of(Array("\(place.offset)".utf8)), pack: pack, offset: place.offset, length: place.length)
+            return RemoteEntry(
+                path: "f\(place.offset)", kind: .regular, permissions: 0o644, size: Int64(place.length), modificationTime: 0,
+                contentHash: ContentHash(high: 0, low: UInt64(place.offset)), linkTarget: nil, blobs: [location][...])
         }
-        let ranges = PullOperation.plan([need(0, 100), need(100, 100), need(1 << 20, 100), need(300, 50)])
+        let needs = wanted.indices.map { BlobNeed(entry: $0, blob: 0, into: .blobFile) }
+        let ranges = PullOperation.plan(needs, wanted: wanted)
         #expect(ranges.count == 2)
         let merged = ranges.first { $0.start == 0 }
         #expect(merged?.end == 350)

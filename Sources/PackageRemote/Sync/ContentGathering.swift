@@ -21,10 +21,11 @@ struct ContentGathering {
     var streamed: [FileKey: [StagedContentStream.Part]] = [:]
     /// Staged blobs the streams read, kept by the sweep of the staging area.
     var keepBlobs = Set<String>()
-    /// Contents assembled in the staging area from fetched blobs.
-    var assembled: [FileKey] = []
-    /// Assembled contents not yet ready (an interrupted pull may have finished some).
-    var pending: [FileKey] = []
+    /// Contents assembled in the staging area from fetched blobs (positions in `found.order`).
+    var assembled: [Int32] = []
+    /// Assembled contents not yet ready (an interrupted pull may have finished some),
+    /// positions in `found.order`.
+    var pending: [Int32] = []
     /// Each large content's piece hashes (XXH3), known now for DEST's pieces and once
     /// fetched or assembled for the rest: its chunk list, which lets the engine write only
     /// the pieces that changed, and DEST's manifest record them for the next save. Small
@@ -75,7 +76,7 @@ struct ContentGathering {
         // The pieces DEST already holds, where a large file changed in a few places.
         let localPieces = try PullOperation.indexLocalPieces(
             found.pieceSources, destination: destination, options: options, buffer: buffer)
-        for key in found.order {
+        for (ordinal, key) in found.order.enumerated() {
             let blobs = blobs(of: key)
             if let index = found.localByContent[key], let old = current?.entries[index] {
                 contents.origins[key] = copyOrigin(old)
@@ -84,10 +85,10 @@ struct ContentGathering {
             } else if !wholeOnly.contains(key), blobs.contains(where: { localPieces[$0.digest]?.length == Int($0.length) }) {
                 stream(key, blobs: blobs, localPieces: localPieces, result: &result)
             } else {
-                assembled.append(key)
+                assembled.append(Int32(ordinal))
             }
         }
-        staging.removeUnneeded(contents: Set(assembled.map(PullStaging.name)), blobs: keepBlobs)
+        staging.removeUnneeded(contents: Set(assembled.map { PullStaging.name(found.order[Int($0)]) }), blobs: keepBlobs)
     }
 
     /// DEST's file `old` as the origin of its content at another path, with the stat data
@@ -129,9 +130,9 @@ struct ContentGathering {
         // The figures a progress line shows: the bytes of the blobs to download, known
         // before the first GET and never growing; each counts once it arrived and was
         // checked (the gaps a merged range carries do not count).
-        let ranges = PullOperation.plan(consume needs)
+        let ranges = PullOperation.plan(consume needs, wanted: wanted)
         let downloadBytes = ranges.reduce(Int64(0)) { total, range in
-            range.blobs.reduce(total) { $0 + Int64($1.location.length) }
+            range.blobs.reduce(total) { $0 + Int64($1.location(in: wanted).length) }
         }
         progress?.withProperties {
             $0.totalByteCount = UInt64(downloadBytes)
@@ -148,8 +149,10 @@ struct ContentGathering {
                 if staging.hasBlob(digest, length: UInt32(length)) {
                     result.blobsResumed += 1
                 } else if blobFiles.insert(digest).inserted {
-                    let location = blobs(of: key).first { $0.digest == digest }!
-                    needs.append(BlobNeed(location: location, destination: .blobFile))
+                    let entry = found.index[key]!
+                    let list = wanted[entry].blobs
+                    let blob = list.firstIndex { $0.digest == digest }! - list.startIndex
+                    needs.append(BlobNeed(entry: entry, blob: blob, into: .blobFile))
                 }
             }
             progress?.complete(count: 1)
@@ -159,23 +162,25 @@ struct ContentGathering {
     /// The assembled contents' blobs to fetch, each into its place in its partial file;
     /// contents an interrupted pull finished are taken as they are.
     mutating func assembledNeeds(into needs: inout [BlobNeed], result: inout PullResult) throws {
-        for key in assembled {
-            let blobs = blobs(of: key)
+        for ordinal in assembled {
+            let key = found.order[Int(ordinal)]
+            let entry = found.index[key]!
+            let blobs = wanted[entry].blobs
             if let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer) {
                 if hashes.count > 1 { pieceHashes[key] = hashes }
                 progress?.complete(count: BlobUploader.units(key.size))
                 continue
             }
-            pending.append(key)
+            pending.append(ordinal)
             try staging.preparePartial(key)
             var offset: Int64 = 0
-            for blob in blobs {
+            for (place, blob) in blobs.enumerated() {
                 defer { offset += Int64(blob.length) }
                 if staging.done.contains(PullStaging.JournalRecord(content: key, offset: offset, digest: blob.digest)) {
                     result.blobsResumed += 1
                     continue
                 }
-                needs.append(BlobNeed(location: blob, destination: .content(key, offset: offset)))
+                needs.append(BlobNeed(entry: entry, blob: place, into: .content(key, offset: offset)))
             }
         }
     }
@@ -184,7 +189,7 @@ struct ContentGathering {
     /// the streams' staged blobs hashed, the chunk lists made; then every content handed
     /// over as the save engine will ask for it.
     consuming func finish(result: inout PullResult) throws -> PulledContents {
-        for key in pending {
+        for key in pending.lazy.map({ found.order[Int($0)] }) {
             let hashes = try staging.finish(key, pieces: blobs(of: key).map { Int($0.length) }, buffer: buffer)
             if hashes.count > 1 { pieceHashes[key] = hashes }
             progress?.complete(count: 1)
@@ -199,7 +204,7 @@ struct ContentGathering {
         }
         recordChunkLists()
         result.contentsAssembled = pending.count + streamed.count
-        for key in assembled {
+        for key in assembled.lazy.map({ found.order[Int($0)] }) {
             let status = try staging.readyStatus(key)
             contents.device = status.device
             contents.staged[key] = PulledContents.Stamp(status)

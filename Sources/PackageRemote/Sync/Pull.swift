@@ -322,14 +322,15 @@ enum PullOperation {
         let ranges = try gathering.planFetches(result: &result)
         // The rest from the store, in ranges of packs, in parallel.
         if !ranges.isEmpty {
-            try download(ranges, staging: staging, store: store, progress: progress, result: &result)
+            try download(ranges, of: wanted, staging: staging, store: store, progress: progress, result: &result)
         }
         return try gathering.finish(result: &result)
     }
 
-    /// Fetches `ranges` of packs into the staging area, `--transfers` at a time.
+    /// Fetches `ranges` of packs (their needs point into `wanted`) into the staging area,
+    /// `--transfers` at a time.
     static func download(
-        _ ranges: [PackRange], staging: PullStaging, store: RemoteStore, progress: ProgressManager?,
+        _ ranges: [PackRange], of wanted: [RemoteEntry], staging: PullStaging, store: RemoteStore, progress: ProgressManager?,
         result: inout PullResult
     ) throws {
         let workers = store.workers(store.configuration.transport.concurrency)
@@ -337,7 +338,7 @@ enum PullOperation {
         for range in ranges {
             let location = store.location
             workers.submit { connection in
-                let sink = PackRangeSink(range: range, staging: staging, location: location) { length in
+                let sink = PackRangeSink(range: range, wanted: wanted, staging: staging, location: location) { length in
                     downloaded.withLock { $0.blobs += 1 }
                     progress?.withProperties {
                         $0.completedByteCount += UInt64(length)
@@ -474,24 +475,27 @@ enum PullOperation {
     /// Merges the needs of one blob (its destinations together), then groups blobs by pack
     /// and merges neighbours into ranges (gaps up to `mergeGap`). Sorted in place: the
     /// ranges are slices of one array, a few dozen bytes a blob.
-    static func plan(_ needs: consuming [BlobNeed]) -> [PackRange] {
+    static func plan(_ needs: consuming [BlobNeed], wanted: [RemoteEntry]) -> [PackRange] {
         var blobs = needs
-        blobs.sort { $0.location.digest < $1.location.digest }
+        blobs.sort { $0.location(in: wanted).digest < $1.location(in: wanted).digest }
         var unique = 0
         for index in blobs.indices {
-            if unique > 0, blobs[unique - 1].location.digest == blobs[index].location.digest {
-                blobs[unique - 1].merge(blobs[index])
+            if unique > 0, blobs[unique - 1].location(in: wanted).digest == blobs[index].location(in: wanted).digest {
+                blobs[unique - 1].merge(blobs[index], wanted: wanted)
             } else {
                 blobs.swapAt(unique, index)
                 unique += 1
             }
         }
         blobs.removeSubrange(unique...)
-        blobs.sort { ($0.location.pack, $0.location.offset) < ($1.location.pack, $1.location.offset) }
+        blobs.sort { lhs, rhs in
+            let (left, right) = (lhs.location(in: wanted), rhs.location(in: wanted))
+            return (left.pack, left.offset) < (right.pack, right.offset)
+        }
         var ranges: [PackRange] = []
         var current: PackRange?
         for index in blobs.indices {
-            let location = blobs[index].location
+            let location = blobs[index].location(in: wanted)
             let start = Int64(location.offset)
             let end = start + Int64(location.length)
             if var range = current, range.pack == location.pack, start >= range.end, start - range.end <= mergeGap,
