@@ -231,13 +231,9 @@ struct VersionManifest: Sendable {
         let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
         let damaged = Damage(shortID: summary.shortID)
         guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
-        let body: [UInt8]
-        do {
-            body = try Inflater.inflated(bytes[bodyOffset...], size: bodySize, framing: .zlib)
-        } catch {
-            throw damaged("its entries do not inflate to the size its header states (\(error.reason))")
-        }
-        let entries = try decodeEntries(body, count: summary.entryCount, packCount: packCount, damaged: damaged)
+        let entries = try decodeEntries(
+            inflating: bytes[bodyOffset...], size: bodySize, count: summary.entryCount, packCount: packCount,
+            damaged: damaged)
         var total: Int64 = 0
         for entry in entries where entry.kind == .regular {
             let (sum, overflow) = total.addingReportingOverflow(entry.size)
@@ -262,29 +258,32 @@ struct VersionManifest: Sendable {
         }
     }
 
-    /// Decodes an inflated body: the pack table, then `count` entries, each checked before
+    /// Decodes a body as it inflates from `compressed` (a zlib stream that must inflate to
+    /// exactly `size` bytes): the pack table, then `count` entries, each checked before
     /// use — its path safe and in strict order, its parent a directory entry of the very same
     /// bytes, its kind, permissions, size and blobs in range. (What needs the header — the
     /// total size, the root hash — is the caller's.)
+    ///
+    /// The body is never held whole, and what is reserved follows the compressed bytes that
+    /// arrived (a real entry takes dozens of them), not the counts the header states.
     static func decodeEntries(
-        _ body: [UInt8], count: Int, packCount: Int, damaged: Damage
+        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, damaged: Damage
     ) throws(RemoteError) -> [RemoteEntry] {
-        // Every record takes at least 39 bytes: a count beyond that is damage, not a reason
-        // to reserve memory.
-        guard count <= body.count / 39 else { throw damaged("it states more entries than it holds") }
+        // Every record takes at least 39 bytes: a count beyond that is damage.
+        guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
+        let likely = min(count, max(1 << 12, compressed.count / 4))
         var entries: [RemoteEntry] = []
-        entries.reserveCapacity(count)
+        entries.reserveCapacity(likely)
         // Every entry's blobs in one array, sliced once it is complete; where each entry's start.
         var blobs: [BlobLocation] = []
-        blobs.reserveCapacity(count)
+        blobs.reserveCapacity(likely)
         var blobStarts: [Int32] = []
-        blobStarts.reserveCapacity(count + 1)
+        blobStarts.reserveCapacity(likely + 1)
         do {
-            try body.withUnsafeBytes { raw throws in
-                var reader = ByteReader(raw)
+            try Inflater.reading(compressed, size: size, framing: .zlib) { reader in
                 guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
                 var packs: [SHA256Digest] = []
-                packs.reserveCapacity(packCount)
+                packs.reserveCapacity(min(packCount, 1 << 12))
                 for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
                 var paths = EntryPathCheck(damaged: damaged)
                 for _ in 0..<count {
@@ -298,6 +297,8 @@ struct VersionManifest: Sendable {
             }
         } catch let error as RemoteError {
             throw error
+        } catch let error as InflateError {
+            throw damaged("its entries do not inflate to the size its header states (\(error.reason))")
         } catch {
             throw damaged("its entries are truncated")
         }
@@ -306,6 +307,16 @@ struct VersionManifest: Sendable {
             entries[index].blobs = blobs[Int(blobStarts[index])..<Int(blobStarts[index + 1])]
         }
         return entries
+    }
+
+    /// Decodes an inflated body (the fuzzer's door to the same decoder: deflated again,
+    /// then decoded as a manifest's body is).
+    static func decodeEntries(
+        _ body: [UInt8], count: Int, packCount: Int, damaged: Damage
+    ) throws(RemoteError) -> [RemoteEntry] {
+        try decodeEntries(
+            inflating: Deflater.compressed(body, level: 1, framing: .zlib)[...], size: body.count, count: count,
+            packCount: packCount, damaged: damaged)
     }
 
     /// The paths of a manifest's entries, read one after the other: each prefix-compressed
@@ -319,7 +330,7 @@ struct VersionManifest: Sendable {
 
         init(damaged: Damage) { self.damaged = damaged }
 
-        mutating func next(_ reader: inout ByteReader) throws -> String {
+        mutating func next(_ reader: inout InflatingReader) throws -> String {
             let shared = Int(try reader.read(UInt16.self))
             let suffixLength = Int(try reader.read(UInt16.self))
             guard shared <= previous.count else { throw damaged("an entry's path is malformed") }
@@ -347,7 +358,7 @@ struct VersionManifest: Sendable {
 
     /// Decodes the fields after an entry's path; a file's blobs go to the end of `blobs`.
     static func decodeEntry(
-        _ path: String, _ reader: inout ByteReader, packs: [SHA256Digest], blobs: inout [BlobLocation], damaged: Damage
+        _ path: String, _ reader: inout InflatingReader, packs: [SHA256Digest], blobs: inout [BlobLocation], damaged: Damage
     ) throws -> RemoteEntry {
         guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
         let permissions = UInt32(try reader.read(UInt16.self))
@@ -381,7 +392,7 @@ struct VersionManifest: Sendable {
     /// Appends a regular file's blobs to `blobs`: they must point inside the pack table and
     /// add up to `size`.
     static func decodeBlobs(
-        of path: String, size: UInt64, _ reader: inout ByteReader, packs: [SHA256Digest], into blobs: inout [BlobLocation],
+        of path: String, size: UInt64, _ reader: inout InflatingReader, packs: [SHA256Digest], into blobs: inout [BlobLocation],
         damaged: Damage
     ) throws {
         let blobCount = Int(try reader.read(UInt32.self))
