@@ -255,13 +255,25 @@ enum ManifestFormat {
         _ snapshot: TreeSnapshot, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0,
         to sink: (UnsafeRawBufferPointer) throws -> Void
     ) rethrows -> (byteCount: Int, checksum: ContentHash) {
+        try writeIndex(
+            entryCount: snapshot.entries.count, rootHash: snapshot.rootHash, relinkWindow: relinkWindow,
+            packageIdentity: packageIdentity, entry: { snapshot.entries[$0] }, to: sink)
+    }
+
+    /// The same for a tree of `entryCount` entries that `entry` hands one at a time, in
+    /// order (a save records its new tree without making a second copy of it).
+    @discardableResult
+    static func writeIndex(
+        entryCount: Int, rootHash: ContentHash, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0,
+        entry: (Int) -> SnapshotEntry, to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows -> (byteCount: Int, checksum: ContentHash) {
         let pieceSize = 1 << 20
         var writer = ByteWriter(capacity: pieceSize + 64 << 10)
         writer.append(contentsOf: indexMagic)
         writer.append(version)
         writer.append(UInt32(0))
-        writer.append(UInt64(snapshot.entries.count))
-        writer.append(snapshot.rootHash)
+        writer.append(UInt64(entryCount))
+        writer.append(rootHash)
         writer.append((relinkWindow ?? 0...0).lowerBound)
         writer.append((relinkWindow ?? 0...0).upperBound)
         writer.append(packageIdentity)
@@ -270,13 +282,13 @@ enum ManifestFormat {
         var previous: [UInt8] = []
         var next = 0
         while true {
-            while next < snapshot.entries.count && writer.count < pieceSize {
-                appendEntry(snapshot.entries[next], previous: &previous, to: &writer)
+            while next < entryCount && writer.count < pieceSize {
+                appendEntry(entry(next), previous: &previous, to: &writer)
                 next += 1
             }
             writer.bytes.withUnsafeBytes { hasher.update($0) }
             // The checksum ends the last piece: a small manifest is still one write.
-            let isLast = next == snapshot.entries.count
+            let isLast = next == entryCount
             if isLast { writer.append(hasher.digest()) }
             try writer.bytes.withUnsafeBytes { try sink($0) }
             byteCount += writer.count

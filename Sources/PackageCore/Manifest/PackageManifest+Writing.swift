@@ -36,6 +36,18 @@ extension PackageManifest {
         try ManifestFormat.writeIndex(snapshot, relinkWindow: relinkWindow, packageIdentity: packageIdentity, to: sink)
     }
 
+    /// The same for a tree of `entryCount` entries that `entry` hands one at a time, in
+    /// depth-first order: a save records its new tree without a second copy of it.
+    @discardableResult
+    package static func writeIndex(
+        entryCount: Int, rootHash: ContentHash, relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64 = 0,
+        entry: (Int) -> SnapshotEntry, to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) rethrows -> (byteCount: Int, checksum: ContentHash) {
+        try ManifestFormat.writeIndex(
+            entryCount: entryCount, rootHash: rootHash, relinkWindow: relinkWindow, packageIdentity: packageIdentity,
+            entry: entry, to: sink)
+    }
+
     /// The name and bytes of the delta file that records, on top of this manifest, the
     /// entries a save wrote (`upserts`, ancestors included) and removed (`removals`, whole
     /// subtrees), and the tree's new root hash and entry count.

@@ -188,9 +188,9 @@ extension SaveContext {
 
         // The manifest: a delta, or a new base when there is none or the deltas grew.
         var metadataOperations: [SaveJournal.Operation] = []
-        let record = manifestRecord(deltaRecords: manifest != nil && appendsDelta)
         let identity = rootIdentity
         if let manifest, appendsDelta {
+            let record = deltaRecord()
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
                 newEntryCount: newEntryCount, relinkWindow: nil, packageIdentity: identity)
@@ -205,8 +205,7 @@ extension SaveContext {
             let written = try writeMetadata(
                 named: name, in: temporary.rawValue, displayName: metadataName + "/" + PackageLayout.indexFileName
             ) { sink in
-                try PackageManifest.writeIndex(
-                    TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity, to: sink)
+                try writeBaseRecord(packageIdentity: identity, to: sink)
             }
             metadataOperations.append(.rename(temporary: name, path: metadataName + "/" + PackageLayout.indexFileName))
             // Every delta file goes, those of a damaged manifest included: they describe

@@ -148,18 +148,18 @@ final class SaveContext {
     /// new (no linked inode is touched) and both the old and the new manifest describe the
     /// same content.
     private func recordMetadataOnly(_ manifest: PackageManifest, statistics: inout SaveStatistics) throws {
-        let record = manifestRecord(deltaRecords: appendsDelta)
         let metadataPath = package.metadataPath
         let identity = rootIdentity
         if !appendsDelta {
-            let bytes = PackageManifest.encodedIndex(
-                TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), packageIdentity: identity)
+            var bytes: [UInt8] = []
+            try writeBaseRecord(packageIdentity: identity) { bytes.append(contentsOf: $0) }
             try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
             statistics.metadataBytesWritten += Int64(bytes.count)
             statistics.manifestCompacted = true
             chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
             return
         }
+        let record = deltaRecord()
         let delta = manifest.encodedDelta(
             upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
             newEntryCount: newEntryCount, relinkWindow: nil, packageIdentity: identity)
@@ -254,13 +254,23 @@ final class SaveContext {
         return result
     }
 
-    /// The new tree as the manifest records it — package-side stat data, source stamps —
-    /// or, when `deltaRecords`, only the records a delta needs: every created,
-    /// re-permissioned or refreshed entry and every ancestor directory of a change;
-    /// removals as subtree roots. (A save that writes a new base needs only the entries; one
-    /// that appends a delta only the records: neither holds a second copy of a large tree.)
-    func manifestRecord(deltaRecords: Bool) -> (entries: [SnapshotEntry], upserts: [SnapshotEntry], removals: [String]) {
-        guard deltaRecords else { return (plan.new.entries.indices.map(recordedEntry(at:)), [], []) }
+    /// Hands `sink` the new tree's base manifest file in pieces, each entry as the manifest
+    /// records it (package-side stat data, source stamps) made as it is written: a large
+    /// tree is never copied to be recorded. Returns the byte count and closing checksum.
+    @discardableResult
+    func writeBaseRecord(
+        relinkWindow: ClosedRange<Int64>? = nil, packageIdentity: UInt64,
+        to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> (byteCount: Int, checksum: ContentHash) {
+        try PackageManifest.writeIndex(
+            entryCount: plan.new.entries.count, rootHash: plan.new.rootHash, relinkWindow: relinkWindow,
+            packageIdentity: packageIdentity, entry: recordedEntry(at:), to: sink)
+    }
+
+    /// The records a delta on top of the package's manifest needs: every created,
+    /// re-permissioned or refreshed entry and every ancestor directory of a change, as the
+    /// manifest records them; removals as subtree roots.
+    func deltaRecord() -> (upserts: [SnapshotEntry], removals: [String]) {
         var changed = Set(plan.creations)
         changed.formUnion(plan.permissionChanges)
         changed.formUnion(plan.refreshes)
@@ -277,7 +287,7 @@ final class SaveContext {
         for path in ancestors {
             if let index = plan.new.index(of: path.string) { upserts.append(recordedEntry(at: index)) }
         }
-        return ([], upserts, plan.removals.map { plan.old.entries[$0].path })
+        return (upserts, plan.removals.map { plan.old.entries[$0].path })
     }
 
     /// The new tree's entry at `index` as the manifest records it: the package-side stat

@@ -192,7 +192,6 @@ extension SaveContext {
         let metadataName = PackageLayout.metadataDirectoryName
         try FileSystem.makeDirectory(metadataName, relativeTo: staging.rawValue)
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: staging.rawValue)
-        let record = manifestRecord(deltaRecords: buildsOnPackage && manifest != nil && package != nil && appendsDelta)
         // The staging root becomes the package: the manifest names its inode.
         let identity = (try? staging.status().inode) ?? 0
         if buildsOnPackage, let manifest, let package, appendsDelta {
@@ -202,6 +201,7 @@ extension SaveContext {
                     metadataName + "/" + existing, to: existing, fromDirectory: package,
                     toDirectory: metadata.rawValue)
             }
+            let record = deltaRecord()
             let delta = manifest.encodedDelta(
                 upserts: record.upserts, removals: record.removals, newRootHash: plan.new.rootHash,
                 newEntryCount: newEntryCount, relinkWindow: window, packageIdentity: identity)
@@ -214,9 +214,7 @@ extension SaveContext {
                 named: PackageLayout.indexFileName, in: metadata.rawValue,
                 displayName: metadataName + "/" + PackageLayout.indexFileName
             ) { sink in
-                try PackageManifest.writeIndex(
-                    TreeSnapshot(entries: record.entries, rootHash: plan.new.rootHash), relinkWindow: window,
-                    packageIdentity: identity, to: sink)
+                try writeBaseRecord(relinkWindow: window, packageIdentity: identity, to: sink)
             }
             statistics.metadataBytesWritten += Int64(written.byteCount)
             statistics.manifestCompacted = manifest != nil && buildsOnPackage
