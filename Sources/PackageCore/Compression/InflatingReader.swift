@@ -58,7 +58,7 @@ package struct InflatingReader: ~Copyable {
     /// Inflates until `count` bytes are unread, moving what is unread to the window's start.
     private mutating func fill(_ count: Int) throws(InflateError) {
         guard count >= 0, count <= remaining else {
-            throw InflateError(reason: "it inflates to fewer bytes than its container says (\(declared))")
+            throw InflateError(reason: "its fields run past the \(declared) bytes its container states")
         }
         guard count <= window.count else { throw InflateError(reason: "a field of \(count) bytes is too large") }
         if start > 0 {

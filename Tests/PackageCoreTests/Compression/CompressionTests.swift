@@ -80,4 +80,58 @@ struct CompressionTests {
         }
         #expect(try Inflater.inflated(stream[...], size: input.count, framing: .raw) == input)
     }
+
+    @Test("fields read while inflating, across window edges; every claim checked at the end")
+    func readingWhileInflating() throws {
+        var random = SeededBytes(seed: 5)
+        let noise = random.bytes(50_000)
+        let compressed = Deflater.compressed(noise, level: 6, framing: .zlib)
+        // A 4 KiB window: fields of 1 to 3,000 bytes straddle its edge again and again.
+        var read: [UInt8] = []
+        try Inflater.reading(compressed[...], size: noise.count, framing: .zlib, window: 4096) { reader in
+            var length = 1
+            while reader.remaining > 0 {
+                let take = min(length, reader.remaining)
+                read += Array(try reader.bytes(take))
+                length = length * 7 % 3001 + 1
+            }
+        }
+        #expect(read == noise)
+        // Integers are little-endian, wherever they fall.
+        let numbers = Deflater.compressed([1, 0, 0, 0, 2, 0], level: 6, framing: .zlib)
+        let pair = try Inflater.reading(numbers[...], size: 6, framing: .zlib, window: 16) { reader in
+            (try reader.read(UInt32.self), try reader.read(UInt16.self))
+        }
+        #expect(pair == (1, 2))
+
+        func reason(_ bytes: ArraySlice<UInt8>, _ size: Int, reading count: Int) -> String? {
+            do {
+                try Inflater.reading(bytes, size: size, framing: .zlib, window: 4096) { reader in
+                    var left = count
+                    while left > 0 {
+                        let take = min(left, 1000)
+                        _ = try reader.bytes(take)
+                        left -= take
+                    }
+                }
+                return nil
+            } catch let error as InflateError {
+                return error.reason
+            } catch {
+                return "\(error)"
+            }
+        }
+        let body = Deflater.compressed(Self.body, level: 6, framing: .zlib)
+        #expect(reason(body[...], 1000, reading: 1000) == nil)
+        // A terabyte claimed: a 4 KiB window, and the short stream is refused.
+        #expect(reason(body[...], 1 << 40, reading: 2000) == "it inflates to 1000 bytes, its container says 1099511627776")
+        #expect(reason(body[...], 1 << 40, reading: 1000) == "1099511626776 of its declared 1099511627776 bytes were not read")
+        // Fewer bytes claimed than the stream holds: refused as soon as it inflates past them.
+        #expect(reason(body[...], 999, reading: 999) == "it inflates past its declared 999 bytes")
+        // Reading past the claim, bytes after the stream, a cut stream.
+        #expect(reason(body[...], 1000, reading: 1001) == "its fields run past the 1000 bytes its container states")
+        #expect(reason((body + [0])[...], 1000, reading: 1000) == "bytes follow the end of its stream")
+        #expect(reason(body.dropLast(5), 1000, reading: 1000) == "the stream is truncated")
+        #expect(reason(body[...], 1000, reading: 10) == "990 of its declared 1000 bytes were not read")
+    }
 }
