@@ -18,6 +18,20 @@ public final class TemporaryDirectory {
 
     deinit { try? FileSystem.removeTree(path) }
 
+    /// `/dev/shm` when it is a tmpfs this process may write to, else nil (the system's
+    /// temporary directory). For tests that set up thousands of packages whose durability is
+    /// not what they test (a simulated crash loses nothing unsynced): there an fsync or a
+    /// syncfs waits for no disk, and nothing else of a save changes.
+    public static let memoryBacked: String? = {
+        // /proc/self/mounts: "device mount-point type options …", one mount a line.
+        guard let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8) else { return nil }
+        let tmpfs = mounts.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 2 && fields[1] == "/dev/shm" && fields[2] == "tmpfs"
+        }
+        return tmpfs && access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : nil
+    }()
+
     public func url(_ relative: String) -> String { relative.isEmpty ? path : path + "/" + relative }
 }
 

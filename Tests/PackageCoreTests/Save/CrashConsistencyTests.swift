@@ -40,6 +40,9 @@ struct CrashConsistencyTests {
         let oldHash: ContentHash
         let newHash: ContentHash
         /// Where the packages under test are made (nil: the system's temporary directory).
+        /// By default in memory (`TemporaryDirectory.memoryBacked`), with the sources: the
+        /// sweeps' crashes are simulated, so the only fsync that matters is the one the
+        /// injector counts, and thousands of set-up packages then wait for no disk.
         let packagesParent: String?
         /// Whether every save commits a sync record, as a pull does (`recordOf`): the older,
         /// old and new snapshots each with their own.
@@ -57,8 +60,11 @@ struct CrashConsistencyTests {
             mediaSize: Int = (2 << 20) + 100, editsMedia: Bool = false, packagesIn packagesParent: String? = nil,
             syncRecords: Bool = false, conflictsRecords: Bool = false
         ) throws {
-            directory = try TemporaryDirectory("crash")
-            self.packagesParent = packagesParent
+            // Sources beside the packages: on their file system when given one (XFS for
+            // reflinks), else both in memory when there is a tmpfs.
+            let parent = packagesParent ?? TemporaryDirectory.memoryBacked
+            directory = try TemporaryDirectory("crash", in: packagesParent == nil ? parent : nil)
+            self.packagesParent = parent
             self.syncRecords = syncRecords || conflictsRecords
             self.conflictsRecords = conflictsRecords
             oldSource = directory.url("old-src")
