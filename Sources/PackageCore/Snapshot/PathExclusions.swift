@@ -16,6 +16,18 @@ public struct PathExclusions: Sendable, Hashable {
         var bytes: [CChar]
         var matchesPath: Bool
         var directoriesOnly: Bool
+        /// The literal bytes every match starts and ends with (those before the first and
+        /// after the last of `*?[]\`): a subject without them is not handed to fnmatch,
+        /// which is most of a scan's subjects for patterns like `._*` or `*~`.
+        var literalPrefix: [UInt8]
+        var literalSuffix: [UInt8]
+
+        /// Whether `subject` may match: it starts with the literal prefix and ends with the
+        /// literal suffix, without the two overlapping.
+        func mayMatch(_ subject: String.UTF8View) -> Bool {
+            subject.count >= literalPrefix.count + literalSuffix.count && subject.starts(with: literalPrefix)
+                && subject.reversed().starts(with: literalSuffix.reversed())
+        }
     }
 
     /// The patterns as given.
@@ -42,10 +54,36 @@ public struct PathExclusions: Sendable, Hashable {
             while body.hasPrefix("/") { body = body.dropFirst() }
             guard !body.isEmpty, !body.utf8.contains(0) else { return nil }
             let matchesPath = anchored || body.utf8.contains(UInt8(ascii: "/"))
+            let bytes = Array(body.utf8)
+            let special = bytes.indices.filter { Self.globBytes.contains(bytes[$0]) }
             return Pattern(
-                bytes: body.utf8.map { CChar(bitPattern: $0) } + [0], matchesPath: matchesPath,
-                directoriesOnly: directoriesOnly)
+                bytes: bytes.map { CChar(bitPattern: $0) } + [0], matchesPath: matchesPath,
+                directoriesOnly: directoriesOnly,
+                literalPrefix: Array(bytes[..<(special.first ?? bytes.count)]),
+                literalSuffix: special.last.map { Array(bytes[($0 + 1)...]) } ?? [])
         }
+        needsPaths = compiled.contains { $0.matchesPath }
+    }
+
+    /// The bytes fnmatch gives a meaning (a wildcard, a bracket, an escape).
+    private static let globBytes: [UInt8] = Array("*?[]\\".utf8)
+
+    /// Whether some pattern matches whole paths (else names alone decide).
+    private let needsPaths: Bool
+
+    /// Whether the entry whose last component is `name` is left out; `path` (its relative
+    /// path) is made only when a pattern matches whole paths and it may match.
+    package func excludes(name: String, isDirectory: Bool, path: () -> String) -> Bool {
+        let fullPath = needsPaths ? path() : ""
+        for pattern in compiled where isDirectory || !pattern.directoriesOnly {
+            let subject = pattern.matchesPath ? fullPath : name
+            guard pattern.mayMatch(subject.utf8) else { continue }
+            let matched = pattern.bytes.withUnsafeBufferPointer { patternBytes in
+                subject.withCString { fnmatch(patternBytes.baseAddress!, $0, pattern.matchesPath ? FNM_PATHNAME : 0) == 0 }
+            }
+            if matched { return true }
+        }
+        return false
     }
 
     /// These exclusions and `other`'s.
@@ -57,14 +95,6 @@ public struct PathExclusions: Sendable, Hashable {
     /// Whether the entry at `path` (relative, "/"-separated), whose last component is
     /// `name`, is left out.
     public func excludes(path: String, name: String, isDirectory: Bool) -> Bool {
-        for pattern in compiled where isDirectory || !pattern.directoriesOnly {
-            let matched = pattern.bytes.withUnsafeBufferPointer { patternBytes in
-                (pattern.matchesPath ? path : name).withCString { subject in
-                    fnmatch(patternBytes.baseAddress!, subject, pattern.matchesPath ? FNM_PATHNAME : 0) == 0
-                }
-            }
-            if matched { return true }
-        }
-        return false
+        excludes(name: name, isDirectory: isDirectory) { path }
     }
 }
