@@ -14,7 +14,7 @@ public struct PackageManifest: Sendable {
     /// within the same timestamp granule after it was recorded ("racy"): it is re-hashed.
     var baseRecordedAt: Int64
     /// The same, for entries a delta recorded later (by path: deltas are small).
-    var deltaRecordedAt: [String: Int64]
+    var deltaRecordedAt: [FileName: Int64]
     /// The earliest time in `deltaRecordedAt` (`Int64.max` when it is empty): a file dated
     /// before it and `baseRecordedAt` is not racy, whichever record holds it.
     var earliestDeltaRecordedAt: Int64 = .max
@@ -225,7 +225,7 @@ public struct PackageManifest: Sendable {
             guard var entry = record.entry else { continue }
             entry.descendantCount = snapshot.entries[index].descendantCount
             snapshot.entries[index] = entry
-            deltaRecordedAt[entry.path] = record.time
+            deltaRecordedAt[FileName(entry.path)] = record.time
             earliestDeltaRecordedAt = min(earliestDeltaRecordedAt, record.time)
         }
         entryCount = snapshot.entries.count
@@ -263,7 +263,7 @@ public struct PackageManifest: Sendable {
                 if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, key.string) { oldIndex += 1 }
                 if let entry = record.entry {
                     merged.append(entry)
-                    deltaRecordedAt[entry.path] = record.time
+                    deltaRecordedAt[FileName(entry.path)] = record.time
                     earliestDeltaRecordedAt = min(earliestDeltaRecordedAt, record.time)
                 }
                 overlayIndex += 1
@@ -324,7 +324,7 @@ public struct PackageManifest: Sendable {
 
     /// When the record of `path` was written (the racy cutoff).
     func recordedAt(_ path: String) -> Int64 {
-        deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[path] ?? baseRecordedAt
+        deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[FileName(path)] ?? baseRecordedAt
     }
 
     /// Whether `time` (a file's mtime) is before the record of `path` was written: the file

@@ -22,11 +22,17 @@ public struct PathExclusions: Sendable, Hashable {
         var literalPrefix: [UInt8]
         var literalSuffix: [UInt8]
 
-        /// Whether `subject` may match: it starts with the literal prefix and ends with the
-        /// literal suffix, without the two overlapping.
-        func mayMatch(_ subject: String.UTF8View) -> Bool {
-            subject.count >= literalPrefix.count + literalSuffix.count && subject.starts(with: literalPrefix)
-                && subject.reversed().starts(with: literalSuffix.reversed())
+        /// Whether the UTF-8 bytes `subject` may match: they start with the literal prefix
+        /// and end with the literal suffix, without the two overlapping.
+        func mayMatch(_ subject: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard subject.count >= literalPrefix.count + literalSuffix.count else { return false }
+            return literalPrefix.withUnsafeBufferPointer { prefix in
+                literalSuffix.withUnsafeBufferPointer { suffix in
+                    (prefix.isEmpty || memcmp(subject.baseAddress!, prefix.baseAddress!, prefix.count) == 0)
+                        && (suffix.isEmpty
+                            || memcmp(subject.baseAddress! + (subject.count - suffix.count), suffix.baseAddress!, suffix.count) == 0)
+                }
+            }
         }
     }
 
@@ -76,8 +82,8 @@ public struct PathExclusions: Sendable, Hashable {
     package func excludes(name: String, isDirectory: Bool, path: () -> String) -> Bool {
         let fullPath = needsPaths ? path() : ""
         for pattern in compiled where isDirectory || !pattern.directoriesOnly {
-            let subject = pattern.matchesPath ? fullPath : name
-            guard pattern.mayMatch(subject.utf8) else { continue }
+            var subject = pattern.matchesPath ? fullPath : name
+            guard subject.withUTF8({ pattern.mayMatch($0) }) else { continue }
             let matched = pattern.bytes.withUnsafeBufferPointer { patternBytes in
                 subject.withCString { fnmatch(patternBytes.baseAddress!, $0, pattern.matchesPath ? FNM_PATHNAME : 0) == 0 }
             }

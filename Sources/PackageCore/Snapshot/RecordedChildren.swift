@@ -1,3 +1,5 @@
+import Glibc
+
 /// What a recorded tree (a manifest's) knows of files by their position in it: the scan's
 /// stat cache, asked without a search of the whole tree per file (`TreeScanner.recordedContent`).
 package struct RecordedContentLookup: Sendable {
@@ -56,9 +58,21 @@ struct RecordedChildren {
             let found = next
             next += 1 + max(0, entries[next].descendantCount)
             // Equal past the prefix: the whole path must be the directory's and this name.
-            if order == 0 { return PathOrder.hasBytePrefix(entries[found].path, prefix) ? found : nil }
+            if order == 0 { return hasPrefix(entries[found].path) ? found : nil }
         }
         return nil
+    }
+
+    /// Whether `path` starts with the directory's path and "/".
+    private func hasPrefix(_ path: String) -> Bool {
+        var path = path
+        var prefix = prefix
+        return path.withUTF8 { pathBytes in
+            prefix.withUTF8 { prefixBytes in
+                pathBytes.count >= prefixBytes.count
+                    && (prefixBytes.isEmpty || memcmp(pathBytes.baseAddress!, prefixBytes.baseAddress!, prefixBytes.count) == 0)
+            }
+        }
     }
 
     /// The byte order of `path` without its first `offset` bytes against `name` (a path
