@@ -68,7 +68,7 @@ public struct TreeScanner: Sendable {
         public var skipped: [(path: String, kind: FileKind)]
         /// Files read and hashed (the rest came from `knownHash`).
         public var filesHashed: Int
-        /// The files read and hashed, by relative path (the rest came from `knownHash`).
+        /// The files read and hashed, by relative path (the rest came from `knownHash` or `recordedContent`).
         public var hashedPaths: [String]
         /// Bytes read to hash those files.
         public var bytesHashed: Int64
@@ -307,7 +307,7 @@ final class ScanContext: Sendable {
             }
             node.statuses[index].size = size
             filesHashed.add(1, ordering: .relaxed)
-            if scanner.knownHash != nil { hashedPaths.withLock { $0.append(relative) } }
+            if scanner.knownHash != nil || scanner.recordedContent != nil { hashedPaths.withLock { $0.append(relative) } }
             bytesHashed.add(size, ordering: .relaxed)
             scanner.progress?(size)
         }
