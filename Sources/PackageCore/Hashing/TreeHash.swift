@@ -51,16 +51,23 @@ public struct TreeHashBuilder: ~Copyable {
         }
         previousName = name
         #endif
-        scratch.removeAll(keepingCapacity: true)
+        // Gathered and hashed in pieces of about 16 KiB: the streamed hash is the same
+        // whatever the pieces, and one update per child costs more than the child's bytes.
         scratch.append(tag.rawValue)
         scratch.append(contentsOf: name.utf8)
         scratch.append(0)
         hash.append(to: &scratch)
-        hasher.update(scratch)
+        if scratch.count >= 16 << 10 {
+            hasher.update(scratch)
+            scratch.removeAll(keepingCapacity: true)
+        }
     }
 
     /// The directory's hash, once every child was added.
-    public consuming func finish() -> ContentHash { hasher.digest() }
+    public consuming func finish() -> ContentHash {
+        if !scratch.isEmpty { hasher.update(scratch) }
+        return hasher.digest()
+    }
 
     /// The hash of an empty directory.
     public static let emptyDirectory: ContentHash = TreeHashBuilder().finish()

@@ -159,6 +159,7 @@ public struct PackageScan: Sendable {
             workers: workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.previousChunks = manifest?.chunkHints
+        scanner.recordedContent = manifest?.recordedContentLookup
         scanner.exclusions = exclusions
         scanner.pathDonor = pathDonor
         let result = try scanner.scan(path)

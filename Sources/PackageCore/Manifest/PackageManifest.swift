@@ -14,7 +14,10 @@ public struct PackageManifest: Sendable {
     /// within the same timestamp granule after it was recorded ("racy"): it is re-hashed.
     var baseRecordedAt: Int64
     /// The same, for entries a delta recorded later (by path: deltas are small).
-    var deltaRecordedAt: [String: Int64]
+    var deltaRecordedAt: [FileName: Int64]
+    /// The earliest time in `deltaRecordedAt` (`Int64.max` when it is empty): a file dated
+    /// before it and `baseRecordedAt` is not racy, whichever record holds it.
+    var earliestDeltaRecordedAt: Int64 = .max
     /// Windows in which saves hard-linked unchanged files, moving their ctimes; a ctime
     /// inside one of them is the save's own doing, not an edit.
     var relinkWindows: [ClosedRange<Int64>]
@@ -192,6 +195,45 @@ public struct PackageManifest: Sendable {
     /// Merges the folded deltas into the base entries in one pass: O(n + k log k) for n
     /// entries and k delta records, however many deltas there are.
     private mutating func apply(_ fold: DeltaFold, path: String) throws(ManifestError) {
+        if !applyInPlace(fold) { merge(fold) }
+        guard snapshot.entries.count == expectedEntryCount else {
+            throw ManifestError(
+                path: path,
+                reason: .inconsistent("\(snapshot.entries.count) entries after applying it, \(expectedEntryCount) expected"))
+        }
+    }
+
+    /// The folded deltas' records written over the base entries they replace, when every
+    /// one replaces an entry of the same path that is a directory exactly when it is (the
+    /// common case: files changed, none added or removed): the tree's shape and descendant
+    /// counts stay, and the base is neither copied nor walked. False, with nothing changed,
+    /// otherwise.
+    ///
+    /// - Complexity: O(k log n) for k records.
+    private mutating func applyInPlace(_ fold: DeltaFold) -> Bool {
+        guard fold.removedRoots.isEmpty else { return false }
+        var replacements: [(index: Int, record: DeltaFold.Record)] = []
+        replacements.reserveCapacity(fold.overlay.count)
+        for (key, record) in fold.overlay {
+            guard let entry = record.entry, let index = snapshot.index(of: key.string),
+                PathOrder.sameBytes(snapshot.entries[index].path, entry.path),
+                (snapshot.entries[index].kind == .directory) == (entry.kind == .directory)
+            else { return false }
+            replacements.append((index, record))
+        }
+        for (index, record) in replacements {
+            guard var entry = record.entry else { continue }
+            entry.descendantCount = snapshot.entries[index].descendantCount
+            snapshot.entries[index] = entry
+            deltaRecordedAt[FileName(entry.path)] = record.time
+            earliestDeltaRecordedAt = min(earliestDeltaRecordedAt, record.time)
+        }
+        entryCount = snapshot.entries.count
+        return true
+    }
+
+    /// `apply` by a merge of the base entries and the folded records into a new array.
+    private mutating func merge(_ fold: DeltaFold) {
         let overlay = fold.overlay.sorted { PathOrder.pathLess($0.key.string, $1.key.string) }
         let removals = fold.removedRoots.sorted(by: PathOrder.pathLess)
         let old = snapshot.entries
@@ -221,7 +263,8 @@ public struct PackageManifest: Sendable {
                 if oldIndex < old.count && PathOrder.sameBytes(old[oldIndex].path, key.string) { oldIndex += 1 }
                 if let entry = record.entry {
                     merged.append(entry)
-                    deltaRecordedAt[entry.path] = record.time
+                    deltaRecordedAt[FileName(entry.path)] = record.time
+                    earliestDeltaRecordedAt = min(earliestDeltaRecordedAt, record.time)
                 }
                 overlayIndex += 1
             } else {
@@ -232,10 +275,6 @@ public struct PackageManifest: Sendable {
         Self.fillDescendantCounts(&merged)
         snapshot.entries = merged
         entryCount = merged.count
-        guard merged.count == expectedEntryCount else {
-            throw ManifestError(
-                path: path, reason: .inconsistent("\(merged.count) entries after applying it, \(expectedEntryCount) expected"))
-        }
     }
 
     /// Fills every directory's descendant count from the paths (entries in depth-first order).
@@ -285,7 +324,15 @@ public struct PackageManifest: Sendable {
 
     /// When the record of `path` was written (the racy cutoff).
     func recordedAt(_ path: String) -> Int64 {
-        deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[path] ?? baseRecordedAt
+        deltaRecordedAt.isEmpty ? baseRecordedAt : deltaRecordedAt[FileName(path)] ?? baseRecordedAt
+    }
+
+    /// Whether `time` (a file's mtime) is before the record of `path` was written: the file
+    /// was not changed within its record's racy window. Without a lookup when `time` is
+    /// before every record.
+    func isRecorded(after time: Int64, path: String) -> Bool {
+        if time < baseRecordedAt && time < earliestDeltaRecordedAt { return true }
+        return time < recordedAt(path)
     }
 
     /// The recorded hash of the regular file at `path`, when its current `status` proves it
@@ -322,7 +369,7 @@ public struct PackageManifest: Sendable {
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, entry.size == status.size,
             entry.modificationTime == status.modificationTime, entry.inode == status.inode,
-            entry.modificationTime < recordedAt(entry.path)
+            isRecorded(after: entry.modificationTime, path: entry.path)
         else { return nil }
         if entry.changeTime != status.changeTime {
             guard insideRelinkWindow(status.changeTime) else { return nil }
@@ -341,7 +388,7 @@ public struct PackageManifest: Sendable {
     func cachedSourceHash(at index: Int, status: FileStatus) -> ContentHash? {
         let entry = snapshot.entries[index]
         guard entry.kind == .regular, status.kind == .regular, let stamp = entry.source, entry.size == status.size,
-            stamp == SourceStamp(status), stamp.modificationTime < recordedAt(entry.path)
+            stamp == SourceStamp(status), isRecorded(after: stamp.modificationTime, path: entry.path)
         else { return nil }
         return entry.hash
     }
@@ -364,6 +411,27 @@ public struct PackageManifest: Sendable {
     package var chunkHints: TreeScanner.ChunkHintLookup {
         let manifest = self
         return { path in manifest.snapshot.index(of: path).flatMap { manifest.snapshot.entries[$0].chunks } }
+    }
+
+    /// `sourceHashLookup` by position in the manifest, for a scan that walks each
+    /// directory's records beside its listing (`TreeScanner.recordedContent`).
+    package var sourceContentLookup: RecordedContentLookup {
+        let manifest = self
+        return RecordedContentLookup(snapshot: snapshot) { index, status in
+            guard let hash = manifest.cachedSourceHash(at: index, status: status) else { return nil }
+            let entry = manifest.snapshot.entries[index]
+            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
+        }
+    }
+
+    /// `hashLookup` by position in the manifest (`TreeScanner.recordedContent`).
+    package var recordedContentLookup: RecordedContentLookup {
+        let manifest = self
+        return RecordedContentLookup(snapshot: snapshot) { index, status in
+            guard let hash = manifest.cachedHash(at: index, status: status) else { return nil }
+            let entry = manifest.snapshot.entries[index]
+            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
+        }
     }
 
     /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):

@@ -48,6 +48,7 @@ public struct DirectorySource: SaveSource {
         if let cancellation = context.options.cancellation { scanner.isCancelled = { cancellation.isCancelled } }
         scanner.exclusions = exclusions
         scanner.previousChunks = context.manifest?.chunkHints
+        scanner.recordedContent = context.manifest?.sourceContentLookup
         var scan = try scanner.scan(path)
         let rootHash = scan.snapshot.rootHash
         // Taken out of the scan, so that stamping the entries below changes them in place

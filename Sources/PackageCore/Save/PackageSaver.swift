@@ -165,9 +165,10 @@ public enum PackageSaver {
                     "the manifest was written for another folder (copied or received with the package): checked the package against it")
             }
         }
-        let scanner = TreeScanner(
+        var scanner = TreeScanner(
             workers: options.workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
+        scanner.recordedContent = manifest?.recordedContentLookup
         let scan = try scanner.scan(package.path)
         var snapshot = scan.snapshot
         if let manifest { snapshot.adoptSourceStamps(from: manifest.snapshot) }

@@ -108,7 +108,7 @@ struct SavePlan {
                         unchangedOld[j] = i
                         if was.permissions != now.permissions {
                             permissionChanges.append(j)
-                        } else if was.source != now.source || (!reread.isEmpty && reread.contains(FileName(now.path))) {
+                        } else if was.source != now.source {
                             refreshes.append(j)
                         }
                     } else {
@@ -117,6 +117,12 @@ struct SavePlan {
                 }
                 return (1, 1)
             }
+        }
+        // Unchanged files that were reread although their stamps agree (racy ones): found by
+        // path, so that the walk above hashes no path of the files nobody reread.
+        for path in reread {
+            guard let j = new.index(of: path.string), after[j].kind == .regular, let i = unchangedOld[j] else { continue }
+            if before[i].permissions == after[j].permissions && before[i].source == after[j].source { refreshes.append(j) }
         }
         // Package files the manifest's stat cache no longer vouches for (a save's own
         // renames move ctimes; racy entries): record them afresh so they are not reread

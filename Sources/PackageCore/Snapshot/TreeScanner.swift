@@ -39,6 +39,10 @@ public struct TreeScanner: Sendable {
     /// Asked before each directory and file: true stops the scan with `CancellationError`
     /// (a save being cancelled while it describes its source). Called from worker threads.
     public var isCancelled: (@Sendable () -> Bool)?
+    /// `knownHash` by position in a recorded tree (a manifest's): each directory's files are
+    /// found by walking its recorded children beside its sorted listing, not by a search of
+    /// the whole tree per file. When set, `knownHash` is not asked.
+    package var recordedContent: RecordedContentLookup?
     /// A tree whose path strings the scan keeps for its own files of the same bytes, so
     /// that two trees of one shape hold each path once (`pkgtool diff SRC PKG` scans SRC
     /// with PKG's tree). Storage only: nothing else is taken from it.
@@ -64,7 +68,7 @@ public struct TreeScanner: Sendable {
         public var skipped: [(path: String, kind: FileKind)]
         /// Files read and hashed (the rest came from `knownHash`).
         public var filesHashed: Int
-        /// The files read and hashed, by relative path (the rest came from `knownHash`).
+        /// The files read and hashed, by relative path (the rest came from `knownHash` or `recordedContent`).
         public var hashedPaths: [String]
         /// Bytes read to hash those files.
         public var bytesHashed: Int64
@@ -191,7 +195,7 @@ final class ScanContext: Sendable {
             }
             if !scanner.exclusions.isEmpty
                 && scanner.exclusions.excludes(
-                    path: node.childPath(entry.name), name: entry.name, isDirectory: status.kind == .directory)
+                    name: entry.name, isDirectory: status.kind == .directory, path: { node.childPath(entry.name) })
             {
                 continue
             }
@@ -208,6 +212,8 @@ final class ScanContext: Sendable {
         // Fill every slot first: once a job is queued, other workers read this node.
         node.names = listed.map(\.name)
         var needsHash: [Bool] = Array(repeating: false, count: listed.count)
+        // The recorded siblings, walked beside the sorted listing.
+        var recordedChildren = scanner.recordedContent.map { RecordedChildren($0.snapshot, directory: node.path) }
         for (index, item) in listed.enumerated() {
             node.statuses[index] = item.status
             switch item.status.kind {
@@ -220,17 +226,7 @@ final class ScanContext: Sendable {
                 node.hashes[index] = ContentHash.of(target)
                 node.statuses[index].size = Int64(target.count)
             default:
-                let path = node.childPath(item.name)
-                if let known = scanner.knownHash?(path, item.status) {
-                    node.hashes[index] = known.hash
-                    node.chunkLists[index] = known.chunks
-                    if let recorded = known.recordedPath, PathOrder.sameBytes(recorded, path) {
-                        node.recordedPaths[index] = recorded
-                    }
-                } else if scanner.hashContents {
-                    needsHash[index] = true
-                }
-                if node.recordedPaths[index] == nil { node.recordedPaths[index] = donatedPath(path) }
+                needsHash[index] = !takeKnownContent(node, index, status: item.status, recorded: &recordedChildren) && scanner.hashContents
             }
         }
         for child in node.children { if let child { queue.push(.directory(child)) } }
@@ -248,6 +244,32 @@ final class ScanContext: Sendable {
             }
         }
         if !batch.isEmpty { queue.push(.files(node, batch)) }
+    }
+
+    /// Fills the hash (and chunk list) of file `index` of `node` from the recorded tree or
+    /// `knownHash` when they vouch for its `status`, and the recorded string of its path;
+    /// false when the file must be read.
+    private func takeKnownContent(
+        _ node: ScanNode, _ index: Int, status: FileStatus, recorded children: inout RecordedChildren?
+    ) -> Bool {
+        let name = node.names[index]
+        var known: KnownContent?
+        if let recorded = scanner.recordedContent {
+            // Found by position: the recorded entry's path is this file's, byte for byte.
+            if let position = children?.index(ofChild: name) {
+                node.recordedPaths[index] = recorded.snapshot.entries[position].path
+                known = recorded.known(position, status)
+            }
+        } else {
+            let path = node.childPath(name)
+            known = scanner.knownHash?(path, status)
+            if let recorded = known?.recordedPath, PathOrder.sameBytes(recorded, path) { node.recordedPaths[index] = recorded }
+        }
+        if node.recordedPaths[index] == nil, scanner.pathDonor != nil { node.recordedPaths[index] = donatedPath(node.childPath(name)) }
+        guard let known else { return false }
+        node.hashes[index] = known.hash
+        node.chunkLists[index] = known.chunks
+        return true
     }
 
     /// The path donor's string of `path`, when the donor holds a file of these very bytes.
@@ -285,7 +307,7 @@ final class ScanContext: Sendable {
             }
             node.statuses[index].size = size
             filesHashed.add(1, ordering: .relaxed)
-            if scanner.knownHash != nil { hashedPaths.withLock { $0.append(relative) } }
+            if scanner.knownHash != nil || scanner.recordedContent != nil { hashedPaths.withLock { $0.append(relative) } }
             bytesHashed.add(size, ordering: .relaxed)
             scanner.progress?(size)
         }

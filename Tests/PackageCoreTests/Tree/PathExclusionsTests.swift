@@ -29,6 +29,18 @@ struct PathExclusionsTests {
         }
     }
 
+    /// Names are checked against a pattern's literal prefix and suffix before fnmatch: the
+    /// check never drops a match (brackets, escapes, `?`, a prefix and suffix that would overlap).
+    @Test func theLiteralPrecheckKeepsEveryMatch() {
+        let rules = PathExclusions(["*.[jt]s", "draft?.md", "\\*star", "ab*ba", "[.]hidden", "a]b"])
+        for name in ["x.js", "x.ts", "draft1.md", "*star", "abba", "ab-ba", ".hidden", "a]b"] {
+            #expect(rules.excludes(path: "d/" + name, name: name, isDirectory: false), "\(name)")
+        }
+        for name in ["x.cs", "x.jss", "draft12.md", "xstar", "aba", "hidden", "ab"] {
+            #expect(!rules.excludes(path: "d/" + name, name: name, isDirectory: false), "\(name)")
+        }
+    }
+
     /// A pattern written in one normalisation leaves the other's twin in: names are bytes.
     @Test func twinsAreDifferentNames() {
         let rules = PathExclusions(["caf\u{e9}.txt"])

@@ -1,0 +1,92 @@
+import Glibc
+
+/// What a recorded tree (a manifest's) knows of files by their position in it: the scan's
+/// stat cache, asked without a search of the whole tree per file (`TreeScanner.recordedContent`).
+package struct RecordedContentLookup: Sendable {
+    /// The recorded tree, depth-first with descendant counts.
+    package let snapshot: TreeSnapshot
+    /// What is known of the file recorded at `index`, given its `status` now; nil when the
+    /// status does not vouch for the record (the file must be read).
+    package let known: @Sendable (_ index: Int, _ status: FileStatus) -> KnownContent?
+
+    package init(snapshot: TreeSnapshot, known: @escaping @Sendable (_ index: Int, _ status: FileStatus) -> KnownContent?) {
+        self.snapshot = snapshot
+        self.known = known
+    }
+}
+
+/// The recorded children of one directory, walked in name order beside its sorted listing:
+/// each lookup moves forward past the children (and their subtrees, by descendant count)
+/// whose names come before the one asked for.
+///
+/// - Complexity: one `index(of:)` for the directory, then O(children) byte comparisons
+///   for all the lookups of its listing together (names asked in increasing byte order).
+struct RecordedChildren {
+    private let entries: [SnapshotEntry]
+    private var next: Int
+    private let end: Int
+    /// The directory's path and its "/" ("" at the root).
+    private let prefix: String
+    private var prefixLength: Int { prefix.utf8.count }
+
+    /// The children of `directory` ("" for the root) in `snapshot`; none when it records no
+    /// directory there.
+    init(_ snapshot: TreeSnapshot, directory: String) {
+        entries = snapshot.entries
+        if directory.isEmpty {
+            next = 0
+            end = entries.count
+            prefix = ""
+        } else if let index = snapshot.index(of: directory), entries[index].kind == .directory {
+            next = index + 1
+            end = min(entries.count, index + 1 + entries[index].descendantCount)
+            prefix = directory + "/"
+        } else {
+            next = 0
+            end = 0
+            prefix = ""
+        }
+    }
+
+    /// The index of the child named `name`, nil when none is recorded. Names must be asked
+    /// in increasing byte order: those before `name` are passed for good.
+    mutating func index(ofChild name: String) -> Int? {
+        let offset = prefixLength
+        while next < end {
+            let order = Self.compare(entries[next].path, droppingFirst: offset, with: name)
+            if order > 0 { return nil }
+            let found = next
+            next += 1 + max(0, entries[next].descendantCount)
+            // Equal past the prefix: the whole path must be the directory's and this name.
+            if order == 0 { return hasPrefix(entries[found].path) ? found : nil }
+        }
+        return nil
+    }
+
+    /// Whether `path` starts with the directory's path and "/".
+    private func hasPrefix(_ path: String) -> Bool {
+        var path = path
+        var prefix = prefix
+        return path.withUTF8 { pathBytes in
+            prefix.withUTF8 { prefixBytes in
+                pathBytes.count >= prefixBytes.count
+                    && (prefixBytes.isEmpty || memcmp(pathBytes.baseAddress!, prefixBytes.baseAddress!, prefixBytes.count) == 0)
+            }
+        }
+    }
+
+    /// The byte order of `path` without its first `offset` bytes against `name` (a path
+    /// shorter than `offset` comes first: it is not a child).
+    private static func compare(_ path: String, droppingFirst offset: Int, with name: String) -> Int {
+        var path = path
+        var name = name
+        return path.withUTF8 { pathBytes in
+            name.withUTF8 { nameBytes in
+                guard pathBytes.count >= offset else { return -1 }
+                return PathOrder.compare(
+                    UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pathBytes)[offset...]),
+                    UnsafeRawBufferPointer(nameBytes), slashIsLowest: true)
+            }
+        }
+    }
+}
