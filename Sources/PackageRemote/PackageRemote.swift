@@ -190,17 +190,19 @@ public enum PackageRemote {
 
     /// A version's tree (names, kinds, modes, sizes, content hashes) without its contents:
     /// what `pkgtool diff PKG s3://…` compares with.
+    /// - Parameter pathDonor: a tree already loaded (the other side of a diff) whose path
+    ///   strings the version's entries share where their bytes are the same.
     /// - Complexity: one GET of the head and one of the manifest (unless cached).
-    public static func snapshot(of location: RemoteLocation, version: String? = nil, options: RemoteOptions) throws
-        -> (version: VersionSummary, snapshot: TreeSnapshot)
-    {
+    public static func snapshot(
+        of location: RemoteLocation, version: String? = nil, options: RemoteOptions, pathDonor: TreeSnapshot? = nil
+    ) throws -> (version: VersionSummary, snapshot: TreeSnapshot) {
         let store = RemoteStore(location: location, options: options)
         let connection = store.connection()
         let head = try store.requireHead(connection)
         let target =
             try version.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
-        return (target, try store.manifest(target.id, connection).snapshot())
+        return (target, try store.manifest(target.id, connection, keepingBlobs: false, pathDonor: pathDonor).snapshot())
     }
 
     /// The remote's versions, newest first: at most `limit`, or, when nil, those the head

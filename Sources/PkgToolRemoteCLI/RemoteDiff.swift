@@ -9,15 +9,22 @@ enum RemoteDiff {
         -> (old: TreeSnapshot, new: TreeSnapshot)
     {
         var options: RemoteOptions?
-        func load(_ argument: String) throws -> TreeSnapshot {
+        func load(_ argument: String, pathDonor: TreeSnapshot?) throws -> TreeSnapshot {
             guard RemoteCommandSupport.isRemote(argument) else {
-                return try SnapshotLoading.load(argument, workers: workers, console: console).snapshot
+                return try SnapshotLoading.load(argument, workers: workers, console: console, pathDonor: pathDonor).snapshot
             }
             let location = try RemoteCommandSupport.location(argument, usageLine: usageLine)
             if options == nil { options = try RemoteCommandSupport.options(arguments, usageLine: usageLine) }
             // A RemoteError goes up as it is: one line, exit 2 (1 means "different" here).
-            return try PackageRemote.snapshot(of: location, options: options!).snapshot
+            return try PackageRemote.snapshot(of: location, options: options!, pathDonor: pathDonor).snapshot
         }
-        return (try load(arguments.positionals[0]), try load(arguments.positionals[1]))
+        let (first, second) = (arguments.positionals[0], arguments.positionals[1])
+        // A local side first: the remote's entries then share its path strings.
+        if RemoteCommandSupport.isRemote(first) && !RemoteCommandSupport.isRemote(second) {
+            let new = try load(second, pathDonor: nil)
+            return (try load(first, pathDonor: new), new)
+        }
+        let old = try load(first, pathDonor: nil)
+        return (old, try load(second, pathDonor: old))
     }
 }

@@ -261,6 +261,17 @@ import Testing
         #expect(merged?.blobs.count == 3)
     }
 
+    @Test func stagedContentNamesGiveTheirKeyBack() {
+        let key = FileKey(ContentHash.of(Array("staged".utf8)), 4096)
+        let name = PullStaging.name(key)
+        #expect(PullStaging.key(named: name) == key)
+        // Only that very name: what else lies in the staging area is no content of ours.
+        let hash = "\(key.hash)"
+        for other in [hash + "-04096", hash + "-+4096", hash.uppercased() + "-4096", hash + "-4096.part", hash, "-4096", hash + "--1"] {
+            #expect(PullStaging.key(named: other) == nil, "\(other)")
+        }
+    }
+
     @Test func pendingPacksSurviveATornRecord() throws {
         let directory = try TemporaryDirectory("pending")
         let cache = LocalCache(root: directory.path, endpoint: "http://x", location: RemoteLocation(bucket: "b", prefix: "p"))

@@ -227,13 +227,20 @@ struct VersionManifest: Sendable {
     }
 
     /// Decodes a whole manifest whose bytes were checked against `id`.
-    static func decode(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> VersionManifest {
+    ///
+    /// A caller that wants only the tree (a diff) passes `keepingBlobs: false` (every blob
+    /// is still checked) and may pass a `pathDonor`, a tree whose path strings the entries
+    /// share where the bytes are the same: the remote side of a diff then costs no second
+    /// copy of the paths.
+    static func decode(
+        _ bytes: [UInt8], id: SHA256Digest, keepingBlobs: Bool = true, pathDonor: TreeSnapshot? = nil
+    ) throws(RemoteError) -> VersionManifest {
         let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
         let damaged = Damage(shortID: summary.shortID)
         guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
         let entries = try decodeEntries(
             inflating: bytes[bodyOffset...], size: bodySize, count: summary.entryCount, packCount: packCount,
-            damaged: damaged)
+            keepingBlobs: keepingBlobs, pathDonor: pathDonor, damaged: damaged)
         var total: Int64 = 0
         for entry in entries where entry.kind == .regular {
             let (sum, overflow) = total.addingReportingOverflow(entry.size)
@@ -267,7 +274,8 @@ struct VersionManifest: Sendable {
     /// The body is never held whole, and what is reserved follows the compressed bytes that
     /// arrived (a real entry takes dozens of them), not the counts the header states.
     static func decodeEntries(
-        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, damaged: Damage
+        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, keepingBlobs: Bool = true,
+        pathDonor: TreeSnapshot? = nil, damaged: Damage
     ) throws(RemoteError) -> [RemoteEntry] {
         // Every record takes at least 39 bytes: a count beyond that is damage.
         guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
@@ -276,7 +284,7 @@ struct VersionManifest: Sendable {
         entries.reserveCapacity(likely)
         // Every entry's blobs in one array, sliced once it is complete; where each entry's start.
         var blobs: [BlobLocation] = []
-        blobs.reserveCapacity(likely)
+        blobs.reserveCapacity(keepingBlobs ? likely : 0)
         var blobStarts: [Int32] = []
         blobStarts.reserveCapacity(likely + 1)
         do {
@@ -285,11 +293,12 @@ struct VersionManifest: Sendable {
                 var packs: [SHA256Digest] = []
                 packs.reserveCapacity(min(packCount, 1 << 12))
                 for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
-                var paths = EntryPathCheck(damaged: damaged)
+                var paths = EntryPathCheck(damaged: damaged, donor: pathDonor)
                 for _ in 0..<count {
                     let path = try paths.next(&reader)
                     blobStarts.append(Int32(blobs.count))
                     let entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
+                    if !keepingBlobs { blobs.removeAll(keepingCapacity: true) }
                     if entry.kind == .directory { paths.addDirectory(path) }
                     entries.append(entry)
                 }
@@ -325,10 +334,15 @@ struct VersionManifest: Sendable {
     /// not pass for the directory `e\u{301}`, though Swift's `String ==` equates them).
     struct EntryPathCheck {
         let damaged: Damage
+        /// A tree whose path strings are kept instead of new ones of the same bytes.
+        let donor: TreeSnapshot?
         private var previous: [UInt8] = []
         private var directories = Set<RelativePath>()
 
-        init(damaged: Damage) { self.damaged = damaged }
+        init(damaged: Damage, donor: TreeSnapshot? = nil) {
+            self.damaged = damaged
+            self.donor = donor
+        }
 
         mutating func next(_ reader: inout InflatingReader) throws -> String {
             let shared = Int(try reader.read(UInt16.self))
@@ -350,6 +364,9 @@ struct VersionManifest: Sendable {
                 }
             }
             previous = pathBytes
+            if let donor, let index = donor.index(of: path), PathOrder.sameBytes(donor.entries[index].path, path) {
+                return donor.entries[index].path
+            }
             return path
         }
 

@@ -88,7 +88,9 @@ struct ContentGathering {
                 assembled.append(Int32(ordinal))
             }
         }
-        staging.removeUnneeded(contents: Set(assembled.map { PullStaging.name(found.order[Int($0)]) }), blobs: keepBlobs)
+        // The assembled contents by key, for lookups (24 bytes each, not a set of names).
+        let kept = assembled.map { found.order[Int($0)] }.sorted()
+        staging.removeUnneeded(keepingContents: { kept.containsSorted($0) }, blobs: keepBlobs)
     }
 
     /// DEST's file `old` as the origin of its content at another path, with the stat data

@@ -111,3 +111,17 @@ extension [RemoteEntry] {
         return FileKey(entry.contentHash, entry.size)
     }
 }
+
+extension [FileKey] {
+    /// Whether this array, sorted ascending, holds `key` (binary search).
+    func containsSorted(_ key: FileKey) -> Bool {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle] == key { return true }
+            if self[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return false
+    }
+}

@@ -146,14 +146,26 @@ final class PullStaging: @unchecked Sendable {
         try FileSystem.status(readyDirectory + Self.name(key))
     }
 
-    /// Removes what no longer serves: contents not in `contents`, blobs not in `blobs`.
-    func removeUnneeded(contents: Set<String>, blobs keep: Set<String>) {
-        for (directory, needed) in [(partial, contents), (ready, contents), (blobs, keep)] {
+    /// Removes what no longer serves: contents `needed` refuses (and names no content gives),
+    /// blobs not in `blobs`.
+    func removeUnneeded(keepingContents needed: (FileKey) -> Bool, blobs keep: Set<String>) {
+        for (directory, holdsBlobs) in [(partial, false), (ready, false), (blobs, true)] {
             guard let names = try? DirectoryListing.names(in: directory.descriptor) else { continue }
-            for name in names where !needed.contains(name) {
-                try? FileSystem.remove(name, relativeTo: directory.rawValue)
+            for name in names {
+                let isNeeded = holdsBlobs ? keep.contains(name) : Self.key(named: name).map(needed) ?? false
+                if !isNeeded { try? FileSystem.remove(name, relativeTo: directory.rawValue) }
             }
         }
+    }
+
+    /// The content a staged file's name gives (`name(_:)`), nil for any other name.
+    static func key(named name: String) -> FileKey? {
+        guard let dash = name.utf8.firstIndex(of: UInt8(ascii: "-")), let hash = ContentHash(hex: name[..<dash]),
+            let size = Int64(name[name.utf8.index(after: dash)...]), size >= 0
+        else { return nil }
+        let key = FileKey(hash, size)
+        // Only the very name this pull would give it (no sign, no leading zero, lower case).
+        return PathOrder.sameBytes(Self.name(key), name) ? key : nil
     }
 
     // MARK: Single blobs

@@ -122,8 +122,13 @@ final class RemoteStore: Sendable {
 
     /// The manifest of version `id`: from the cache, or fetched and checked against its name.
     /// - Complexity: one GET of the manifest when not cached (about 65 bytes per entry).
-    func manifest(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionManifest {
-        if let bytes = cache.manifest(id), let manifest = try? VersionManifest.decode(bytes, id: id) {
+    /// `keepingBlobs` and `pathDonor`: see `VersionManifest.decode`.
+    func manifest(
+        _ id: SHA256Digest, _ connection: S3Connection, keepingBlobs: Bool = true, pathDonor: TreeSnapshot? = nil
+    ) throws(RemoteError) -> VersionManifest {
+        if let bytes = cache.manifest(id),
+            let manifest = try? VersionManifest.decode(bytes, id: id, keepingBlobs: keepingBlobs, pathDonor: pathDonor)
+        {
             return placed(manifest)
         }
         guard
@@ -144,7 +149,7 @@ final class RemoteStore: Sendable {
                 .verificationFailed,
                 "version \(id.description.prefix(12)) of \(location) does not match its SHA-256: the store holds damaged data")
         }
-        let manifest = try VersionManifest.decode(bytes, id: id)
+        let manifest = try VersionManifest.decode(bytes, id: id, keepingBlobs: keepingBlobs, pathDonor: pathDonor)
         cache.storeManifest(id, bytes)
         return placed(manifest)
     }
