@@ -190,8 +190,13 @@ public enum PackageRemote {
 
     /// A version's tree (names, kinds, modes, sizes, content hashes) without its contents:
     /// what `pkgtool diff PKG s3://…` compares with.
-    /// - Parameter pathDonor: a tree already loaded (the other side of a diff) whose path
-    ///   strings the version's entries share where their bytes are the same.
+    /// - Parameters:
+    ///   - location: the remote.
+    ///   - version: a full id, a unique id prefix (4 hexadecimal digits or more) or a sequence
+    ///     number; nil for the latest.
+    ///   - options: how to reach the store.
+    ///   - pathDonor: a tree already loaded (the other side of a diff) whose path strings
+    ///     the version's entries share where their bytes are the same.
     /// - Complexity: one GET of the head and one of the manifest (unless cached).
     public static func snapshot(
         of location: RemoteLocation, version: String? = nil, options: RemoteOptions, pathDonor: TreeSnapshot? = nil
