@@ -49,7 +49,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         step("pack") { UntrustedRemoteObjects.packBlobLengths(object).map { "\($0.count) blobs" } ?? "refused" }
     case 2:
         // A whole manifest object, as fetched: most mutations are refused by its checksums.
-        guard (try? UntrustedRemoteObjects.versionEntryCount(object)) != nil else {
+        // A pull's decoder and a diff's (straight into a tree) must agree on every object.
+        let asTree = try? UntrustedRemoteObjects.versionTreeEntryCount(object)
+        let asVersion = try? UntrustedRemoteObjects.versionEntryCount(object)
+        if asTree != asVersion {
+            fatalError("FINDING: a diff decodes \(asTree.map { "\($0) entries" } ?? "a refusal"), a pull \(asVersion.map { "\($0) entries" } ?? "a refusal")")
+        }
+        guard asVersion != nil else {
             step("version") { try UntrustedRemoteObjects.versionEntryCount(object) }
             return 0
         }

@@ -207,7 +207,7 @@ public enum PackageRemote {
         let target =
             try version.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
-        return (target, try store.manifest(target.id, connection, keepingBlobs: false, pathDonor: pathDonor).snapshot())
+        return (target, try store.tree(target.id, connection, pathDonor: pathDonor))
     }
 
     /// The remote's versions, newest first: at most `limit`, or, when nil, those the head

@@ -22,9 +22,11 @@ enum RemoteDiff {
         // A local side first: the remote's entries then share its path strings.
         if RemoteCommandSupport.isRemote(first) && !RemoteCommandSupport.isRemote(second) {
             let new = try load(second, pathDonor: nil)
+            ProcessEnvironment.releaseFreeMemory()
             return (try load(first, pathDonor: new), new)
         }
         let old = try load(first, pathDonor: nil)
+        ProcessEnvironment.releaseFreeMemory()
         return (old, try load(second, pathDonor: old))
     }
 }

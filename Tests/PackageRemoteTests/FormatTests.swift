@@ -95,14 +95,14 @@ import Testing
         let manifest = sampleManifest()
         let bytes = manifest.encoded()
         let id = SHA256Digest.of(bytes)
-        let decoded = try VersionManifest.decode(bytes, id: id)
+        let decoded = try VersionManifest.decodedBothWays(bytes, id: id)
         #expect(decoded.entries == manifest.entries)
         #expect(decoded.summary(id: id) == manifest.summary(id: id))
         #expect(try VersionManifest.decodeHeader(Array(bytes.prefix(128)), id: id).summary == manifest.summary(id: id))
 
         // Every truncation and every single flipped byte is refused, never a trap.
         for length in stride(from: 0, to: bytes.count, by: 7) {
-            #expect(throws: RemoteError.self) { try VersionManifest.decode(Array(bytes.prefix(length)), id: id) }
+            #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(Array(bytes.prefix(length)), id: id) }
         }
         // Only the number, the time and the parent's id cannot be checked by decoding alone:
         // the id (the SHA-256 of the bytes) catches them when the manifest is fetched.
@@ -110,7 +110,7 @@ import Testing
         for index in bytes.indices where !unchecked.contains(index) {
             var damaged = bytes
             damaged[index] ^= 0x5A
-            #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decode(damaged, id: id) }
+            #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decodedBothWays(damaged, id: id) }
         }
     }
 
@@ -122,17 +122,17 @@ import Testing
             ]
             manifest.rootHash = manifest.snapshot().rootHash
             let bytes = manifest.encoded()
-            #expect(throws: RemoteError.self, "\(path)") { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+            #expect(throws: RemoteError.self, "\(path)") { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         }
         // Children before their directory, and a file whose blobs do not add up.
         var manifest = sampleManifest()
         manifest.entries.removeFirst()
         var bytes = manifest.encoded()
-        #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         manifest = sampleManifest()
         manifest.entries[1].size = 31
         bytes = manifest.encoded()
-        #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
     }
 
     /// The attack an outside audit found: a folder `e\u{301}` (NFD), a link `é` (NFC) to a
@@ -160,7 +160,7 @@ import Testing
             // (No root hash can be computed for a tree that is not one; the decoder refuses
             // the entries before it compares hashes.)
             let bytes = manifest.encoded()
-            let error = #expect(throws: RemoteError.self, "\(target)") { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+            let error = #expect(throws: RemoteError.self, "\(target)") { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
             #expect(error?.message.contains("has no parent directory entry") == true, "\(String(describing: error))")
         }
         // Twins as two real folders, each with a file, are a valid version and keep both.
@@ -171,7 +171,7 @@ import Testing
         ].sorted { PathOrder.pathLess($0.path, $1.path) }
         manifest.rootHash = manifest.snapshot().rootHash
         let bytes = manifest.encoded()
-        let decoded = try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes))
+        let decoded = try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes))
         #expect(decoded.entries.map { Array($0.path.utf8) } == manifest.entries.map { Array($0.path.utf8) })
         // Each twin folder counts only its own file: the tree hash tells the twins apart.
         let snapshot = decoded.snapshot()
@@ -187,7 +187,7 @@ import Testing
         // The body size field (the header's last u64) claims 1 GiB.
         let claim = UInt64(1 << 30)
         for index in 0..<8 { bytes[120 + index] = UInt8(truncatingIfNeeded: claim >> (8 * UInt64(index))) }
-        let error = #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        let error = #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         #expect(error?.message.contains("-fold") == true, "\(String(describing: error))")
 
         manifest.entries = (0..<20_000).map { index in
@@ -202,7 +202,7 @@ import Testing
         bytes = manifest.encoded()
         let header = try VersionManifest.decodeHeader(Array(bytes.prefix(128)), id: SHA256Digest.of(bytes))
         #expect(header.bodySize <= header.compressedSize * VersionManifest.maximumInflation)
-        #expect(try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)).entries.count == 20_001)
+        #expect(try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)).entries.count == 20_001)
     }
 
     /// A link's hash is how the root commits to its target (found by the remote fuzzer: a
@@ -213,7 +213,7 @@ import Testing
         manifest.entries[2].linkTarget = "g"
         manifest.rootHash = manifest.snapshot().rootHash
         let bytes = manifest.encoded()
-        let error = #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        let error = #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         #expect(error?.message.contains("does not hash to its target") == true, "\(String(describing: error))")
     }
 

@@ -34,7 +34,7 @@ import Testing
         let bytes = manifest(secondParent: nil).encoded()
         #expect(bytes[8] == 1 && bytes[9...11].allSatisfy { $0 == 0 })
         #expect(VersionManifest.headerLength(startingWith: Array(bytes.prefix(12))) == 128)
-        let decoded = try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes))
+        let decoded = try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes))
         #expect(decoded.secondParent == nil && decoded.parent == first)
     }
 
@@ -45,7 +45,7 @@ import Testing
         #expect(bytes[8] == 2)
         #expect(Array(bytes[128..<160]) == second.bytes)
         #expect(VersionManifest.headerLength(startingWith: Array(bytes.prefix(12))) == 160)
-        let decoded = try VersionManifest.decode(bytes, id: id)
+        let decoded = try VersionManifest.decodedBothWays(bytes, id: id)
         #expect(decoded.entries == merge.entries)
         #expect(decoded.summary(id: id).secondParent == second)
         #expect(decoded.summary(id: id).parent == first)
@@ -57,13 +57,13 @@ import Testing
         // Every truncation and every flipped byte is refused, except those only the id
         // covers: the number, the time, the parents.
         for length in 0..<bytes.count {
-            #expect(throws: RemoteError.self, "length \(length)") { try VersionManifest.decode(Array(bytes.prefix(length)), id: id) }
+            #expect(throws: RemoteError.self, "length \(length)") { try VersionManifest.decodedBothWays(Array(bytes.prefix(length)), id: id) }
         }
         let unchecked = Set(16..<32).union(80..<112).union(128..<160)
         for index in bytes.indices where !unchecked.contains(index) {
             var damaged = bytes
             damaged[index] ^= 0x5A
-            #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decode(damaged, id: id) }
+            #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decodedBothWays(damaged, id: id) }
         }
     }
 
@@ -76,15 +76,15 @@ import Testing
         ]
         for (name, crafted) in cases {
             let bytes = crafted.encoded()
-            let error = #expect(throws: RemoteError.self, "\(name)") { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+            let error = #expect(throws: RemoteError.self, "\(name)") { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
             #expect(error?.kind == .verificationFailed, "\(name)")
         }
         // Format 0, and formats this pkgtool does not know: refused, the latter as newer.
         var bytes = manifest(secondParent: nil).encoded()
         bytes[8] = 0
-        #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         bytes[8] = 3
-        let newer = #expect(throws: RemoteError.self) { try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)) }
+        let newer = #expect(throws: RemoteError.self) { try VersionManifest.decodedBothWays(bytes, id: SHA256Digest.of(bytes)) }
         #expect(newer?.kind == .notARemote && newer?.message.contains("has format 3, newer than this pkgtool's") == true)
     }
 

@@ -94,6 +94,9 @@ size_t pkg_heap_bytes_in_use(void);
 /// the threshold after the first such block is freed).
 void pkg_return_large_blocks_promptly(size_t threshold);
 
+/// Gives the pages of every arena's free blocks back to the system (malloc_trim(3)).
+void pkg_release_free_memory(void);
+
 /// The symbolic name of an errno value ("ENOENT"), or NULL when unknown.
 const char *pkg_errno_name(int code);
 

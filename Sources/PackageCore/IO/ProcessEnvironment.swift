@@ -13,6 +13,14 @@ package enum ProcessEnvironment {
         pkg_return_large_blocks_promptly(256 << 10)
     }
 
+    /// Gives the pages of freed small blocks back to the system (malloc_trim(3)), after a
+    /// phase whose working state is gone: a tree scan's per-directory arrays, freed on the
+    /// scan's worker threads, otherwise stay resident in their arenas while the next phase
+    /// builds its own.
+    package static func releaseFreeMemory() {
+        pkg_release_free_memory()
+    }
+
     /// The bytes of the first command-line argument (after the program's name) that is not
     /// valid UTF-8, or nil. `CommandLine.arguments` repairs such bytes into U+FFFD, which
     /// can name another file: a front end refuses the argument instead.

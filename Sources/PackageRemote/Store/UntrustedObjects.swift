@@ -23,6 +23,13 @@ package enum UntrustedRemoteObjects {
         try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)).entries.count
     }
 
+    /// Decodes `bytes` as a diff does (`VersionManifest.decodeTree`, straight into a tree):
+    /// its entries' count. It must accept exactly what `versionEntryCount` accepts.
+    /// - Throws: `RemoteError` when the manifest is refused.
+    package static func versionTreeEntryCount(_ bytes: [UInt8]) throws -> Int {
+        try VersionManifest.decodeTree(bytes, id: SHA256Digest.of(bytes)).tree.entries.count
+    }
+
     /// Decodes `body` as the inflated body of a version manifest holding `entryCount` entries
     /// and `packCount` packs — what a hostile store can make a manifest say, since it can
     /// compute every hash and total a header states — and saves that tree into

@@ -228,26 +228,12 @@ struct VersionManifest: Sendable {
 
     /// Decodes a whole manifest whose bytes were checked against `id`.
     ///
-    /// A caller that wants only the tree (a diff) passes `keepingBlobs: false` (every blob
-    /// is still checked) and may pass a `pathDonor`, a tree whose path strings the entries
-    /// share where the bytes are the same: the remote side of a diff then costs no second
-    /// copy of the paths.
-    static func decode(
-        _ bytes: [UInt8], id: SHA256Digest, keepingBlobs: Bool = true, pathDonor: TreeSnapshot? = nil
-    ) throws(RemoteError) -> VersionManifest {
-        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
-        let damaged = Damage(shortID: summary.shortID)
-        guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
+    /// A caller that wants only the tree decodes with `decodeTree` instead.
+    static func decode(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> VersionManifest {
+        let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
         let entries = try decodeEntries(
-            inflating: bytes[bodyOffset...], size: bodySize, count: summary.entryCount, packCount: packCount,
-            keepingBlobs: keepingBlobs, pathDonor: pathDonor, damaged: damaged)
-        var total: Int64 = 0
-        for entry in entries where entry.kind == .regular {
-            let (sum, overflow) = total.addingReportingOverflow(entry.size)
-            guard !overflow else { throw damaged("its files add up beyond any size") }
-            total = sum
-        }
-        guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
+            inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, damaged: damaged)
+        try checkSize(of: entries.lazy.filter { $0.kind == .regular }.map(\.size), summary, damaged)
         let manifest = VersionManifest(
             sequence: summary.sequence, time: summary.time, parent: summary.parent, secondParent: summary.secondParent,
             rootHash: summary.rootHash, entries: entries)
@@ -255,6 +241,58 @@ struct VersionManifest: Sendable {
             throw damaged("its entries do not hash to the root it states")
         }
         return manifest
+    }
+
+    /// Decodes a manifest whose bytes were checked against `id` straight into the tree it
+    /// describes (for a diff): every entry and blob is checked as `decode` checks them, but
+    /// no blob is kept and no second array of entries is built. Entries share `pathDonor`'s
+    /// path strings where the bytes are the same, so the remote side of a diff costs no
+    /// second copy of the paths.
+    static func decodeTree(_ bytes: [UInt8], id: SHA256Digest, pathDonor: TreeSnapshot? = nil) throws(RemoteError)
+        -> (summary: VersionSummary, tree: TreeSnapshot)
+    {
+        let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
+        var entries: [SnapshotEntry] = []
+        entries.reserveCapacity(likelyCount(summary.entryCount, compressedBytes: body.count))
+        var blobs: [BlobLocation] = []
+        try forEachEntry(
+            inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
+            keepingBlobs: false, pathDonor: pathDonor, damaged: damaged
+        ) { entry, _ in
+            entries.append(
+                SnapshotEntry(
+                    path: entry.path, kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget))
+        }
+        try checkSize(of: entries.lazy.filter { $0.kind == .regular }.map(\.size), summary, damaged)
+        // In strict order already (the decoder refuses any other), so nothing is sorted.
+        let tree = TreeSnapshot.assemble(consume entries)
+        guard tree.rootHash == summary.rootHash else { throw damaged("its entries do not hash to the root it states") }
+        return (summary, tree)
+    }
+
+    /// The header of a manifest checked against its length: its summary, pack count, the
+    /// size its body inflates to, and the compressed body.
+    private static func checkedBody(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> (
+        summary: VersionSummary, packCount: Int, bodySize: Int, body: ArraySlice<UInt8>, damaged: Damage
+    ) {
+        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(bytes, id: id)
+        let damaged = Damage(shortID: summary.shortID)
+        guard bytes.count == bodyOffset + compressedSize else { throw damaged("its length does not match its header") }
+        return (summary, packCount, bodySize, bytes[bodyOffset...], damaged)
+    }
+
+    /// Checks that the files' sizes add up to the size the header states.
+    private static func checkSize(of fileSizes: some Sequence<Int64>, _ summary: VersionSummary, _ damaged: Damage)
+        throws(RemoteError)
+    {
+        var total: Int64 = 0
+        for size in fileSizes {
+            let (sum, overflow) = total.addingReportingOverflow(size)
+            guard !overflow else { throw damaged("its files add up beyond any size") }
+            total = sum
+        }
+        guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
     }
 
     /// Makes the error of a damaged manifest: `damaged("why")`.
@@ -266,27 +304,53 @@ struct VersionManifest: Sendable {
     }
 
     /// Decodes a body as it inflates from `compressed` (a zlib stream that must inflate to
-    /// exactly `size` bytes): the pack table, then `count` entries, each checked before
-    /// use — its path safe and in strict order, its parent a directory entry of the very same
-    /// bytes, its kind, permissions, size and blobs in range. (What needs the header — the
-    /// total size, the root hash — is the caller's.)
-    ///
-    /// The body is never held whole, and what is reserved follows the compressed bytes that
-    /// arrived (a real entry takes dozens of them), not the counts the header states.
+    /// exactly `size` bytes) into entries whose blobs are slices of one array.
     static func decodeEntries(
-        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, keepingBlobs: Bool = true,
-        pathDonor: TreeSnapshot? = nil, damaged: Damage
+        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, damaged: Damage
     ) throws(RemoteError) -> [RemoteEntry] {
-        // Every record takes at least 39 bytes: a count beyond that is damage.
-        guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
-        let likely = min(count, max(1 << 12, compressed.count / 4))
+        let likely = likelyCount(count, compressedBytes: compressed.count)
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(likely)
         // Every entry's blobs in one array, sliced once it is complete; where each entry's start.
         var blobs: [BlobLocation] = []
-        blobs.reserveCapacity(keepingBlobs ? likely : 0)
+        blobs.reserveCapacity(likely)
         var blobStarts: [Int32] = []
         blobStarts.reserveCapacity(likely + 1)
+        try forEachEntry(
+            inflating: compressed, size: size, count: count, packCount: packCount, blobs: &blobs,
+            keepingBlobs: true, pathDonor: nil, damaged: damaged
+        ) { entry, firstBlob in
+            blobStarts.append(Int32(firstBlob))
+            entries.append(entry)
+        }
+        blobStarts.append(Int32(blobs.count))
+        for index in entries.indices where blobStarts[index] < blobStarts[index + 1] {
+            entries[index].blobs = blobs[Int(blobStarts[index])..<Int(blobStarts[index + 1])]
+        }
+        return entries
+    }
+
+    /// How many entries to reserve room for: what the compressed bytes that arrived can
+    /// hold (a real entry takes dozens of them), not what a header claims.
+    static func likelyCount(_ stated: Int, compressedBytes: Int) -> Int {
+        min(stated, max(1 << 12, compressedBytes / 4))
+    }
+
+    /// Decodes a body as it inflates from `compressed` (a zlib stream that must inflate to
+    /// exactly `size` bytes): the pack table, then `count` entries, each checked before
+    /// use — its path safe and in strict order, its parent a directory entry of the very same
+    /// bytes, its kind, permissions, size and blobs in range — and handed to `take` with the
+    /// index in `blobs` where its own blobs start (they are appended there, and dropped
+    /// after `take` unless `keepingBlobs`). What needs the header — the total size, the root
+    /// hash — is the caller's.
+    ///
+    /// The body is never held whole.
+    private static func forEachEntry(
+        inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, blobs: inout [BlobLocation],
+        keepingBlobs: Bool, pathDonor: TreeSnapshot?, damaged: Damage, _ take: (RemoteEntry, _ firstBlob: Int) -> Void
+    ) throws(RemoteError) {
+        // Every record takes at least 39 bytes: a count beyond that is damage.
+        guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
         do {
             try Inflater.reading(compressed, size: size, framing: .zlib) { reader in
                 guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
@@ -296,11 +360,11 @@ struct VersionManifest: Sendable {
                 var paths = EntryPathCheck(damaged: damaged, donor: pathDonor)
                 for _ in 0..<count {
                     let path = try paths.next(&reader)
-                    blobStarts.append(Int32(blobs.count))
+                    let firstBlob = blobs.count
                     let entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
-                    if !keepingBlobs { blobs.removeAll(keepingCapacity: true) }
                     if entry.kind == .directory { paths.addDirectory(path) }
-                    entries.append(entry)
+                    take(entry, firstBlob)
+                    if !keepingBlobs { blobs.removeAll(keepingCapacity: true) }
                 }
                 guard reader.remaining == 0 else { throw damaged("it has bytes after its last entry") }
             }
@@ -311,11 +375,6 @@ struct VersionManifest: Sendable {
         } catch {
             throw damaged("its entries are truncated")
         }
-        blobStarts.append(Int32(blobs.count))
-        for index in entries.indices where blobStarts[index] < blobStarts[index + 1] {
-            entries[index].blobs = blobs[Int(blobStarts[index])..<Int(blobStarts[index + 1])]
-        }
-        return entries
     }
 
     /// Decodes an inflated body (the fuzzer's door to the same decoder: deflated again,

@@ -122,15 +122,29 @@ final class RemoteStore: Sendable {
 
     /// The manifest of version `id`: from the cache, or fetched and checked against its name.
     /// - Complexity: one GET of the manifest when not cached (about 65 bytes per entry).
-    /// `keepingBlobs` and `pathDonor`: see `VersionManifest.decode`.
-    func manifest(
-        _ id: SHA256Digest, _ connection: S3Connection, keepingBlobs: Bool = true, pathDonor: TreeSnapshot? = nil
-    ) throws(RemoteError) -> VersionManifest {
-        if let bytes = cache.manifest(id),
-            let manifest = try? VersionManifest.decode(bytes, id: id, keepingBlobs: keepingBlobs, pathDonor: pathDonor)
-        {
-            return placed(manifest)
+    func manifest(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionManifest {
+        try decodedManifest(id, connection) { bytes throws(RemoteError) in
+            placed(try VersionManifest.decode(bytes, id: id))
         }
+    }
+
+    /// The tree version `id` describes, decoded from its manifest (cached or fetched, and
+    /// checked as `manifest` checks it) without keeping its blobs: what a diff compares.
+    /// `pathDonor`: see `VersionManifest.decodeTree`.
+    func tree(_ id: SHA256Digest, _ connection: S3Connection, pathDonor: TreeSnapshot? = nil) throws(RemoteError)
+        -> TreeSnapshot
+    {
+        try decodedManifest(id, connection) { bytes throws(RemoteError) in
+            try VersionManifest.decodeTree(bytes, id: id, pathDonor: pathDonor).tree
+        }
+    }
+
+    /// Version `id`'s manifest bytes decoded by `decode`: the cached copy when it decodes,
+    /// else fetched, checked against its name, decoded, and then cached.
+    private func decodedManifest<Decoded>(
+        _ id: SHA256Digest, _ connection: S3Connection, _ decode: ([UInt8]) throws(RemoteError) -> Decoded
+    ) throws(RemoteError) -> Decoded {
+        if let bytes = cache.manifest(id), let decoded = try? decode(bytes) { return decoded }
         guard
             let (bytes, _) = try connection.getObject(
                 bucket: location.bucket, key: RemoteLayout.version(id, location), limit: Self.manifestLimit)
@@ -149,9 +163,9 @@ final class RemoteStore: Sendable {
                 .verificationFailed,
                 "version \(id.description.prefix(12)) of \(location) does not match its SHA-256: the store holds damaged data")
         }
-        let manifest = try VersionManifest.decode(bytes, id: id, keepingBlobs: keepingBlobs, pathDonor: pathDonor)
+        let decoded = try decode(bytes)
         cache.storeManifest(id, bytes)
-        return placed(manifest)
+        return decoded
     }
 
     /// The summary of version `id` from its manifest's header alone (one ranged GET; a
