@@ -94,8 +94,10 @@ public struct TreeScanner: Sendable {
             })
         withExtendedLifetime(rootDescriptor) {}
         var entries: [SnapshotEntry] = []
-        entries.reserveCapacity(context.entryCount.load(ordering: .relaxed))
-        let rootHash = rootNode.flatten(into: &entries)
+        let count = context.entryCount.load(ordering: .relaxed)
+        entries.reserveCapacity(count)
+        var freedSinceRelease = count >= ScanNode.releaseInterval * 4 ? 0 : Int.min
+        let rootHash = rootNode.flatten(into: &entries, freedSinceRelease: &freedSinceRelease)
         return Result(
             snapshot: TreeSnapshot(entries: entries, rootHash: rootHash),
             skipped: context.skipped.withLock { $0 }.sorted { PathOrder.pathLess($0.path, $1.path) },
@@ -332,6 +334,9 @@ final class ScanNode: @unchecked Sendable {
 
     init(path: String) { self.path = path }
 
+    /// How many entries' nodes a large scan frees between two returns of their pages.
+    static let releaseInterval = 8192
+
     func childPath(_ name: String) -> String { path.isEmpty ? name : path + "/" + name }
 
     func prepare(count: Int) {
@@ -358,7 +363,12 @@ final class ScanNode: @unchecked Sendable {
     /// Appends this directory's entries depth-first and returns its Merkle hash. Each
     /// subdirectory's node is released once flattened, so that the scan's working state
     /// and its result are not both held whole.
-    func flatten(into entries: inout [SnapshotEntry]) -> ContentHash {
+    ///
+    /// In a large scan (`freedSinceRelease` not `Int.min`), the pages of the nodes freed so
+    /// far are given back to the system every `releaseInterval` entries: they were
+    /// allocated on the workers' threads, in arenas the result's one large block cannot
+    /// reuse, so the scan's state and its result would otherwise both stay resident.
+    func flatten(into entries: inout [SnapshotEntry], freedSinceRelease: inout Int) -> ContentHash {
         var builder = TreeHashBuilder()
         for index in names.indices {
             let status = statuses[index]
@@ -373,11 +383,16 @@ final class ScanNode: @unchecked Sendable {
                     chunks: chunkLists[index]))
             if let child = children[index] {
                 children[index] = nil
-                entries[position].hash = child.flatten(into: &entries)
+                entries[position].hash = child.flatten(into: &entries, freedSinceRelease: &freedSinceRelease)
                 entries[position].descendantCount = entries.count - position - 1
+                if freedSinceRelease >= Self.releaseInterval {
+                    ProcessEnvironment.releaseFreeMemory()
+                    freedSinceRelease = 0
+                }
             }
             builder.add(name: names[index], tag: entries[position].tag, hash: entries[position].hash)
         }
+        freedSinceRelease &+= names.count
         return builder.finish()
     }
 }
