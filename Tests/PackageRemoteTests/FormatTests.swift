@@ -111,7 +111,41 @@ import Testing
             var damaged = bytes
             damaged[index] ^= 0x5A
             #expect(throws: RemoteError.self, "byte \(index)") { try VersionManifest.decodedBothWays(damaged, id: id) }
+            #expect(!manifest.isEncoded(as: damaged, id: SHA256Digest.of(damaged)), "byte \(index)")
         }
+    }
+
+    /// A push checks the bytes it is about to store against its own entries, as they inflate.
+    @Test func aPushChecksItsEncodingEntryByEntry() {
+        let manifest = sampleManifest()
+        let bytes = manifest.encoded()
+        #expect(manifest.isEncoded(as: bytes, id: SHA256Digest.of(bytes)))
+        #expect(!manifest.isEncoded(as: Array(bytes.dropLast()), id: SHA256Digest.of(Array(bytes.dropLast()))))
+        // Any field of any entry that differs, the name's bytes included: not this manifest.
+        func differing(_ change: (inout RemoteEntry) -> Void, at index: Int) -> VersionManifest {
+            var other = manifest
+            change(&other.entries[index])
+            return other
+        }
+        let others = [
+            differing({ $0.modificationTime += 1 }, at: 3),
+            differing({ $0.permissions = 0o600 }, at: 3),
+            differing({ $0.blobs = $0.blobs.dropLast() }, at: 1),
+            differing({ $0.linkTarget = "g" }, at: 2),
+        ]
+        for other in others {
+            #expect(!other.isEncoded(as: bytes, id: SHA256Digest.of(bytes)))
+        }
+        // Canonical twins: "é" precomposed in the entries, decomposed in the bytes.
+        var precomposed = manifest
+        precomposed.entries[3].path = "\u{e9}"
+        var decomposed = manifest
+        decomposed.entries[3].path = "e\u{301}"
+        decomposed.rootHash = decomposed.computedRootHash()
+        precomposed.rootHash = decomposed.rootHash
+        let twinBytes = decomposed.encoded()
+        #expect(decomposed.isEncoded(as: twinBytes, id: SHA256Digest.of(twinBytes)))
+        #expect(!precomposed.isEncoded(as: twinBytes, id: SHA256Digest.of(twinBytes)))
     }
 
     @Test func manifestsWithUnsafePathsAreRefused() throws {

@@ -26,6 +26,24 @@ package struct RemoteEntry: Sendable, Hashable {
     package var blobs: ArraySlice<BlobLocation>
 }
 
+extension RemoteEntry {
+    /// Whether this entry, whose blobs are `blobs`, says exactly what `other` says: names
+    /// and link targets compared as bytes (Swift's `String ==` equates canonical twins).
+    func isSame(as other: RemoteEntry, blobs: ArraySlice<BlobLocation>) -> Bool {
+        PathOrder.sameBytes(path, other.path) && kind == other.kind && permissions == other.permissions
+            && size == other.size && modificationTime == other.modificationTime && contentHash == other.contentHash
+            && sameTarget(as: other) && blobs.elementsEqual(other.blobs)
+    }
+
+    private func sameTarget(as other: RemoteEntry) -> Bool {
+        switch (linkTarget, other.linkTarget) {
+        case (nil, nil): true
+        case (let target?, let otherTarget?): PathOrder.sameBytes(target, otherTarget)
+        default: false
+        }
+    }
+}
+
 /// One version of a remote: its summary and every entry, in depth-first path order.
 ///
 /// Stored as `versions/<sha256>` (Specs/remote.md, "The version manifest"): a fixed 128-byte
@@ -271,6 +289,30 @@ struct VersionManifest: Sendable {
         return (summary, tree)
     }
 
+    /// Whether `bytes` decode, as a pull decodes them, to exactly this manifest: its summary
+    /// and every entry, compared byte for byte as they inflate (a push's check of what it is
+    /// about to store, without a second copy of its entries), and entries that hash to its root.
+    func isEncoded(as bytes: [UInt8], id: SHA256Digest) -> Bool {
+        guard let (summary, packCount, bodySize, body, damaged) = try? Self.checkedBody(bytes, id: id),
+            summary == self.summary(id: id), computedRootHash() == rootHash
+        else { return false }
+        var index = 0
+        var same = true
+        var blobs: [BlobLocation] = []
+        do {
+            try Self.forEachEntry(
+                inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
+                keepingBlobs: false, pathDonor: nil, damaged: damaged
+            ) { entry, entryBlobs in
+                same = same && index < entries.count && entry.isSame(as: entries[index], blobs: entryBlobs)
+                index += 1
+            }
+        } catch {
+            return false
+        }
+        return same && index == entries.count
+    }
+
     /// The header of a manifest checked against its length: its summary, pack count, the
     /// size its body inflates to, and the compressed body.
     private static func checkedBody(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError) -> (
@@ -319,8 +361,8 @@ struct VersionManifest: Sendable {
         try forEachEntry(
             inflating: compressed, size: size, count: count, packCount: packCount, blobs: &blobs,
             keepingBlobs: true, pathDonor: nil, damaged: damaged
-        ) { entry, firstBlob in
-            blobStarts.append(Int32(firstBlob))
+        ) { entry, entryBlobs in
+            blobStarts.append(Int32(entryBlobs.startIndex))
             entries.append(entry)
         }
         blobStarts.append(Int32(blobs.count))
@@ -339,15 +381,16 @@ struct VersionManifest: Sendable {
     /// Decodes a body as it inflates from `compressed` (a zlib stream that must inflate to
     /// exactly `size` bytes): the pack table, then `count` entries, each checked before
     /// use — its path safe and in strict order, its parent a directory entry of the very same
-    /// bytes, its kind, permissions, size and blobs in range — and handed to `take` with the
-    /// index in `blobs` where its own blobs start (they are appended there, and dropped
-    /// after `take` unless `keepingBlobs`). What needs the header — the total size, the root
-    /// hash — is the caller's.
+    /// bytes, its kind, permissions, size and blobs in range — and handed to `take` with its
+    /// own blobs, a slice of `blobs` (appended there, and dropped after `take` unless
+    /// `keepingBlobs`; `take` must not keep the slice). What needs the header — the total
+    /// size, the root hash — is the caller's.
     ///
     /// The body is never held whole.
     private static func forEachEntry(
         inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, blobs: inout [BlobLocation],
-        keepingBlobs: Bool, pathDonor: TreeSnapshot?, damaged: Damage, _ take: (RemoteEntry, _ firstBlob: Int) -> Void
+        keepingBlobs: Bool, pathDonor: TreeSnapshot?, damaged: Damage,
+        _ take: (RemoteEntry, _ blobs: ArraySlice<BlobLocation>) -> Void
     ) throws(RemoteError) {
         // Every record takes at least 39 bytes: a count beyond that is damage.
         guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
@@ -363,7 +406,7 @@ struct VersionManifest: Sendable {
                     let firstBlob = blobs.count
                     let entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
                     if entry.kind == .directory { paths.addDirectory(path) }
-                    take(entry, firstBlob)
+                    take(entry, blobs[firstBlob...])
                     if !keepingBlobs { blobs.removeAll(keepingCapacity: true) }
                 }
                 guard reader.remaining == 0 else { throw damaged("it has bytes after its last entry") }

@@ -330,7 +330,7 @@ enum PushOperation {
         let bytes = manifest.encoded()
         let id = SHA256Digest.of(bytes)
         // A self-check: what pull will rebuild must hash to what was scanned.
-        guard (try? VersionManifest.decode(bytes, id: id)) != nil else {
+        guard manifest.isEncoded(as: bytes, id: id) else {
             throw RemoteError(.localFailure, "internal error: the manifest of '\(packagePath)' does not decode to its tree")
         }
         let outcome = try connection.put(
