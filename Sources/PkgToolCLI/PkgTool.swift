@@ -222,7 +222,7 @@ public enum PkgTool {
     /// one line on standard error, as coreutils do: a script must not take lost output for
     /// success.
     ///
-    /// - Parameter table: the commands (nil: `commands`), as for `run(_:console:commands:)`.
+    /// - Parameter commands: the table (nil: `commands`), as for `run(_:console:commands:)`.
     public static func main(commands table: [any Command.Type]? = nil) -> Never {
         ProcessEnvironment.returnLargeBlocksPromptly()
         let closed = StandardStream.guardStandardDescriptors()
