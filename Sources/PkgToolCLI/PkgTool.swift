@@ -96,6 +96,12 @@ public enum PkgTool {
     /// - Parameter commands: the table (`PkgTool.commands`, or one that replaces some of them
     ///   with implementations linked into another executable; names and specs the same).
     public static func run(_ arguments: [String], console: Console, commands table: [any Command.Type] = commands) -> ExitStatus {
+        run(arguments, console: console, table: table)
+    }
+
+    /// `run(_:console:commands:)`, where a nil `table` is `commands`, built only when the
+    /// command line needs it (`pkgtool hash FILE` does not: `HashCommand.plainArguments`).
+    static func run(_ arguments: [String], console: Console, table: [any Command.Type]?) -> ExitStatus {
         let status = dispatch(arguments, console: console, commands: table)
         if status != .success, !console.wroteOutput, let message = console.lastError, asksForJSON(arguments) {
             console.line(failureJSON(status: status, message: message).serialized(pretty: true))
@@ -116,8 +122,12 @@ public enum PkgTool {
     }
 
     /// Runs the command `arguments` name.
-    static func dispatch(_ arguments: [String], console: Console, commands table: [any Command.Type]) -> ExitStatus {
+    static func dispatch(_ arguments: [String], console: Console, commands given: [any Command.Type]?) -> ExitStatus {
         defer { console.flush() }
+        if let plain = HashCommand.plainArguments(arguments, commands: given) {
+            return HashCommand.runPlain(plain, console: console)
+        }
+        let table = given ?? commands
         guard let first = arguments.first else {
             console.errorText(usageText(width: console.helpWidth))
             return .trouble
@@ -211,7 +221,9 @@ public enum PkgTool {
     /// output, a full disk, a reader gone while SIGPIPE is ignored) makes the status 2 with
     /// one line on standard error, as coreutils do: a script must not take lost output for
     /// success.
-    public static func main(commands table: [any Command.Type] = commands) -> Never {
+    ///
+    /// - Parameter commands: the table (nil: `commands`), as for `run(_:console:commands:)`.
+    public static func main(commands table: [any Command.Type]? = nil) -> Never {
         ProcessEnvironment.returnLargeBlocksPromptly()
         let closed = StandardStream.guardStandardDescriptors()
         let console = Console(outputWasClosed: closed.outputClosed, inputWasClosed: closed.inputClosed)
@@ -223,7 +235,7 @@ public enum PkgTool {
             )
             ProcessEnvironment.exit(ExitStatus.trouble.rawValue)
         }
-        var status = run(Array(CommandLine.arguments.dropFirst()), console: console, commands: table)
+        var status = run(Array(CommandLine.arguments.dropFirst()), console: console, table: table)
         console.flush()
         if let failure = console.outputFailure {
             console.error("cannot write standard output: \(failure)")

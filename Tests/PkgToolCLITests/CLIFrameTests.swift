@@ -105,6 +105,28 @@ struct HashCommandTests {
         #expect(json.output.contains("\"size\": 6"))
     }
 
+    /// `hash` with nothing but paths skips the parser (`HashCommand.plainArguments`); the same
+    /// paths after `--` go through it: both print and exit alike, a missing path included.
+    @Test func plainPathsAnswerAsParsedOnes() throws {
+        let directory = try TemporaryDirectory("cli-hash-plain")
+        try Files.write(directory.url("a.txt"), "hello\n")
+        try Files.makeDirectory(directory.url("tree"))
+        try Files.write(directory.url("tree/x"), "x")
+        let paths = [directory.url("a.txt"), directory.url("tree"), directory.url("missing")]
+        let plain = pkgtool(["hash"] + paths)
+        let parsed = pkgtool(["hash", "--"] + paths)
+        #expect(plain.status == .trouble && parsed.status == .trouble)
+        #expect(plain.output == parsed.output && plain.errors == parsed.errors)
+        #expect(plain.output.split(separator: "\n").count == 2)
+
+        #expect(HashCommand.plainArguments(["hash", "a", "-", ""], commands: nil)?.positionals == ["a", "-", ""])
+        #expect(HashCommand.plainArguments(["hash", "a"], commands: PkgTool.commands)?.positionals == ["a"])
+        for arguments in [["hash"], ["hash", "--json", "a"], ["hash", "a", "--"], ["hash", "-j2", "a"], ["ls", "a"]] {
+            #expect(HashCommand.plainArguments(arguments, commands: nil) == nil)
+        }
+        #expect(HashCommand.plainArguments(["hash", "a"], commands: [ListCommand.self]) == nil)
+    }
+
     @Test func badInputIsOneLineAndExit2() throws {
         let directory = try TemporaryDirectory("cli-bad")
         try Files.symlink(directory.url("dangling"), to: directory.url("nowhere"))

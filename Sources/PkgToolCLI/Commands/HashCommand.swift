@@ -30,7 +30,9 @@ enum HashCommand: Command {
         ])
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
-        let workers = try arguments.workers(usageLine: spec.usageLine)
+        // The cores are counted (a read of /sys and a syscall) only for a tree; a bad --jobs
+        // is refused whatever the paths.
+        let givenWorkers = arguments.value("jobs") == nil ? nil : try arguments.workers(usageLine: spec.usageLine)
         let asJSON = arguments.flag("json")
         var status = ExitStatus.success
         var records: [JSON] = []
@@ -58,7 +60,7 @@ enum HashCommand: Command {
                 case .directory:
                     let result = try PackageAccess.reading(path, warn: { console.warning($0) }) {
                         try TreeScanner(
-                            workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+                            workers: givenWorkers ?? ProcessInfoCores.active, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
                         ).scan(path)
                     }
                     for skipped in result.skipped {
