@@ -395,16 +395,7 @@ public struct PackageManifest: Sendable {
 
     /// A scanner lookup of the package's stat cache: the recorded hash and chunk list of
     /// files proven unchanged.
-    public var hashLookup: TreeScanner.HashLookup {
-        let manifest = self
-        return { path, status in
-            guard let index = manifest.snapshot.index(of: path),
-                let hash = manifest.cachedHash(at: index, status: status)
-            else { return nil }
-            let entry = manifest.snapshot.entries[index]
-            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
-        }
-    }
+    public var hashLookup: TreeScanner.HashLookup { lookupByPath(vouchedBy: .package) }
 
     /// A scanner lookup of recorded chunk lists by path, whatever the files' stat data: the
     /// hint that lets a changed large file be chunked where its old chunks recur.
@@ -415,35 +406,43 @@ public struct PackageManifest: Sendable {
 
     /// `sourceHashLookup` by position in the manifest, for a scan that walks each
     /// directory's records beside its listing (`TreeScanner.recordedContent`).
-    package var sourceContentLookup: RecordedContentLookup {
-        let manifest = self
-        return RecordedContentLookup(snapshot: snapshot) { index, status in
-            guard let hash = manifest.cachedSourceHash(at: index, status: status) else { return nil }
-            let entry = manifest.snapshot.entries[index]
-            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
-        }
-    }
+    package var sourceContentLookup: RecordedContentLookup { lookupByPosition(vouchedBy: .source) }
 
     /// `hashLookup` by position in the manifest (`TreeScanner.recordedContent`).
-    package var recordedContentLookup: RecordedContentLookup {
-        let manifest = self
-        return RecordedContentLookup(snapshot: snapshot) { index, status in
-            guard let hash = manifest.cachedHash(at: index, status: status) else { return nil }
-            let entry = manifest.snapshot.entries[index]
-            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
-        }
-    }
+    package var recordedContentLookup: RecordedContentLookup { lookupByPosition(vouchedBy: .package) }
 
     /// A scanner lookup of the source stamps (`pkgtool save SRC PKG`'s stat cache for SRC):
     /// the saved copy has the source's bytes, so its chunk list is the source's too.
-    package var sourceHashLookup: TreeScanner.HashLookup {
+    package var sourceHashLookup: TreeScanner.HashLookup { lookupByPath(vouchedBy: .source) }
+
+    /// Which recorded stamp vouches for a file: the package file's own, or that of the
+    /// source file it was saved from.
+    enum VouchingStamp { case package, source }
+
+    /// What the record of entry `index` says of a file whose current stat data is `status`,
+    /// when `stamp` vouches for it: its hash, its chunk list and the recorded path string.
+    func knownContent(at index: Int, status: FileStatus, vouchedBy stamp: VouchingStamp) -> KnownContent? {
+        let hash =
+            switch stamp {
+            case .package: cachedHash(at: index, status: status)
+            case .source: cachedSourceHash(at: index, status: status)
+            }
+        guard let hash else { return nil }
+        let entry = snapshot.entries[index]
+        return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
+    }
+
+    private func lookupByPath(vouchedBy stamp: VouchingStamp) -> TreeScanner.HashLookup {
         let manifest = self
         return { path, status in
-            guard let index = manifest.snapshot.index(of: path),
-                let hash = manifest.cachedSourceHash(at: index, status: status)
-            else { return nil }
-            let entry = manifest.snapshot.entries[index]
-            return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
+            manifest.snapshot.index(of: path).flatMap { manifest.knownContent(at: $0, status: status, vouchedBy: stamp) }
+        }
+    }
+
+    private func lookupByPosition(vouchedBy stamp: VouchingStamp) -> RecordedContentLookup {
+        let manifest = self
+        return RecordedContentLookup(snapshot: snapshot) { index, status in
+            manifest.knownContent(at: index, status: status, vouchedBy: stamp)
         }
     }
 }
