@@ -3,6 +3,7 @@
 // and the AVX-512 filter (gear_avx512.c). All return the same position.
 #include "CHashKernel.h"
 #include <stdatomic.h>
+#include <string.h>
 
 #if defined(__x86_64__)
 size_t pkg_gear_find_avx512(const uint8_t *bytes, size_t from, size_t to, uint64_t mask);
@@ -101,8 +102,7 @@ int pkg_gear_force_kernel(int kernel) {
     return 1;
 }
 
-size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask) {
-    if (from >= to) return to;
+static size_t gear_find_with_kernel(const uint8_t *bytes, size_t from, size_t to, uint64_t mask) {
     switch (pkg_gear_active_kernel()) {
 #if PKG_HAVE_AVX512_GEAR
     case PKG_GEAR_KERNEL_AVX512:
@@ -115,6 +115,39 @@ size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask
     default:
         return pkg_gear_find_portable(bytes, from, to, mask);
     }
+}
+
+/// Positions per block of the zero-run shortcut: a block whose windows hold only zeros is
+/// skipped, any other is searched whole by the kernel (which primes 63 bytes per block).
+#define GEAR_ZERO_BLOCK 65536
+
+/// Whether the `count` bytes at `bytes` are all zero (libc's memcmp of the run against
+/// itself shifted by one byte: vector code even where this file is built unoptimized).
+static int gear_all_zero(const uint8_t *bytes, size_t count) {
+    return count == 0 || (bytes[0] == 0 && memcmp(bytes, bytes + 1, count - 1) == 0);
+}
+
+/// A window of 64 zero bytes always has the same Gear hash: the sum of table[0] << k for
+/// k = 0…63, which is table[0] × (2^64 − 1) ≡ −table[0] (mod 2^64). When that value fails
+/// `mask` (it does for both of the standard masks), no position whose window lies in a run
+/// of zeros can match: a block of positions whose windows are all zeros (a file's hole, a
+/// zeroed region) is skipped after one memcmp instead of being hashed byte by byte. The
+/// positions found are exactly the kernels' own.
+size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask) {
+    if (from >= to) return to;
+    const uint64_t zero_window_hash = 0 - pkg_gear_table[0];
+    if ((zero_window_hash & mask) == 0) return gear_find_with_kernel(bytes, from, to, mask);
+    size_t position = from;
+    while (position < to) {
+        const size_t end = to - position > GEAR_ZERO_BLOCK ? position + GEAR_ZERO_BLOCK : to;
+        // The windows of positions [position, end) cover bytes [position - 63, end).
+        if (!gear_all_zero(bytes + position - 63, end - position + 63)) {
+            const size_t found = gear_find_with_kernel(bytes, position, end, mask);
+            if (found < end) return found;
+        }
+        position = end;
+    }
+    return to;
 }
 
 /// The Gear hash at `end` (the window's last byte), summed directly.

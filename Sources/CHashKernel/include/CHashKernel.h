@@ -46,7 +46,8 @@ extern const uint64_t pkg_gear_table[256];
 /// the sum over k = 0…63 of pkg_gear_table[bytes[i - k]] << k, modulo 2^64 (what rolling
 /// h = (h << 1) + table[byte] gives after at least 64 bytes).
 /// Requires from >= 64 and bytes[from - 64 ..< to] readable. Every kernel returns the same
-/// position; the vector one is used only when `mask` includes the low 8 bits.
+/// position; the vector one is used only when `mask` includes the low 8 bits. Blocks of
+/// positions whose windows are all zeros are skipped when a zero window's hash fails `mask`.
 size_t pkg_gear_find(const uint8_t *bytes, size_t from, size_t to, uint64_t mask);
 
 /// Flags of a `pkg_gear_matches` entry: which mask the position matches.

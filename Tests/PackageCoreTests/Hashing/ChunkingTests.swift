@@ -148,6 +148,50 @@ struct ChunkingTests {
         }
     }
 
+    /// `pkg_gear_find` skips a block of positions whose windows hold only zeros when the
+    /// hash of such a window fails the mask (a file's holes): the positions it finds must be
+    /// the byte loop's, at every run length around the 64-byte window and the skipped block.
+    @Test("runs of zeros: every kernel finds the first match of a range, whether or not a zero window can match")
+    func zeroRuns() {
+        var generator = SeededBytes(seed: 49)
+        var data = generator.bytes(1_000)
+        for length in [1, 62, 63, 64, 65, 127, 4_096, 65_535, 65_536, 65_600, 131_135, 200_000] {
+            data += [UInt8](repeating: 0, count: length)
+            data += generator.bytes(length % 7 + 1)
+        }
+        data += [UInt8](repeating: 0, count: 140_000)
+        let table = ChunkingParameters.gearTable
+        let zeroWindow = 0 &- table[0]
+        let standard = ChunkingParameters.standard
+        #expect(zeroWindow & standard.strictMask != 0 && zeroWindow & standard.looseMask != 0)
+        // A mask that the zero window's hash passes: no block may be skipped then.
+        let passedByZeros = ~zeroWindow & 0x0000_0000_0000_0F0F
+        #expect(passedByZeros != 0)
+        data.withUnsafeBufferPointer { bytes in
+            for mask: UInt64 in [standard.strictMask, standard.looseMask, 0x0000_0000_0000_0FFF, 0x8000_0000_0000_00FF, passedByZeros] {
+                var hash: UInt64 = 0
+                var matches: [Int] = []
+                for index in bytes.indices {
+                    hash = (hash << 1) &+ table[Int(bytes[index])]
+                    if index >= 64 && hash & mask == 0 { matches.append(index) }
+                }
+                var ranges: [(Int, Int)] = [(64, bytes.count), (1_001, bytes.count), (bytes.count - 70_000, bytes.count)]
+                for start in stride(from: 64, to: bytes.count, by: 9_973) {
+                    ranges.append((start, min(bytes.count, start + (start * 37) % 300_000)))
+                }
+                for kernel in ChunkingKernel.available {
+                    ChunkingKernel.force(kernel)
+                    defer { ChunkingKernel.force(nil) }
+                    for (from, to) in ranges {
+                        let expected = matches.first { $0 >= from && $0 < to } ?? to
+                        let found = pkg_gear_find(bytes.baseAddress!, from, to, mask)
+                        #expect(found == expected, "kernel \(kernel), mask \(String(mask, radix: 16)), [\(from), \(to))")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("cut points do not depend on how the bytes are split", arguments: [
         [1], [3], [63], [64], [65], [255, 1, 4096], [1000], [4096], [65_536], [7, 130, 64, 1, 9999],
     ])

@@ -51,6 +51,10 @@ struct CrashConsistencyTests {
         /// (`conflictsOf`), the bytes of the file versions it lists kept in
         /// `.pkgtool/conflicts` just before (inside the swept region for the new snapshot).
         let conflictsRecords: Bool
+        /// The sources' scans for the first saves that set packages up, made once.
+        let firstSaveScans = FirstSaveScans()
+        /// The chunk lists of the large files the oracle meets, by content.
+        let chunkLists = ChunkListsByContent()
 
         /// The sources: a small document whose media file has `mediaSize` bytes, changed by
         /// `changeDocument`. With `editsMedia`, 64 KiB inside the media file change too (and
@@ -142,12 +146,12 @@ struct CrashConsistencyTests {
             let home = try TemporaryDirectory(label, in: packagesParent)
             let package = home.url("doc.pkg")
             if mode.keepsPrevious {
-                _ = try PackageSaver.save(DirectorySource(olderSource), to: package, options: options(mode, snapshot: "older"))
+                _ = try PackageSaver.save(firstSaveScans.source(olderSource), to: package, options: options(mode, snapshot: "older"))
                     .statistics
                 try keepConflictContents("older", in: package)
             }
             if try FileSystem.statusIfExists(package) != nil { try keepConflictContents("old", in: package) }
-            _ = try PackageSaver.save(DirectorySource(oldSource), to: package, options: options(mode, snapshot: "old"))
+            _ = try PackageSaver.save(firstSaveScans.source(oldSource), to: package, options: options(mode, snapshot: "old"))
                 .statistics
             if conflictsRecords && !mode.keepsPrevious {
                 // A package's first save cannot have kept contents before it: keep them now.
@@ -199,13 +203,15 @@ struct CrashConsistencyTests {
         }
         if let problem = try conflictsViolation(fixture, package: package, hash: hash) { return problem }
         if let manifest = try PackageManifest.load(packagePath: package) {
-            let rescan = try PackageScan.scan(package, useManifest: false)
+            let rescan = try ChunkListsByContent.scanWithoutLists(package)
             if manifest.snapshot.rootHash != hash || !TreeDiff.changes(from: manifest.snapshot, to: rescan.snapshot).isEmpty {
                 return "manifest does not describe the package"
             }
             // A recorded chunk list is the file's own: the next save patches from it.
-            for entry in rescan.snapshot.entries where entry.chunks != nil && manifest.chunks(for: entry.path) != entry.chunks {
-                return "the manifest's chunk list of \(entry.path) is not the file's"
+            for entry in rescan.snapshot.entries
+            where entry.kind == .regular && entry.size >= ChunkingParameters.standard.fileThreshold {
+                let own = try fixture.chunkLists.list(of: package + "/" + entry.path, hash: entry.hash)
+                if manifest.chunks(for: entry.path) != own { return "the manifest's chunk list of \(entry.path) is not the file's" }
             }
         }
         var beside = try Trees.names(home.path)
@@ -228,7 +234,7 @@ struct CrashConsistencyTests {
             // save builds on it.
             beside.remove(at: kept)
             guard let kept = try PackageManifest.load(packagePath: previous) else { return "the kept previous version has no manifest" }
-            let rescan = try PackageScan.scan(previous, useManifest: false)
+            let rescan = try ChunkListsByContent.scanWithoutLists(previous)
             if !TreeDiff.changes(from: kept.snapshot, to: rescan.snapshot).isEmpty {
                 return "the kept previous version's manifest does not describe it"
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import PackageTestSupport
+import PackageTestTraits
 import Synchronization
 import Testing
 @testable import PackageCore
@@ -41,8 +42,21 @@ struct RealFaultTests {
         return bytes[change...].allSatisfy { $0 == rest } && rest == older
     }
 
-    @Test("100 rounds of a writer rewriting a 20 MiB source file in place while saves run, every strategy: refused or a state it held; verify passes")
+    @Test("10 rounds of a writer rewriting a 20 MiB source file in place while saves run, every strategy: refused or a state it held; verify passes")
     func sameSizeRewriteDuringSave() throws {
+        try Self.rewriteDuringSave(rounds: 10)
+    }
+
+    /// The same race for ten times as many rounds: more interleavings, nothing else.
+    @Test("100 rounds of a writer rewriting a 20 MiB source file in place while saves run, every strategy", Stress.loop)
+    func stressSameSizeRewriteDuringSave() throws {
+        try Self.rewriteDuringSave(rounds: 100)
+    }
+
+    /// Saves, `rounds` times per mode, a source whose 20 MiB file a writer thread keeps
+    /// rewriting in place: each save is refused or holds a state the file held, with a
+    /// manifest that describes it.
+    static func rewriteDuringSave(rounds: Int) throws {
         let mount = ScratchMount.tmpfs(size: "400m")
         let fallback = mount == nil ? try TemporaryDirectory("rewrite") : nil
         let base = mount?.path ?? fallback!.path
@@ -79,7 +93,7 @@ struct RealFaultTests {
             }
             writer.start()
             defer { stop.raise() }
-            for round in 1...100 {
+            for round in 1...rounds {
                 do {
                     _ = try PackageSaver.save(DirectorySource(source), to: package, options: options)
                     saved += 1
@@ -98,7 +112,7 @@ struct RealFaultTests {
             stop.raise()
             writerDone.wait()
         }
-        print("rewrite during save: \(saved) saved, \(refused) refused (\(Self.modes.count) modes × 100 rounds)")
+        print("rewrite during save: \(saved) saved, \(refused) refused (\(Self.modes.count) modes × \(rounds) rounds)")
     }
 
     @Test("a truncated last delta: the save rebuilds the whole manifest, verify passes, the next save is incremental")
