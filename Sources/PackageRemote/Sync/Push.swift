@@ -204,6 +204,9 @@ enum PushOperation {
         let sent = try upload(
             work, known: known, packagePath: packagePath, store: store, options: options, progress: progress,
             result: &result)
+        // The upload's buffers were freed on its threads: their pages go back before the
+        // version's entries and its encoding are built.
+        ProcessEnvironment.releaseFreeMemory()
 
         // The version: every entry, with its blobs.
         let entries = versionEntries(snapshot, workIndex: workIndex, sent: sent, filesByContent: filesByContent)
