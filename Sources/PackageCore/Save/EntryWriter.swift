@@ -108,6 +108,8 @@ final class EntryWriter {
 
     /// Moves the source's own file at `path` into place as `name` in `directory` and gives it
     /// its permissions and date; nil (nothing moved) when it is on another file system.
+    /// A file that has them already and needs no fsync of its own (a pull stages its files
+    /// so) costs a rename and a stat.
     private func adopt(
         _ path: String, verified: FileStatus, as name: String, in directory: Int32, displayPath: String,
         permissions: UInt32, modificationTime: Int64?, expectedSize: Int64
@@ -118,11 +120,23 @@ final class EntryWriter {
             if error.errno == .crossDevice { return nil }
             throw error
         }
+        let moved = try FileSystem.status(name, relativeTo: directory)
+        guard moved.kind == .regular, moved.inode == verified.inode, moved.device == verified.device,
+            moved.size == expectedSize
+        else {
+            throw SaveRefusal(path: path, reason: .sourceChanged("after it was staged for this save"))
+        }
+        let syncs = durability == .full && !defersFileSync
+        if !syncs, moved.permissions == permissions & 0o7777,
+            modificationTime.map({ $0 == moved.modificationTime }) ?? true
+        {
+            progress.chunkWritten(expectedSize)
+            progress.fileWritten()
+            return Written(status: moved, size: expectedSize)
+        }
         let file = try FileDescriptor.open(name, relativeTo: directory, access: .writeOnly, options: [.noFollow], displayPath: displayPath)
         let status = try file.status()
-        guard status.kind == .regular, status.inode == verified.inode, status.device == verified.device,
-            status.size == expectedSize
-        else {
+        guard status.kind == .regular, status.inode == verified.inode, status.size == expectedSize else {
             throw SaveRefusal(path: path, reason: .sourceChanged("after it was staged for this save"))
         }
         try file.setPermissions(permissions)

@@ -23,9 +23,19 @@ struct ContentGathering {
     var keepBlobs = Set<String>()
     /// Contents assembled in the staging area from fetched blobs (positions in `found.order`).
     var assembled: [Int32] = []
-    /// Assembled contents not yet ready (an interrupted pull may have finished some),
-    /// positions in `found.order`.
+    /// Assembled contents of several blobs not yet ready (an interrupted pull may have
+    /// finished some), positions in `found.order`.
     var pending: [Int32] = []
+    /// Assembled contents an interrupted pull left ready (checked again), positions in
+    /// `found.order`.
+    var resumedReady: [Int32] = []
+    /// Assembled contents of one blob to fetch: written to their ready files by the
+    /// transfers, which hand back their stat data.
+    var wholeCount = 0
+    /// The contents an interrupted pull left in the staging area, sorted: only these are
+    /// looked for there (a fresh pull asks nothing of the file system per content).
+    var stagedReady: [FileKey] = []
+    var stagedPartial: [FileKey] = []
     /// Each large content's piece hashes (XXH3), known now for DEST's pieces and once
     /// fetched or assembled for the rest: its chunk list, which lets the engine write only
     /// the pieces that changed, and DEST's manifest record them for the next save. Small
@@ -90,7 +100,8 @@ struct ContentGathering {
         }
         // The assembled contents by key, for lookups (24 bytes each, not a set of names).
         let kept = assembled.map { found.order[Int($0)] }.sorted()
-        staging.removeUnneeded(keepingContents: { kept.containsSorted($0) }, blobs: keepBlobs)
+        (stagedReady, stagedPartial) = staging.removeUnneeded(
+            keepingContents: { kept.containsSorted($0) }, blobs: keepBlobs)
     }
 
     /// DEST's file `old` as the origin of its content at another path, with the stat data
@@ -161,16 +172,26 @@ struct ContentGathering {
         }
     }
 
-    /// The assembled contents' blobs to fetch, each into its place in its partial file;
-    /// contents an interrupted pull finished are taken as they are.
+    /// The assembled contents' blobs to fetch: a content of one blob into its ready file,
+    /// the others each into its place in their partial file; contents an interrupted pull
+    /// finished are taken as they are (once checked again).
     mutating func assembledNeeds(into needs: inout [BlobNeed], result: inout PullResult) throws {
         for ordinal in assembled {
             let key = found.order[Int(ordinal)]
             let entry = found.index[key]!
             let blobs = wanted[entry].blobs
-            if let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer) {
+            if stagedReady.containsSorted(key),
+                let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer)
+            {
                 if hashes.count > 1 { pieceHashes[key] = hashes }
+                if blobs.count == 1 { result.blobsResumed += 1 }
+                resumedReady.append(ordinal)
                 progress?.complete(count: BlobUploader.units(key.size))
+                continue
+            }
+            if blobs.count == 1 {
+                wholeCount += 1
+                needs.append(BlobNeed(entry: entry, blob: 0, into: .readyFile(key)))
                 continue
             }
             pending.append(ordinal)
@@ -190,12 +211,13 @@ struct ContentGathering {
     /// Once the blobs are fetched: every assembled content checked whole against its XXH3,
     /// the streams' staged blobs hashed, the chunk lists made; then every content handed
     /// over as the save engine will ask for it.
-    consuming func finish(result: inout PullResult) throws -> PulledContents {
+    consuming func finish(readied: PullOperation.Readied, result: inout PullResult) throws -> PulledContents {
         for key in pending.lazy.map({ found.order[Int($0)] }) {
             let hashes = try staging.finish(key, pieces: blobs(of: key).map { Int($0.length) }, buffer: buffer)
             if hashes.count > 1 { pieceHashes[key] = hashes }
             progress?.complete(count: 1)
         }
+        progress?.complete(count: wholeCount)
         let buffer = buffer  // read while `pieceHashes` is written
         for (key, parts) in streamed {
             for (index, part) in parts.enumerated() where pieceHashes[key]?[index] == nil {
@@ -205,8 +227,17 @@ struct ContentGathering {
             }
         }
         recordChunkLists()
-        result.contentsAssembled = pending.count + streamed.count
-        for key in assembled.lazy.map({ found.order[Int($0)] }) {
+        result.contentsAssembled = pending.count + wholeCount + streamed.count
+        // The transfers' ready files carry the stat data seen once they were checked; the
+        // others are looked at now.
+        guard readied.stamps.count == wholeCount else {
+            throw RemoteError(
+                .verificationFailed,
+                "\(wholeCount - readied.stamps.count) of the contents fetched did not arrive; DEST was not changed")
+        }
+        if wholeCount > 0 { contents.device = readied.device }
+        contents.staged.append(contentsOf: readied.stamps)
+        for key in (pending + resumedReady).lazy.map({ found.order[Int($0)] }) {
             let status = try staging.readyStatus(key)
             contents.device = status.device
             contents.staged[key] = PulledContents.Stamp(status)

@@ -5,10 +5,12 @@ import PackageCore
 /// Held as positions into the wanted entries (24 bytes, not the blob's 72-byte location):
 /// a fresh pull of a million small files plans a million of these.
 struct BlobNeed: Sendable {
-    /// Where a blob's bytes go: into a content assembled in the staging area, at an offset,
-    /// or into a file of its own (`blobs/<sha256>`), for a content streamed to the engine.
+    /// Where a blob's bytes go: into a content assembled in the staging area, at an offset;
+    /// into the ready file of a content that is this one blob; or into a file of its own
+    /// (`blobs/<sha256>`), for a content streamed to the engine.
     enum Destination: Sendable {
         case content(FileKey, offset: Int64)
+        case readyFile(FileKey)
         case blobFile
     }
 
@@ -16,7 +18,8 @@ struct BlobNeed: Sendable {
     /// and the blob's place in that list.
     private let entry: Int32
     private let blob: Int32
-    /// The first destination: the offset in that entry's content, or -1 for a blob file.
+    /// The first destination: the offset in that entry's content, -1 for a blob file, -2 for
+    /// that entry's ready file.
     private let offset: Int64
     /// Further destinations: a blob that several contents share.
     private var others: [Destination] = []
@@ -28,6 +31,7 @@ struct BlobNeed: Sendable {
         self.blob = Int32(blob)
         switch destination {
         case .content(_, let offset): self.offset = offset
+        case .readyFile: self.offset = -2
         case .blobFile: self.offset = -1
         }
     }
@@ -38,11 +42,18 @@ struct BlobNeed: Sendable {
         return blobs[blobs.startIndex + Int(blob)]
     }
 
+    /// The wanted entry that names the blob, when the blob's first destination is that
+    /// entry's ready file: whose permissions and date the file takes.
+    func readyFileEntry(in wanted: [RemoteEntry]) -> RemoteEntry? {
+        offset == -2 ? wanted[Int(entry)] : nil
+    }
+
     /// Every destination, the first one first.
     func destinations(in wanted: [RemoteEntry]) -> [Destination] {
-        guard offset >= 0 else { return [.blobFile] + others }
+        guard offset != -1 else { return [.blobFile] + others }
         let named = wanted[Int(entry)]
-        return [.content(FileKey(named.contentHash, named.size), offset: offset)] + others
+        let key = FileKey(named.contentHash, named.size)
+        return [offset == -2 ? .readyFile(key) : .content(key, offset: offset)] + others
     }
 
     /// Adds the destinations of `other`, a need of the same blob; one blob file is enough.
@@ -68,22 +79,36 @@ struct PackRange: Sendable {
 }
 
 /// Streams a pack range into the staging area: each blob's bytes are hashed as they
-/// arrive and written to every partial file that needs them; at a blob's last byte its
-/// SHA-256 must be its name, or the transfer aborts (the pull then refuses, DEST untouched).
+/// arrive and written to every file that needs them; at a blob's last byte its SHA-256 must
+/// be its name, or the transfer aborts (the pull then refuses, DEST untouched).
+///
+/// A content of one blob is written straight to its ready file, its XXH3 computed on the
+/// way in and checked with the SHA-256, and takes its entry's permissions and date there (so
+/// the engine only moves it into place); the stat data of each such file is collected in
+/// `readied`. A content of several blobs is assembled in its partial file, each blob written
+/// recorded in the journal.
 ///
 /// Resumable: a GET that broke off is retried from the first byte not yet received, the
-/// running hash of the blob in progress carrying on.
+/// running hashes of the blob in progress carrying on.
 final class PackRangeSink: ResumableSink {
     private let range: PackRange
     private let staging: PullStaging
     private let onBlob: (Int64) -> Void
     private let hasher = SHA256Hasher()
+    /// The XXH3 of the blob in progress, fed when it is a whole content.
+    private let contentHasher = ContentHasher()
     /// The entries the needs point into.
     private let wanted: [RemoteEntry]
     private var index: Int
     private var open: [SharedDescriptor] = []
     /// Where the blob being received goes (`open` in the same order).
     private var destinations: [BlobNeed.Destination] = []
+    /// Whether the blob in progress is a whole content of one of its destinations.
+    private var fillsContent = false
+    /// The ready files this range wrote and checked, with their stat data.
+    private(set) var readied: [(key: FileKey, stamp: PulledContents.Stamp)] = []
+    /// The device the ready files are on.
+    private(set) var device: UInt64 = 0
     private(set) var received: Int64 = 0
     private(set) var failure: (any Error)?
     let location: RemoteLocation
@@ -121,10 +146,11 @@ final class PackRangeSink: ResumableSink {
                 let take = Int(min(Int64(blob.length) - within, Int64(bytes.count - cursor)))
                 let piece = UnsafeRawBufferPointer(rebasing: bytes[cursor..<(cursor + take)])
                 hasher.update(piece)
+                if fillsContent { contentHasher.update(piece) }
                 for (file, destination) in zip(open, destinations) {
                     switch destination {
                     case .content(_, let offset): try file.descriptor.write(piece, at: offset + within)
-                    case .blobFile: try file.descriptor.write(piece, at: within)
+                    case .readyFile, .blobFile: try file.descriptor.write(piece, at: within)
                     }
                 }
                 received += Int64(take)
@@ -141,9 +167,14 @@ final class PackRangeSink: ResumableSink {
     private func openDestinations(_ blob: BlobLocation) throws {
         open.removeAll()
         hasher.reset()
+        contentHasher.reset()
         destinations = range.blobs[index].destinations(in: wanted)
+        fillsContent = false
         for destination in destinations {
             switch destination {
+            case .readyFile(let key):
+                fillsContent = true
+                open.append(SharedDescriptor(try staging.openReadyForWriting(key)))
             case .content(let key, _): open.append(SharedDescriptor(try staging.openPartial(key)))
             case .blobFile: open.append(SharedDescriptor(try staging.openBlobPart(blob.digest)))
             }
@@ -151,25 +182,55 @@ final class PackRangeSink: ResumableSink {
     }
 
     private func finishBlob(_ blob: BlobLocation) throws {
-        open.removeAll()
         let digest = hasher.finish()
         hasher.reset()
         guard digest == blob.digest else {
+            open.removeAll()
+            removeReadyFiles()
             throw RemoteError(
                 .verificationFailed,
                 "object \(RemoteLayout.pack(blob.pack, location)) is damaged: the blob at offset "
                     + "\(blob.offset) does not match its SHA-256 \(blob.digest.description.prefix(12)); "
                     + "DEST was not changed")
         }
-        for destination in destinations {
+        let firstEntry = range.blobs[index].readyFileEntry(in: wanted)
+        for (place, (file, destination)) in zip(open, destinations).enumerated() {
             switch destination {
+            case .readyFile(let key):
+                try finishReadyFile(key, file: file.descriptor, entry: place == 0 ? firstEntry : nil)
             case .content(let key, let offset):
                 staging.recordDone(PullStaging.JournalRecord(content: key, offset: offset, digest: digest))
             case .blobFile:
                 try staging.commitBlob(digest)
             }
         }
+        open.removeAll()
         index += 1
         onBlob(Int64(blob.length))
+    }
+
+    /// A ready file whose bytes all arrived: checked against its content hash (a version
+    /// may name bytes of another content: refused, and removed), given its entry's
+    /// permissions (readable and writable by its owner while staged) and date, and its stat
+    /// data recorded for the engine.
+    private func finishReadyFile(_ key: FileKey, file: borrowing FileDescriptor, entry: RemoteEntry?) throws {
+        guard contentHasher.digest() == key.hash else {
+            staging.removeReady(key)
+            throw RemoteError(
+                .verificationFailed,
+                "assembled content \(key.hash) does not match its content hash (a blob held other bytes than the version says); DEST was not changed")
+        }
+        if let entry {
+            if entry.permissions | 0o600 != 0o600 { try file.setPermissions(entry.permissions | 0o600) }
+            try file.setModificationTime(entry.modificationTime)
+        }
+        let status = try file.status()
+        device = status.device
+        readied.append((key, PulledContents.Stamp(status)))
+    }
+
+    /// Removes the ready files a refused blob was being written to.
+    private func removeReadyFiles() {
+        for case .readyFile(let key) in destinations { staging.removeReady(key) }
     }
 }

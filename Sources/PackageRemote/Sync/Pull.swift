@@ -321,20 +321,33 @@ enum PullOperation {
         try gathering.chooseOrigins(result: &result)
         let ranges = try gathering.planFetches(result: &result)
         // The rest from the store, in ranges of packs, in parallel.
+        var readied = Readied()
         if !ranges.isEmpty {
-            try download(ranges, of: wanted, staging: staging, store: store, progress: progress, result: &result)
+            readied = try download(
+                ranges, of: wanted, expectingWhole: gathering.wholeCount, staging: staging, store: store,
+                progress: progress, result: &result)
         }
-        return try gathering.finish(result: &result)
+        return try gathering.finish(readied: readied, result: &result)
+    }
+
+    /// The ready files the transfers wrote (contents of one blob), with their stat data, and
+    /// the device they are on.
+    struct Readied {
+        var stamps: [(key: FileKey, stamp: PulledContents.Stamp)] = []
+        var device: UInt64 = 0
     }
 
     /// Fetches `ranges` of packs (their needs point into `wanted`) into the staging area,
-    /// `--transfers` at a time.
+    /// `--transfers` at a time. Returns the ready files written (about `expectingWhole`).
     static func download(
-        _ ranges: [PackRange], of wanted: [RemoteEntry], staging: PullStaging, store: RemoteStore, progress: ProgressManager?,
-        result: inout PullResult
-    ) throws {
+        _ ranges: [PackRange], of wanted: [RemoteEntry], expectingWhole: Int = 0, staging: PullStaging,
+        store: RemoteStore, progress: ProgressManager?, result: inout PullResult
+    ) throws -> Readied {
         let workers = store.workers(store.configuration.transport.concurrency)
         let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
+        var initial = Readied()
+        initial.stamps.reserveCapacity(expectingWhole)
+        let readied = Mutex(initial)
         for range in ranges {
             let location = store.location
             workers.submit { connection in
@@ -354,10 +367,18 @@ enum PullOperation {
                         "object \(RemoteLayout.pack(range.pack, location)) is missing from the store; DEST was not changed")
                 }
                 downloaded.withLock { $0.bytes += range.end - range.start }
+                readied.withLock { readied in
+                    readied.stamps.append(contentsOf: sink.readied)
+                    if !sink.readied.isEmpty { readied.device = sink.device }
+                }
             }
         }
         try workers.finish()
         (result.blobsDownloaded, result.bytesDownloaded) = downloaded.withLock { ($0.blobs, $0.bytes) }
+        return readied.withLock { readied in
+            defer { readied = Readied() }
+            return readied
+        }
     }
 
     /// Refuses a pull that would discard what DEST holds and no remote does: changes made

@@ -9,8 +9,12 @@ import Synchronization
 /// ```
 /// lock                    an OFD lock: one pull into DEST at a time
 /// journal                 one record per blob written and verified (resuming skips it)
-/// partial/<hash>-<size>   contents being assembled, named by their XXH3 and size
-/// ready/<hash>-<size>     contents complete and checked against their XXH3
+/// partial/<hash>-<size>   contents of several blobs being assembled, named by their XXH3
+///                         and size
+/// ready/<hash>-<size>     contents complete and checked against their XXH3; a content of
+///                         one blob is written here directly as it arrives (its bytes
+///                         hashed on the way in), and a resumed pull checks every ready
+///                         file again before using it
 /// blobs/<sha256>          single blobs checked against their SHA-256: the new pieces of a
 ///                         large file whose other pieces DEST holds (streamed to the engine)
 /// ```
@@ -147,15 +151,45 @@ final class PullStaging: @unchecked Sendable {
     }
 
     /// Removes what no longer serves: contents `needed` refuses (and names no content gives),
-    /// blobs not in `blobs`.
-    func removeUnneeded(keepingContents needed: (FileKey) -> Bool, blobs keep: Set<String>) {
+    /// blobs not in `blobs`. Returns the contents kept in `ready` and in `partial`, each
+    /// sorted: what an interrupted pull left (a fresh pull then asks nothing of the others).
+    @discardableResult
+    func removeUnneeded(
+        keepingContents needed: (FileKey) -> Bool, blobs keep: Set<String>
+    ) -> (ready: [FileKey], partial: [FileKey]) {
+        var kept: (ready: [FileKey], partial: [FileKey]) = ([], [])
         for (directory, holdsBlobs) in [(partial, false), (ready, false), (blobs, true)] {
             guard let names = try? DirectoryListing.names(in: directory.descriptor) else { continue }
             for name in names {
-                let isNeeded = holdsBlobs ? keep.contains(name) : Self.key(named: name).map(needed) ?? false
-                if !isNeeded { try? FileSystem.remove(name, relativeTo: directory.rawValue) }
+                if holdsBlobs {
+                    if !keep.contains(name) { try? FileSystem.remove(name, relativeTo: directory.rawValue) }
+                    continue
+                }
+                guard let key = Self.key(named: name), needed(key) else {
+                    try? FileSystem.remove(name, relativeTo: directory.rawValue)
+                    continue
+                }
+                if directory === ready { kept.ready.append(key) } else { kept.partial.append(key) }
             }
         }
+        kept.ready.sort()
+        kept.partial.sort()
+        return kept
+    }
+
+    /// Creates (or empties) the ready file of `key`, a content of one blob written as its
+    /// bytes arrive: it counts as ready once `PackRangeSink` checked them, and a resumed pull
+    /// checks it again (`readyPieceHashes`), so a kill midway leaves nothing trusted.
+    func openReadyForWriting(_ key: FileKey) throws -> FileDescriptor {
+        let name = Self.name(key)
+        return try FileDescriptor.open(
+            name, relativeTo: ready.rawValue, access: .writeOnly, options: [.create, .truncate, .noFollow],
+            permissions: 0o600, displayPath: readyDirectory + name)
+    }
+
+    /// Removes the ready file of `key` (one whose bytes were refused).
+    func removeReady(_ key: FileKey) {
+        try? FileSystem.remove(Self.name(key), relativeTo: ready.rawValue)
     }
 
     /// The content a staged file's name gives (`name(_:)`), nil for any other name.

@@ -74,6 +74,17 @@ struct StagedStamps: Sendable {
         }
     }
 
+    /// Adds the stamps of many contents at once (later values for a key win).
+    mutating func append(contentsOf more: [(key: FileKey, stamp: PulledContents.Stamp)]) {
+        guard !more.isEmpty else { return }
+        if records.isEmpty {
+            records = more
+        } else {
+            records.append(contentsOf: more)
+        }
+        sorted = false
+    }
+
     /// Sorts the records for lookups by binary search (until then a lookup is a linear
     /// scan): called once all contents are assembled.
     mutating func sortForLookups() {
