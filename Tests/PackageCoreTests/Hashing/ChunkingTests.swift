@@ -124,26 +124,33 @@ struct ChunkingTests {
                 0x8000_0000_0000_00FF, 0x0000_0000_0000_0FFF, 0x8400_0000_0000_FFFF, 0x0000_0000_0000_0F0F,
                 ChunkingParameters.standard.strictMask, ChunkingParameters.standard.looseMask,
             ] {
-                // The reference: the first match from each position on, by one rolling hash.
-                var hash: UInt64 = 0
-                var matches: [Int] = []
-                for index in bytes.indices {
-                    hash = (hash << 1) &+ table[Int(bytes[index])]
-                    if index >= 64 && hash & mask == 0 { matches.append(index) }
-                }
                 var ranges: [(Int, Int)] = [(64, bytes.count), (64, 64), (100, 101)]
                 for start in stride(from: 64, to: bytes.count, by: 7_919) {
                     ranges.append((start, min(bytes.count, start + (start * 31) % 70_000)))
                 }
-                for kernel in ChunkingKernel.available {
-                    ChunkingKernel.force(kernel)
-                    defer { ChunkingKernel.force(nil) }
-                    for (from, to) in ranges {
-                        let expected = matches.first { $0 >= from && $0 < to } ?? to
-                        let found = pkg_gear_find(bytes.baseAddress!, from, to, mask)
-                        #expect(found == expected, "kernel \(kernel), mask \(String(mask, radix: 16)), [\(from), \(to))")
-                    }
-                }
+                expectEveryKernelFindsTheFirstMatch(bytes, mask: mask, in: ranges)
+            }
+        }
+    }
+
+    /// Checks `pkg_gear_find` with every kernel against the reference — the first position
+    /// of each range whose rolling hash (over one pass of `bytes`) passes `mask`, or the
+    /// range's end.
+    func expectEveryKernelFindsTheFirstMatch(_ bytes: UnsafeBufferPointer<UInt8>, mask: UInt64, in ranges: [(Int, Int)]) {
+        let table = ChunkingParameters.gearTable
+        var hash: UInt64 = 0
+        var matches: [Int] = []
+        for index in bytes.indices {
+            hash = (hash << 1) &+ table[Int(bytes[index])]
+            if index >= 64 && hash & mask == 0 { matches.append(index) }
+        }
+        for kernel in ChunkingKernel.available {
+            ChunkingKernel.force(kernel)
+            defer { ChunkingKernel.force(nil) }
+            for (from, to) in ranges {
+                let expected = matches.first { $0 >= from && $0 < to } ?? to
+                let found = pkg_gear_find(bytes.baseAddress!, from, to, mask)
+                #expect(found == expected, "kernel \(kernel), mask \(String(mask, radix: 16)), [\(from), \(to))")
             }
         }
     }
@@ -169,25 +176,11 @@ struct ChunkingTests {
         #expect(passedByZeros != 0)
         data.withUnsafeBufferPointer { bytes in
             for mask: UInt64 in [standard.strictMask, standard.looseMask, 0x0000_0000_0000_0FFF, 0x8000_0000_0000_00FF, passedByZeros] {
-                var hash: UInt64 = 0
-                var matches: [Int] = []
-                for index in bytes.indices {
-                    hash = (hash << 1) &+ table[Int(bytes[index])]
-                    if index >= 64 && hash & mask == 0 { matches.append(index) }
-                }
                 var ranges: [(Int, Int)] = [(64, bytes.count), (1_001, bytes.count), (bytes.count - 70_000, bytes.count)]
                 for start in stride(from: 64, to: bytes.count, by: 9_973) {
                     ranges.append((start, min(bytes.count, start + (start * 37) % 300_000)))
                 }
-                for kernel in ChunkingKernel.available {
-                    ChunkingKernel.force(kernel)
-                    defer { ChunkingKernel.force(nil) }
-                    for (from, to) in ranges {
-                        let expected = matches.first { $0 >= from && $0 < to } ?? to
-                        let found = pkg_gear_find(bytes.baseAddress!, from, to, mask)
-                        #expect(found == expected, "kernel \(kernel), mask \(String(mask, radix: 16)), [\(from), \(to))")
-                    }
-                }
+                expectEveryKernelFindsTheFirstMatch(bytes, mask: mask, in: ranges)
             }
         }
     }
