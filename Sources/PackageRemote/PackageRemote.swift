@@ -195,11 +195,9 @@ public enum PackageRemote {
     ///   - version: a full id, a unique id prefix (4 hexadecimal digits or more) or a sequence
     ///     number; nil for the latest.
     ///   - options: how to reach the store.
-    ///   - pathDonor: a tree already loaded (the other side of a diff) whose path strings
-    ///     the version's entries share where their bytes are the same.
     /// - Complexity: one GET of the head and one of the manifest (unless cached).
     public static func snapshot(
-        of location: RemoteLocation, version: String? = nil, options: RemoteOptions, pathDonor: TreeSnapshot? = nil
+        of location: RemoteLocation, version: String? = nil, options: RemoteOptions
     ) throws -> (version: VersionSummary, snapshot: TreeSnapshot) {
         let store = RemoteStore(location: location, options: options)
         let connection = store.connection()
@@ -207,7 +205,7 @@ public enum PackageRemote {
         let target =
             try version.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
-        return (target, try store.tree(target.id, connection, pathDonor: pathDonor))
+        return (target, try store.tree(target.id, connection))
     }
 
     /// The remote's versions, newest first: at most `limit`, or, when nil, those the head

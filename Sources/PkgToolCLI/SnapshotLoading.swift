@@ -9,16 +9,16 @@ package enum SnapshotLoading {
         package var description: String
     }
 
-    /// Loads `path`; a directory's scan keeps `pathDonor`'s path strings for files of the
-    /// same bytes (the second side of a diff, loaded first).
-    package static func load(_ path: String, workers: Int, console: Console, pathDonor: TreeSnapshot? = nil) throws
+    /// Loads `path`: a directory's scan (a package's with its manifest as stat cache) or an
+    /// archive's tree.
+    package static func load(_ path: String, workers: Int, console: Console) throws
         -> Loaded
     {
         let status = try HashCommand.resolve(path)
         switch status.kind {
         case .directory:
             let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) {
-                try PackageScan.scan(path, workers: workers, pathDonor: pathDonor)
+                try PackageScan.scan(path, workers: workers)
             }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)

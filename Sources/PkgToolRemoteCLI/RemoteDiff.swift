@@ -9,24 +9,25 @@ enum RemoteDiff {
         -> (old: TreeSnapshot, new: TreeSnapshot)
     {
         var options: RemoteOptions?
-        func load(_ argument: String, pathDonor: TreeSnapshot?) throws -> TreeSnapshot {
+        func load(_ argument: String) throws -> TreeSnapshot {
             guard RemoteCommandSupport.isRemote(argument) else {
-                return try SnapshotLoading.load(argument, workers: workers, console: console, pathDonor: pathDonor).snapshot
+                return try SnapshotLoading.load(argument, workers: workers, console: console).snapshot
             }
             let location = try RemoteCommandSupport.location(argument, usageLine: usageLine)
             if options == nil { options = try RemoteCommandSupport.options(arguments, usageLine: usageLine) }
             // A RemoteError goes up as it is: one line, exit 2 (1 means "different" here).
-            return try PackageRemote.snapshot(of: location, options: options!, pathDonor: pathDonor).snapshot
+            return try PackageRemote.snapshot(of: location, options: options!).snapshot
         }
+        // A local side first: its scan's freed pages go back before the remote's tree is
+        // decoded.
         let (first, second) = (arguments.positionals[0], arguments.positionals[1])
-        // A local side first: the remote's entries then share its path strings.
         if RemoteCommandSupport.isRemote(first) && !RemoteCommandSupport.isRemote(second) {
-            let new = try load(second, pathDonor: nil)
+            let new = try load(second)
             ProcessEnvironment.releaseFreeMemory()
-            return (try load(first, pathDonor: new), new)
+            return (try load(first), new)
         }
-        let old = try load(first, pathDonor: nil)
+        let old = try load(first)
         ProcessEnvironment.releaseFreeMemory()
-        return (old, try load(second, pathDonor: old))
+        return (old, try load(second))
     }
 }

@@ -75,7 +75,7 @@ public enum TreeDiff {
             var changes: [TreeChange] = []
             var deletedRoots: [Int] = []
             var addedRoots: [Int] = []
-            PathOrder.mergeJoin(old, new, path: \.path) { step in
+            PathOrder.mergeJoin(old, new) { step in
                 switch step {
                 case .left(let i):
                     deletedRoots.append(i)

@@ -154,23 +154,12 @@ enum ManifestFormat {
         return total
     }
 
-    /// Reads one entry written by `appendEntry` in a file of format `version`; nil when its
-    /// fields make no sense.
-    static func readEntry(_ reader: inout ByteReader, previous: inout [UInt8], version: UInt32 = version)
-        throws(ByteReader.Truncated) -> SnapshotEntry?
-    {
-        var shared = 0
-        var entries: [SnapshotEntry] = []
-        guard try readEntry(&reader, previous: &previous, shared: &shared, version: version, appendingTo: &entries)
-        else { return nil }
-        return entries[0]
-    }
-
     /// Reads one entry and appends it to `entries` (no intermediate copy of the large
-    /// struct); false when the record is malformed.
+    /// struct), its folder shared with its siblings' through `folders`; false when the
+    /// record is malformed.
     static func readEntry(
         _ reader: inout ByteReader, previous: inout [UInt8], shared: inout Int, version: UInt32,
-        appendingTo entries: inout [SnapshotEntry]
+        folders: inout FolderInterner, appendingTo entries: inout [SnapshotEntry]
     ) throws(ByteReader.Truncated) -> Bool {
         guard let path = try readPath(&reader, previous: &previous, shared: &shared), !path.isEmpty else { return false }
         guard let kind = kind(code: try reader.read(UInt8.self)) else { return false }
@@ -201,7 +190,7 @@ enum ManifestFormat {
         }
         entries.append(
             SnapshotEntry(
-                path: path, kind: kind, permissions: permissions, size: size, hash: hash,
+                storedPath: folders.path(path), kind: kind, permissions: permissions, size: size, hash: hash,
                 modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: device,
                 linkTarget: linkTarget, source: source, chunks: chunks))
         return true
@@ -333,9 +322,13 @@ enum ManifestFormat {
             // entry continues it with "/".
             var open: [(index: Int, length: Int, kept: Int)] = []
             var shared = 0
+            var folders = FolderInterner()
             for _ in 0..<count {
                 let index = entries.count
-                guard try readEntry(&reader, previous: &previous, shared: &shared, version: version, appendingTo: &entries)
+                guard
+                    try readEntry(
+                        &reader, previous: &previous, shared: &shared, version: version, folders: &folders,
+                        appendingTo: &entries)
                 else {
                     throw ManifestError(path: path, reason: .inconsistent("malformed record \(entries.count) or out of order"))
                 }
@@ -457,6 +450,9 @@ enum ManifestFormat {
             var upserts: [SnapshotEntry] = []
             var removals: [String] = []
             var previous: [UInt8] = []
+            var shared = 0
+            // One interner for all upserts: siblings share their folder's path.
+            var folders = FolderInterner()
             var lastOperation = RecordOperation.remove
             for _ in 0..<recordCount {
                 guard let operation = RecordOperation(rawValue: try reader.read(UInt8.self)) else {
@@ -476,10 +472,13 @@ enum ManifestFormat {
                     }
                     removals.append(removed)
                 case .upsert:
-                    guard let entry = try readEntry(&reader, previous: &previous, version: version) else {
+                    guard
+                        try readEntry(
+                            &reader, previous: &previous, shared: &shared, version: version, folders: &folders,
+                            appendingTo: &upserts)
+                    else {
                         throw ManifestError(path: path, reason: .inconsistent("malformed record"))
                     }
-                    upserts.append(entry)
                 }
             }
             guard reader.remaining == 0 else {

@@ -139,12 +139,10 @@ public struct PackageScan: Sendable {
     ///   - useManifest: whether hashes may come from the package's manifest.
     ///   - workers: threads hashing files.
     ///   - exclusions: entries left out besides `.pkgtool` (what a push leaves out).
-    ///   - pathDonor: a tree whose path strings the scan keeps for files of the same bytes
-    ///     (`TreeScanner.pathDonor`).
     /// - Complexity: one stat per entry; one streamed read per file not proven unchanged.
     public static func scan(
         _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
-        excluding exclusions: PathExclusions = .none, pathDonor: TreeSnapshot? = nil
+        excluding exclusions: PathExclusions = .none
     ) throws -> PackageScan {
         var manifest: PackageManifest?
         var problem: ManifestError?
@@ -161,7 +159,6 @@ public struct PackageScan: Sendable {
         scanner.previousChunks = manifest?.chunkHints
         scanner.recordedContent = manifest?.recordedContentLookup
         scanner.exclusions = exclusions
-        scanner.pathDonor = pathDonor
         let result = try scanner.scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }

@@ -351,7 +351,7 @@ public struct PackageManifest: Sendable {
     /// - Complexity: O(log n) path comparisons.
     public func cachedContent(for path: String, status: FileStatus) -> KnownContent? {
         guard let index = snapshot.index(of: path), let hash = cachedHash(at: index, status: status) else { return nil }
-        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks, recordedPath: snapshot.entries[index].path)
+        return KnownContent(hash: hash, chunks: snapshot.entries[index].chunks)
     }
 
     /// The chunk list recorded for the regular file at `path` (nil when it has none: below
@@ -429,7 +429,7 @@ public struct PackageManifest: Sendable {
             }
         guard let hash else { return nil }
         let entry = snapshot.entries[index]
-        return KnownContent(hash: hash, chunks: entry.chunks, recordedPath: entry.path)
+        return KnownContent(hash: hash, chunks: entry.chunks)
     }
 
     private func lookupByPath(vouchedBy stamp: VouchingStamp) -> TreeScanner.HashLookup {

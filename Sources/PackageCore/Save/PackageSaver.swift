@@ -181,7 +181,7 @@ public enum PackageSaver {
 extension TreeSnapshot {
     /// Copies the source stamps `recorded` holds for the same paths (a merge join: O(n)).
     mutating func adoptSourceStamps(from recorded: TreeSnapshot) {
-        PathOrder.mergeJoin(recorded.entries, entries, path: \.path) { step in
+        PathOrder.mergeJoin(recorded.entries, entries) { step in
             if case .both(let old, let new) = step { entries[new].source = recorded.entries[old].source }
             return (1, 1)
         }

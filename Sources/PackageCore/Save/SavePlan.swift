@@ -81,7 +81,7 @@ struct SavePlan {
         func createSubtree(_ root: Int) {
             for index in root..<(root + after[root].subtreeSpan) { creations.append(index) }
         }
-        PathOrder.mergeJoin(before, after, path: \.path) { step in
+        PathOrder.mergeJoin(before, after) { step in
             switch step {
             case .left(let i):
                 removals.append(i)

@@ -27,7 +27,6 @@ struct RecordedChildren {
     private let end: Int
     /// The directory's path and its "/" ("" at the root).
     private let prefix: String
-    private var prefixLength: Int { prefix.utf8.count }
 
     /// The children of `directory` ("" for the root) in `snapshot`; none when it records no
     /// directory there.
@@ -51,42 +50,30 @@ struct RecordedChildren {
     /// The index of the child named `name`, nil when none is recorded. Names must be asked
     /// in increasing byte order: those before `name` are passed for good.
     mutating func index(ofChild name: String) -> Int? {
-        let offset = prefixLength
+        var name = name
+        var prefix = prefix
+        return name.withUTF8 { nameBytes in
+            prefix.withUTF8 { prefixBytes in
+                index(ofChild: UnsafeRawBufferPointer(nameBytes), prefix: UnsafeRawBufferPointer(prefixBytes))
+            }
+        }
+    }
+
+    private mutating func index(ofChild name: UnsafeRawBufferPointer, prefix: UnsafeRawBufferPointer) -> Int? {
         while next < end {
-            let order = Self.compare(entries[next].path, droppingFirst: offset, with: name)
+            // The path past the prefix against the name, and whether the prefix is the path's.
+            let (order, underPrefix) = entries[next].withPathBytes { path -> (Int, Bool) in
+                guard path.count >= prefix.count else { return (-1, false) }
+                let order = PathOrder.compare(UnsafeRawBufferPointer(rebasing: path[prefix.count...]), name, slashIsLowest: true)
+                let underPrefix = prefix.isEmpty || memcmp(path.baseAddress!, prefix.baseAddress!, prefix.count) == 0
+                return (order, underPrefix)
+            }
             if order > 0 { return nil }
             let found = next
             next += 1 + max(0, entries[next].descendantCount)
             // Equal past the prefix: the whole path must be the directory's and this name.
-            if order == 0 { return hasPrefix(entries[found].path) ? found : nil }
+            if order == 0 { return underPrefix ? found : nil }
         }
         return nil
-    }
-
-    /// Whether `path` starts with the directory's path and "/".
-    private func hasPrefix(_ path: String) -> Bool {
-        var path = path
-        var prefix = prefix
-        return path.withUTF8 { pathBytes in
-            prefix.withUTF8 { prefixBytes in
-                pathBytes.count >= prefixBytes.count
-                    && (prefixBytes.isEmpty || memcmp(pathBytes.baseAddress!, prefixBytes.baseAddress!, prefixBytes.count) == 0)
-            }
-        }
-    }
-
-    /// The byte order of `path` without its first `offset` bytes against `name` (a path
-    /// shorter than `offset` comes first: it is not a child).
-    private static func compare(_ path: String, droppingFirst offset: Int, with name: String) -> Int {
-        var path = path
-        var name = name
-        return path.withUTF8 { pathBytes in
-            name.withUTF8 { nameBytes in
-                guard pathBytes.count >= offset else { return -1 }
-                return PathOrder.compare(
-                    UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(pathBytes)[offset...]),
-                    UnsafeRawBufferPointer(nameBytes), slashIsLowest: true)
-            }
-        }
     }
 }

@@ -43,10 +43,6 @@ public struct TreeScanner: Sendable {
     /// found by walking its recorded children beside its sorted listing, not by a search of
     /// the whole tree per file. When set, `knownHash` is not asked.
     package var recordedContent: RecordedContentLookup?
-    /// A tree whose path strings the scan keeps for its own files of the same bytes, so
-    /// that two trees of one shape hold each path once (`pkgtool diff SRC PKG` scans SRC
-    /// with PKG's tree). Storage only: nothing else is taken from it.
-    public var pathDonor: TreeSnapshot?
 
     /// A scanner; every parameter is the property of the same name. `PackageScan.scan` sets
     /// them up for a package (its manifest as `knownHash`, `.pkgtool` excluded).
@@ -114,28 +110,11 @@ public struct KnownContent: Sendable, Hashable {
     public var hash: ContentHash
     /// The file's chunks, when it is large enough to have them and they are known.
     public var chunks: ChunkList?
-    /// The file's path as the record that vouched for it holds it (the same bytes as the
-    /// path looked up): the scan keeps that string rather than a copy of its own, so that
-    /// a manifest and a scan of a million files share their paths.
-    public var recordedPath: String?
 
-    /// What is known of a file: its hash and, optionally, its chunks and the recorded
-    /// string of its path.
-    public init(hash: ContentHash, chunks: ChunkList? = nil, recordedPath: String? = nil) {
+    /// What is known of a file: its hash and, optionally, its chunks.
+    public init(hash: ContentHash, chunks: ChunkList? = nil) {
         self.hash = hash
         self.chunks = chunks
-        self.recordedPath = recordedPath
-    }
-
-    /// Equal when they say the same of the content (the recorded string is storage only).
-    public static func == (lhs: KnownContent, rhs: KnownContent) -> Bool {
-        lhs.hash == rhs.hash && lhs.chunks == rhs.chunks
-    }
-
-    /// Hashes what `==` compares.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(hash)
-        hasher.combine(chunks)
     }
 }
 
@@ -249,37 +228,22 @@ final class ScanContext: Sendable {
     }
 
     /// Fills the hash (and chunk list) of file `index` of `node` from the recorded tree or
-    /// `knownHash` when they vouch for its `status`, and the recorded string of its path;
-    /// false when the file must be read.
+    /// `knownHash` when they vouch for its `status`; false when the file must be read.
     private func takeKnownContent(
         _ node: ScanNode, _ index: Int, status: FileStatus, recorded children: inout RecordedChildren?
     ) -> Bool {
         let name = node.names[index]
-        var known: KnownContent?
+        let known: KnownContent?
         if let recorded = scanner.recordedContent {
             // Found by position: the recorded entry's path is this file's, byte for byte.
-            if let position = children?.index(ofChild: name) {
-                node.recordedPaths[index] = recorded.snapshot.entries[position].path
-                known = recorded.known(position, status)
-            }
+            known = children?.index(ofChild: name).flatMap { recorded.known($0, status) }
         } else {
-            let path = node.childPath(name)
-            known = scanner.knownHash?(path, status)
-            if let recorded = known?.recordedPath, PathOrder.sameBytes(recorded, path) { node.recordedPaths[index] = recorded }
+            known = scanner.knownHash?(node.childPath(name), status)
         }
-        if node.recordedPaths[index] == nil, scanner.pathDonor != nil { node.recordedPaths[index] = donatedPath(node.childPath(name)) }
         guard let known else { return false }
         node.hashes[index] = known.hash
         node.chunkLists[index] = known.chunks
         return true
-    }
-
-    /// The path donor's string of `path`, when the donor holds a file of these very bytes.
-    func donatedPath(_ path: String) -> String? {
-        guard let donor = scanner.pathDonor, let index = donor.index(of: path),
-            PathOrder.sameBytes(donor.entries[index].path, path)
-        else { return nil }
-        return donor.entries[index].path
     }
 
     /// Hashes the files at `indices` of `node`. A large file gets the chunking helper thread
@@ -328,8 +292,6 @@ final class ScanNode: @unchecked Sendable {
     var hashes: UnsafeMutableBufferPointer<ContentHash> = .init(start: nil, count: 0)
     var chunkLists: UnsafeMutableBufferPointer<ChunkList?> = .init(start: nil, count: 0)
     var targets: [String?] = []
-    /// Paths of files a record vouched for, as the record holds them (shared storage).
-    var recordedPaths: [String?] = []
     var children: [ScanNode?] = []
 
     init(path: String) { self.path = path }
@@ -349,7 +311,6 @@ final class ScanNode: @unchecked Sendable {
         chunkLists = .allocate(capacity: count)
         chunkLists.initialize(repeating: nil)
         targets = Array(repeating: nil, count: count)
-        recordedPaths = Array(repeating: nil, count: count)
         children = Array(repeating: nil, count: count)
     }
 
@@ -370,13 +331,14 @@ final class ScanNode: @unchecked Sendable {
     /// reuse, so the scan's state and its result would otherwise both stay resident.
     func flatten(into entries: inout [SnapshotEntry], freedSinceRelease: inout Int) -> ContentHash {
         var builder = TreeHashBuilder()
+        // The children's shared folder: this directory's path, stored once.
+        let folder = path.isEmpty ? nil : SharedFolder(path)
         for index in names.indices {
             let status = statuses[index]
-            let relative = recordedPaths[index] ?? childPath(names[index])
             let position = entries.count
             entries.append(
                 SnapshotEntry(
-                    path: relative, kind: status.kind, permissions: status.permissions,
+                    storedPath: EntryPath(folder: folder, name: names[index]), kind: status.kind, permissions: status.permissions,
                     size: status.kind == .directory ? 0 : status.size, hash: hashes[index],
                     modificationTime: status.modificationTime, changeTime: status.changeTime,
                     inode: status.inode, device: status.device, linkTarget: targets[index],

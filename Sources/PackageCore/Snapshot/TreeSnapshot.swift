@@ -5,11 +5,11 @@
 /// the fields every entry has are stored inline, narrowed where the values allow (a
 /// device number or descendant count that fits 32 bits), and what few entries have — a
 /// link's target, a large file's chunks, a device number beyond 32 bits — lives in one
-/// shared, immutable side record that is absent for nearly every entry. The public fields
-/// read and write as before.
+/// shared, immutable side record that is absent for nearly every entry; the path is its
+/// folder, shared with the entry's siblings, and its name, inline when short (`EntryPath`).
+/// The public fields read and write as before.
 public struct SnapshotEntry: Sendable, Hashable {
-    /// Relative path, "/"-separated, never empty, never starting or ending with "/".
-    public var path: String
+    private var storedPath: EntryPath
     /// Content hash of a file, hash of a link's target, Merkle hash of a directory.
     public var hash: ContentHash
     /// Bytes of a file; bytes of a link's target; 0 for a directory.
@@ -27,8 +27,7 @@ public struct SnapshotEntry: Sendable, Hashable {
     private var narrowDevice: UInt32 = 0
     private var narrowSourceDevice: UInt32 = 0
     private var narrowDescendantCount: UInt32 = 0
-    /// Permission bits (`0o7777`).
-    public var permissions: UInt32
+    private var narrowPermissions: UInt16
     /// Regular file, directory or symbolic link (nothing else is package content).
     public var kind: FileKind
     private var flags: EntryFlags = []
@@ -42,9 +41,21 @@ public struct SnapshotEntry: Sendable, Hashable {
         modificationTime: Int64 = 0, changeTime: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0,
         descendantCount: Int = 0, linkTarget: String? = nil, source: SourceStamp? = nil, chunks: ChunkList? = nil
     ) {
-        self.path = path
+        self.init(
+            storedPath: EntryPath(whole: path), kind: kind, permissions: permissions, size: size, hash: hash,
+            modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: device,
+            descendantCount: descendantCount, linkTarget: linkTarget, source: source, chunks: chunks)
+    }
+
+    /// An entry whose path is stored as given (a shared folder and a name).
+    package init(
+        storedPath: EntryPath, kind: FileKind, permissions: UInt32, size: Int64, hash: ContentHash,
+        modificationTime: Int64 = 0, changeTime: Int64 = 0, inode: UInt64 = 0, device: UInt64 = 0,
+        descendantCount: Int = 0, linkTarget: String? = nil, source: SourceStamp? = nil, chunks: ChunkList? = nil
+    ) {
+        self.storedPath = storedPath
         self.kind = kind
-        self.permissions = permissions
+        narrowPermissions = UInt16(truncatingIfNeeded: permissions & 0o7777)
         self.size = size
         self.hash = hash
         self.modificationTime = modificationTime
@@ -54,6 +65,41 @@ public struct SnapshotEntry: Sendable, Hashable {
         if linkTarget != nil || chunks != nil { rare = RareFields(linkTarget: linkTarget, chunks: chunks) }
         self.device = device
         self.source = source
+    }
+
+    /// Relative path, "/"-separated, never empty, never starting or ending with "/".
+    ///
+    /// Reading it builds a string when the folder is shared: loops over many entries
+    /// compare with `comparePath` and `hasPath` instead.
+    public var path: String {
+        get { storedPath.string }
+        set { storedPath = EntryPath(whole: newValue) }
+    }
+
+    /// The path as stored, to share with another record of the same entry.
+    package var entryPath: EntryPath { storedPath }
+
+    /// Permission bits (`0o7777`).
+    public var permissions: UInt32 {
+        get { UInt32(narrowPermissions) }
+        set { narrowPermissions = UInt16(truncatingIfNeeded: newValue & 0o7777) }
+    }
+
+    /// -1, 0 or 1: the order of two entries' paths, depth-first (`PathOrder.pathLess`), by
+    /// bytes, without building either path.
+    public static func comparePaths(_ lhs: SnapshotEntry, _ rhs: SnapshotEntry) -> Int {
+        EntryPath.compare(lhs.storedPath, rhs.storedPath)
+    }
+
+    /// -1, 0 or 1: this entry's path against `path`, depth-first, by bytes.
+    public func comparePath(to path: String) -> Int { storedPath.compare(to: path) }
+
+    /// Whether this entry's path has exactly the bytes of `path`.
+    public func hasPath(_ path: String) -> Bool { storedPath.compare(to: path) == 0 }
+
+    /// Calls `body` with the UTF-8 bytes of the path, without building a string.
+    public func withPathBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try storedPath.withBytes(body)
     }
 
     /// Device number, recorded but never compared (it can change across reboots).
@@ -140,15 +186,10 @@ public struct SnapshotEntry: Sendable, Hashable {
     }
 
     /// The last path component.
-    public var name: Substring {
-        if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
-            return path[path.index(after: slash)...]
-        }
-        return path[...]
-    }
+    public var name: Substring { storedPath.name }
 
     /// Depth below the root: 0 for a top-level entry.
-    public var depth: Int { path.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) } }
+    public var depth: Int { storedPath.depth }
 
     /// The Merkle tag (kind and executable bit).
     public var tag: EntryTag { EntryTag(kind: kind, permissions: permissions) ?? .file }
@@ -270,8 +311,8 @@ public struct TreeSnapshot: Sendable, Equatable {
     /// - Complexity: O(n log n) for the sort, O(n) for the rest; no copy of the entries.
     public static func assemble(_ unsorted: consuming [SnapshotEntry]) -> TreeSnapshot {
         var entries = unsorted
-        let inOrder = entries.indices.dropFirst().allSatisfy { PathOrder.pathLess(entries[$0 - 1].path, entries[$0].path) }
-        if !inOrder { entries.sort { PathOrder.pathLess($0.path, $1.path) } }
+        let inOrder = entries.indices.dropFirst().allSatisfy { SnapshotEntry.comparePaths(entries[$0 - 1], entries[$0]) < 0 }
+        if !inOrder { entries.sort { SnapshotEntry.comparePaths($0, $1) < 0 } }
         let rootHash = entries.withUnsafeMutableBufferPointer { buffer in
             MerkleWalk.rootHash(
                 count: buffer.count,
@@ -291,7 +332,7 @@ public struct TreeSnapshot: Sendable, Equatable {
         var high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            let order = PathOrder.compareBytes(entries[middle].path, path, slashIsLowest: true)
+            let order = entries[middle].comparePath(to: path)
             if order == 0 { return middle }
             if order < 0 { low = middle + 1 } else { high = middle }
         }

@@ -60,4 +60,14 @@ extension PathOrder {
     ) rethrows {
         try mergeJoin(left, right, leftPath: path, rightPath: path, visit)
     }
+
+    /// `mergeJoin` of two trees' entries in depth-first path order, compared as stored
+    /// (`SnapshotEntry.comparePaths`: no path string built per step).
+    package static func mergeJoin(
+        _ left: [SnapshotEntry], _ right: [SnapshotEntry], _ visit: (MergeStep) throws -> (left: Int, right: Int)
+    ) rethrows {
+        try mergeJoin(
+            leftCount: left.count, rightCount: right.count,
+            compare: { SnapshotEntry.comparePaths(left[$0], right[$1]) }, visit)
+    }
 }

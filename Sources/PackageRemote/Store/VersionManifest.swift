@@ -11,7 +11,8 @@ package struct BlobLocation: Sendable, Hashable {
 
 /// One entry of a version: what a snapshot entry says, plus a regular file's blobs.
 package struct RemoteEntry: Sendable, Hashable {
-    package var path: String
+    /// The path as stored: its folder shared with its siblings (`EntryPath`).
+    package var entryPath: EntryPath
     package var kind: FileKind
     package var permissions: UInt32
     /// A file's bytes (the sum of its blobs' lengths); a link's target bytes; 0 for a directory.
@@ -24,13 +25,44 @@ package struct RemoteEntry: Sendable, Hashable {
     /// A regular file's pieces, in order. A decoded manifest's entries are slices of one
     /// array of all its blobs: a million small files are not a million small arrays.
     package var blobs: ArraySlice<BlobLocation>
+
+    /// An entry at `path`, kept whole.
+    package init(
+        path: String, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64,
+        contentHash: ContentHash, linkTarget: String?, blobs: ArraySlice<BlobLocation>
+    ) {
+        self.init(
+            entryPath: EntryPath(whole: path), kind: kind, permissions: permissions, size: size,
+            modificationTime: modificationTime, contentHash: contentHash, linkTarget: linkTarget, blobs: blobs)
+    }
+
+    /// An entry whose path is stored as given.
+    package init(
+        entryPath: EntryPath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64,
+        contentHash: ContentHash, linkTarget: String?, blobs: ArraySlice<BlobLocation>
+    ) {
+        self.entryPath = entryPath
+        self.kind = kind
+        self.permissions = permissions
+        self.size = size
+        self.modificationTime = modificationTime
+        self.contentHash = contentHash
+        self.linkTarget = linkTarget
+        self.blobs = blobs
+    }
+
+    /// The relative path (a new string when the folder is shared).
+    package var path: String {
+        get { entryPath.string }
+        set { entryPath = EntryPath(whole: newValue) }
+    }
 }
 
 extension RemoteEntry {
     /// Whether this entry, whose blobs are `blobs`, says exactly what `other` says: names
     /// and link targets compared as bytes (Swift's `String ==` equates canonical twins).
     func isSame(as other: RemoteEntry, blobs: ArraySlice<BlobLocation>) -> Bool {
-        PathOrder.sameBytes(path, other.path) && kind == other.kind && permissions == other.permissions
+        entryPath == other.entryPath && kind == other.kind && permissions == other.permissions
             && size == other.size && modificationTime == other.modificationTime && contentHash == other.contentHash
             && sameTarget(as: other) && blobs.elementsEqual(other.blobs)
     }
@@ -91,7 +123,7 @@ struct VersionManifest: Sendable {
         TreeSnapshot.assemble(
             entries.map { entry in
                 SnapshotEntry(
-                    path: entry.path, kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    storedPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget)
             })
     }
@@ -263,10 +295,9 @@ struct VersionManifest: Sendable {
 
     /// Decodes a manifest whose bytes were checked against `id` straight into the tree it
     /// describes (for a diff): every entry and blob is checked as `decode` checks them, but
-    /// no blob is kept and no second array of entries is built. Entries share `pathDonor`'s
-    /// path strings where the bytes are the same, so the remote side of a diff costs no
-    /// second copy of the paths.
-    static func decodeTree(_ bytes: [UInt8], id: SHA256Digest, pathDonor: TreeSnapshot? = nil) throws(RemoteError)
+    /// no blob is kept and no second array of entries is built, and siblings share their
+    /// folder's path (`FolderInterner`).
+    static func decodeTree(_ bytes: [UInt8], id: SHA256Digest) throws(RemoteError)
         -> (summary: VersionSummary, tree: TreeSnapshot)
     {
         let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
@@ -275,11 +306,11 @@ struct VersionManifest: Sendable {
         var blobs: [BlobLocation] = []
         try forEachEntry(
             inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
-            keepingBlobs: false, pathDonor: pathDonor, damaged: damaged
+            keepingBlobs: false, damaged: damaged
         ) { entry, _ in
             entries.append(
                 SnapshotEntry(
-                    path: entry.path, kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    storedPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget))
         }
         try checkSize(of: entries.lazy.filter { $0.kind == .regular }.map(\.size), summary, damaged)
@@ -302,7 +333,7 @@ struct VersionManifest: Sendable {
         do {
             try Self.forEachEntry(
                 inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
-                keepingBlobs: false, pathDonor: nil, damaged: damaged
+                keepingBlobs: false, damaged: damaged
             ) { entry, entryBlobs in
                 same = same && index < entries.count && entry.isSame(as: entries[index], blobs: entryBlobs)
                 index += 1
@@ -360,7 +391,7 @@ struct VersionManifest: Sendable {
         blobStarts.reserveCapacity(likely + 1)
         try forEachEntry(
             inflating: compressed, size: size, count: count, packCount: packCount, blobs: &blobs,
-            keepingBlobs: true, pathDonor: nil, damaged: damaged
+            keepingBlobs: true, damaged: damaged
         ) { entry, entryBlobs in
             blobStarts.append(Int32(entryBlobs.startIndex))
             entries.append(entry)
@@ -389,7 +420,7 @@ struct VersionManifest: Sendable {
     /// The body is never held whole.
     private static func forEachEntry(
         inflating compressed: ArraySlice<UInt8>, size: Int, count: Int, packCount: Int, blobs: inout [BlobLocation],
-        keepingBlobs: Bool, pathDonor: TreeSnapshot?, damaged: Damage,
+        keepingBlobs: Bool, damaged: Damage,
         _ take: (RemoteEntry, _ blobs: ArraySlice<BlobLocation>) -> Void
     ) throws(RemoteError) {
         // Every record takes at least 39 bytes: a count beyond that is damage.
@@ -400,11 +431,13 @@ struct VersionManifest: Sendable {
                 var packs: [SHA256Digest] = []
                 packs.reserveCapacity(min(packCount, 1 << 12))
                 for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
-                var paths = EntryPathCheck(damaged: damaged, donor: pathDonor)
+                var paths = EntryPathCheck(damaged: damaged)
+                var folders = FolderInterner()
                 for _ in 0..<count {
                     let path = try paths.next(&reader)
                     let firstBlob = blobs.count
-                    let entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
+                    var entry = try decodeEntry(path, &reader, packs: packs, blobs: &blobs, damaged: damaged)
+                    entry.entryPath = folders.path(path)
                     if entry.kind == .directory { paths.addDirectory(path) }
                     take(entry, blobs[firstBlob...])
                     if !keepingBlobs { blobs.removeAll(keepingCapacity: true) }
@@ -436,15 +469,10 @@ struct VersionManifest: Sendable {
     /// not pass for the directory `e\u{301}`, though Swift's `String ==` equates them).
     struct EntryPathCheck {
         let damaged: Damage
-        /// A tree whose path strings are kept instead of new ones of the same bytes.
-        let donor: TreeSnapshot?
         private var previous: [UInt8] = []
         private var directories = Set<RelativePath>()
 
-        init(damaged: Damage, donor: TreeSnapshot? = nil) {
-            self.damaged = damaged
-            self.donor = donor
-        }
+        init(damaged: Damage) { self.damaged = damaged }
 
         mutating func next(_ reader: inout InflatingReader) throws -> String {
             let shared = Int(try reader.read(UInt16.self))
@@ -466,9 +494,6 @@ struct VersionManifest: Sendable {
                 }
             }
             previous = pathBytes
-            if let donor, let index = donor.index(of: path), PathOrder.sameBytes(donor.entries[index].path, path) {
-                return donor.entries[index].path
-            }
             return path
         }
 

@@ -130,12 +130,11 @@ final class RemoteStore: Sendable {
 
     /// The tree version `id` describes, decoded from its manifest (cached or fetched, and
     /// checked as `manifest` checks it) without keeping its blobs: what a diff compares.
-    /// `pathDonor`: see `VersionManifest.decodeTree`.
-    func tree(_ id: SHA256Digest, _ connection: S3Connection, pathDonor: TreeSnapshot? = nil) throws(RemoteError)
+    func tree(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError)
         -> TreeSnapshot
     {
         try decodedManifest(id, connection) { bytes throws(RemoteError) in
-            try VersionManifest.decodeTree(bytes, id: id, pathDonor: pathDonor).tree
+            try VersionManifest.decodeTree(bytes, id: id).tree
         }
     }
 

@@ -84,12 +84,8 @@ package enum DiffCommand: Command {
             guard let remoteSnapshots else { return RemoteHelper.forward(spec.name, arguments, console: console) }
             (old, new) = try remoteSnapshots(arguments, spec.usageLine, workers, console)
         } else {
-            // NEW first, so that OLD's scan keeps NEW's path strings (two trees of one shape
-            // hold each path once); OLD's path is checked first, so its error still comes first.
-            _ = try HashCommand.resolve(arguments.positionals[0])
+            old = try SnapshotLoading.load(arguments.positionals[0], workers: workers, console: console).snapshot
             new = try SnapshotLoading.load(arguments.positionals[1], workers: workers, console: console).snapshot
-            old = try SnapshotLoading.load(arguments.positionals[0], workers: workers, console: console, pathDonor: new)
-                .snapshot
         }
         let changes =
             old.rootHash == new.rootHash

@@ -90,8 +90,6 @@ enum VerifyCommand: Command {
         var scanner = TreeScanner(
             workers: workers, knownHash: arguments.flag("fast") ? manifest.hashLookup : nil,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
-        // The scan's entries share the manifest's path strings: one copy of 100,000 paths.
-        scanner.pathDonor = manifest.snapshot
         let result = try ProgressMeter.showing("verifying", console: console, arguments: arguments) { meter in
             if let meter, !arguments.flag("fast") {
                 // Every file is read: the manifest's sizes are the total.
