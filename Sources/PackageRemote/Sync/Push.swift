@@ -121,25 +121,20 @@ enum PushOperation {
     }
 
     /// The files of `snapshot` whose content `parent` does not hold (by content hash and
-    /// size): what a push reads and whose new blobs it sends, with their indices in the
-    /// snapshot; and the parent's blobs by content.
+    /// size): what a push reads and whose new blobs it sends, as indices into the snapshot
+    /// (4 bytes a file); and the parent's blobs by content.
     static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
-        -> (work: [BlobUploader.Work], indices: [Int: Int], filesByContent: [FileKey: ArraySlice<BlobLocation>])
+        -> (work: BlobUploader.Work, filesByContent: [FileKey: ArraySlice<BlobLocation>])
     {
         var filesByContent: [FileKey: ArraySlice<BlobLocation>] = [:]
         for entry in parent?.entries ?? [] where entry.kind == .regular {
             filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
         }
-        var work: [BlobUploader.Work] = []
-        var workIndex: [Int: Int] = [:]
+        var indices: [Int32] = []
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
-            if filesByContent[FileKey(entry.hash, entry.size)] == nil {
-                workIndex[index] = work.count
-                work.append(
-                    BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash, chunks: entry.chunks))
-            }
+            if filesByContent[FileKey(entry.hash, entry.size)] == nil { indices.append(Int32(index)) }
         }
-        return (work, workIndex, filesByContent)
+        return (BlobUploader.Work(snapshot: snapshot, indices: indices), filesByContent)
     }
 
     /// What a push would do, with every read and refusal of a real one and no write: no
@@ -156,8 +151,10 @@ enum PushOperation {
         if plan.createsVersion {
             let parent = try head.map { try store.manifest($0.id, connection) }
             let held = Set((parent?.entries ?? []).map { RelativePath(trusted: $0.path) })  // names are bytes
-            plan.files = pendingWork(prepared.snapshot, parent: parent).work.map {
-                PushPlan.File(path: $0.relativePath, size: $0.size, replaces: held.contains(RelativePath(trusted: $0.relativePath)))
+            let work = pendingWork(prepared.snapshot, parent: parent).work
+            plan.files = (0..<work.count).map {
+                let entry = work[$0]
+                return PushPlan.File(path: entry.path, size: entry.size, replaces: held.contains(RelativePath(trusted: entry.path)))
             }
         }
         plan.requests = store.counters.requests
@@ -172,15 +169,18 @@ enum PushOperation {
     ) throws -> PushResult {
         let clock = Clock()
         let connection = store.connection()
-        let prepared = try prepare(
+        var prepared = try prepare(
             packagePath: packagePath, store: store, options: options, force: force, connection: connection)
+        // The scan's working state (its per-directory arrays, the package manifest it took
+        // hashes from) is gone: its pages go back before the upload builds its tables.
+        ProcessEnvironment.releaseFreeMemory()
         let packagePath = prepared.packagePath
         let head = prepared.head
-        let snapshot = prepared.snapshot
+        let rootHash = prepared.snapshot.rootHash
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
         result.notes = prepared.notes
 
-        if let head, head.record.head.rootHash == snapshot.rootHash {
+        if let head, head.record.head.rootHash == rootHash {
             // Nothing to send: the remote holds this package already.
             remember(head.record.head, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
             result.requests = store.counters.requests
@@ -197,7 +197,7 @@ enum PushOperation {
         // for pieces), and the packs of an interrupted push.
         let parent = try head.map { try store.manifest($0.record.head.id, connection) }
         // The files whose content the parent does not hold are read and sent.
-        let (work, workIndex, filesByContent) = pendingWork(snapshot, parent: parent)
+        var (work, filesByContent) = pendingWork(prepared.snapshot, parent: parent)
         var known: [SHA256Digest: BlobLocation] = [:]
         for blobs in filesByContent.values { for blob in blobs { known[blob.digest] = blob } }
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
@@ -209,12 +209,15 @@ enum PushOperation {
         ProcessEnvironment.releaseFreeMemory()
 
         // The version: every entry, with its blobs.
-        let entries = versionEntries(snapshot, workIndex: workIndex, sent: sent, filesByContent: filesByContent)
+        let entries = versionEntries(prepared.snapshot, work: work.indices, sent: sent, filesByContent: filesByContent)
+        // The scan's entries go (the version's share their paths) before the manifest is encoded.
+        prepared.snapshot.entries = []
+        work.snapshot.entries = []
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         var manifest = VersionManifest(
             sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
-            secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
+            secondParent: mergedFrom, rootHash: rootHash, entries: entries)
         let summary = try commit(
             &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
         remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
@@ -240,21 +243,22 @@ enum PushOperation {
     /// Reads `work` and sends the blobs the remote lacks (`known`: those it holds), after
     /// setting the progress totals. Returns each file's blobs, in the order of `work`.
     static func upload(
-        _ work: [BlobUploader.Work], known: [SHA256Digest: BlobLocation], packagePath: String, store: RemoteStore,
+        _ work: BlobUploader.Work, known: [SHA256Digest: BlobLocation], packagePath: String, store: RemoteStore,
         options: RemoteOptions, progress: ProgressManager?, result: inout PushResult
-    ) throws -> [[BlobLocation]] {
+    ) throws -> BlobUploader.Sent {
         // The figures a progress line shows: the bytes of those files, known before any is
         // read and never growing; a byte is done once found on the remote or once its pack
         // has arrived (`BlobUploader`), so done never passes the total.
-        let units = work.reduce(0) { $0 + BlobUploader.units($1.size) }
+        let sizes = work.indices.lazy.map { work.snapshot.entries[Int($0)].size }
+        let units = sizes.reduce(0) { $0 + BlobUploader.units($1) }
         progress?.withProperties {
             $0.totalCount = units + 1
-            $0.totalByteCount = UInt64(work.reduce(Int64(0)) { $0 + $1.size })
+            $0.totalByteCount = UInt64(sizes.reduce(Int64(0), +))
             $0.completedByteCount = 0
             $0.totalFileCount = work.count
             $0.completedFileCount = 0
         }
-        guard !work.isEmpty else { return [] }
+        guard work.count > 0 else { return BlobUploader.Sent() }
         let uploader = BlobUploader(
             store: store, options: options, packagePath: packagePath, known: known, progress: progress)
         let (blobs, statistics) = try uploader.run(work)
@@ -267,16 +271,20 @@ enum PushOperation {
     }
 
     /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
-    /// sent, or the parent's for a content it held).
+    /// sent, for the entries `work` lists, ascending; or the parent's for a content it held).
     static func versionEntries(
-        _ snapshot: TreeSnapshot, workIndex: [Int: Int], sent: [[BlobLocation]], filesByContent: [FileKey: ArraySlice<BlobLocation>]
+        _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, filesByContent: [FileKey: ArraySlice<BlobLocation>]
     ) -> [RemoteEntry] {
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(snapshot.entries.count)
+        var next = 0  // the first of `work` not reached yet
         for (index, entry) in snapshot.entries.enumerated() {
             var blobs: ArraySlice<BlobLocation> = []
-            if entry.kind == .regular && entry.size > 0 {
-                blobs = workIndex[index].map { sent[$0][...] } ?? filesByContent[FileKey(entry.hash, entry.size)]!
+            if next < work.count && Int(work[next]) == index {
+                blobs = sent[next]
+                next += 1
+            } else if entry.kind == .regular && entry.size > 0 {
+                blobs = filesByContent[FileKey(entry.hash, entry.size)]!
             }
             entries.append(
                 RemoteEntry(
