@@ -87,15 +87,15 @@ final class BlobUploader: Sendable {
     private let nextSerial = Atomic<Int>(0)
     private let progress: ProgressManager?
 
-    /// - Parameter known: the blobs the remote holds (the parent version's, the pending packs').
+    /// - Parameter known: the blobs the remote holds (the parent version's, the pending
+    ///   packs'); a blob listed twice is found once.
     init(
-        store: RemoteStore, options: RemoteOptions, packagePath: String, known: [SHA256Digest: BlobLocation],
+        store: RemoteStore, options: RemoteOptions, packagePath: String, known stored: [BlobLocation],
         progress: ProgressManager?
     ) {
         self.store = store
         self.options = options
         self.packagePath = packagePath
-        let stored = Array(known.values)
         var table = Blobs()
         table.index.reserveCapacity(stored.count)
         for (reference, location) in stored.enumerated() where table.index[location.digest.words.0] == nil {

@@ -124,17 +124,14 @@ enum PushOperation {
     /// size): what a push reads and whose new blobs it sends, as indices into the snapshot
     /// (4 bytes a file); and the parent's blobs by content.
     static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
-        -> (work: BlobUploader.Work, filesByContent: [FileKey: ArraySlice<BlobLocation>])
+        -> (work: BlobUploader.Work, parentContents: ParentContents)
     {
-        var filesByContent: [FileKey: ArraySlice<BlobLocation>] = [:]
-        for entry in parent?.entries ?? [] where entry.kind == .regular {
-            filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
-        }
+        let parentContents = ParentContents(parent)
         var indices: [Int32] = []
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
-            if filesByContent[FileKey(entry.hash, entry.size)] == nil { indices.append(Int32(index)) }
+            if parentContents.blobs(of: FileKey(entry.hash, entry.size)) == nil { indices.append(Int32(index)) }
         }
-        return (BlobUploader.Work(snapshot: snapshot, indices: indices), filesByContent)
+        return (BlobUploader.Work(snapshot: snapshot, indices: indices), parentContents)
     }
 
     /// What a push would do, with every read and refusal of a real one and no write: no
@@ -195,24 +192,27 @@ enum PushOperation {
 
         // What the remote holds: the parent's blobs (by content for whole files, by digest
         // for pieces), and the packs of an interrupted push.
-        let parent = try head.map { try store.manifest($0.record.head.id, connection) }
+        var parent = try head.map { try store.manifest($0.record.head.id, connection) }
         // The files whose content the parent does not hold are read and sent.
-        var (work, filesByContent) = pendingWork(prepared.snapshot, parent: parent)
-        var known: [SHA256Digest: BlobLocation] = [:]
-        for blobs in filesByContent.values { for blob in blobs { known[blob.digest] = blob } }
+        var (work, parentContents) = pendingWork(prepared.snapshot, parent: parent)
+        var known = parentContents.allBlobs()
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
         let sent = try upload(
             work, known: known, packagePath: packagePath, store: store, options: options, progress: progress,
             result: &result)
+        known = []  // what the upload looked blobs up in
         // The upload's buffers were freed on its threads: their pages go back before the
         // version's entries and its encoding are built.
         ProcessEnvironment.releaseFreeMemory()
 
         // The version: every entry, with its blobs.
-        let entries = versionEntries(prepared.snapshot, work: work.indices, sent: sent, filesByContent: filesByContent)
-        // The scan's entries go (the version's share their paths) before the manifest is encoded.
+        let entries = versionEntries(prepared.snapshot, work: work.indices, sent: sent, parentContents: parentContents)
+        // The scan's entries and the parent's go (the version's share the scan's paths and
+        // the parent's blobs) before the manifest is encoded.
         prepared.snapshot.entries = []
         work.snapshot.entries = []
+        parentContents = ParentContents(nil)
+        parent = nil
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         var manifest = VersionManifest(
@@ -221,7 +221,7 @@ enum PushOperation {
         let summary = try commit(
             &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
         remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
-        store.cache.dropPending(named: Set(manifest.entries.flatMap { $0.blobs.map(\.pack) }))
+        store.cache.dropPending(named: Set(manifest.entries.lazy.flatMap { $0.blobs.lazy.map(\.pack) }))
         progress?.complete(count: 1)
         result.version = summary
         result.createdVersion = true
@@ -243,7 +243,7 @@ enum PushOperation {
     /// Reads `work` and sends the blobs the remote lacks (`known`: those it holds), after
     /// setting the progress totals. Returns each file's blobs, in the order of `work`.
     static func upload(
-        _ work: BlobUploader.Work, known: [SHA256Digest: BlobLocation], packagePath: String, store: RemoteStore,
+        _ work: BlobUploader.Work, known: [BlobLocation], packagePath: String, store: RemoteStore,
         options: RemoteOptions, progress: ProgressManager?, result: inout PushResult
     ) throws -> BlobUploader.Sent {
         // The figures a progress line shows: the bytes of those files, known before any is
@@ -273,7 +273,7 @@ enum PushOperation {
     /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
     /// sent, for the entries `work` lists, ascending; or the parent's for a content it held).
     static func versionEntries(
-        _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, filesByContent: [FileKey: ArraySlice<BlobLocation>]
+        _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, parentContents: ParentContents
     ) -> [RemoteEntry] {
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(snapshot.entries.count)
@@ -284,7 +284,7 @@ enum PushOperation {
                 blobs = sent[next]
                 next += 1
             } else if entry.kind == .regular && entry.size > 0 {
-                blobs = filesByContent[FileKey(entry.hash, entry.size)]!
+                blobs = parentContents.blobs(of: FileKey(entry.hash, entry.size))!
             }
             entries.append(
                 RemoteEntry(
@@ -456,18 +456,21 @@ enum PushOperation {
     /// Adds the blobs of packs an interrupted push uploaded (recorded in the cache and
     /// still on the store) to `known`; returns how many packs were adopted.
     static func adoptPendingPacks(
-        _ store: RemoteStore, _ connection: S3Connection, known: inout [SHA256Digest: BlobLocation]
+        _ store: RemoteStore, _ connection: S3Connection, known: inout [BlobLocation]
     ) throws(RemoteError) -> Int {
+        let pending = store.cache.pendingPacks()
+        guard !pending.isEmpty else { return 0 }
+        var held = Set(known.lazy.map(\.digest))
         var adopted = 0
         var seen = Set<SHA256Digest>()
         // A pack the last prune deletes is not adopted (Specs/remote.md, "Prune").
-        for pack in store.cache.pendingPacks() where seen.insert(pack.id).inserted && !store.isDeleting(pack.id) {
-            guard pack.blobs.contains(where: { known[$0.digest] == nil }) else { continue }
+        for pack in pending where seen.insert(pack.id).inserted && !store.isDeleting(pack.id) {
+            guard pack.blobs.contains(where: { !held.contains($0.digest) }) else { continue }
             // The cache may outlive the store's objects (a bucket emptied): check it is there.
             guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil
             else { continue }
-            for blob in pack.blobs where known[blob.digest] == nil {
-                known[blob.digest] = BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length)
+            for blob in pack.blobs where held.insert(blob.digest).inserted {
+                known.append(BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length))
             }
             adopted += 1
         }
