@@ -54,7 +54,7 @@ final class BlobUploader: Sendable {
         var index: [UInt64: UInt32] = [:]
         var planned: [Planned] = []
 
-        func digest(of reference: UInt32, stored: [BlobLocation]) -> SHA256Digest {
+        func digest(of reference: UInt32, stored: KnownBlobs) -> SHA256Digest {
             Int(reference) < stored.count ? stored[Int(reference)].digest : planned[Int(reference) - stored.count].digest
         }
     }
@@ -78,7 +78,7 @@ final class BlobUploader: Sendable {
     private let options: RemoteOptions
     private let packagePath: String
     /// The blobs the remote held when the push began.
-    private let stored: [BlobLocation]
+    private let stored: KnownBlobs
     private let blobs: Mutex<Blobs>
     private let packNames = Mutex<[Int: SHA256Digest]>([:])
     private let results = Mutex(FileBlobs())
@@ -90,7 +90,7 @@ final class BlobUploader: Sendable {
     /// - Parameter known: the blobs the remote holds (the parent version's, the pending
     ///   packs'); a blob listed twice is found once.
     init(
-        store: RemoteStore, options: RemoteOptions, packagePath: String, known stored: [BlobLocation],
+        store: RemoteStore, options: RemoteOptions, packagePath: String, known stored: KnownBlobs,
         progress: ProgressManager?
     ) {
         self.store = store
@@ -98,8 +98,9 @@ final class BlobUploader: Sendable {
         self.packagePath = packagePath
         var table = Blobs()
         table.index.reserveCapacity(stored.count)
-        for (reference, location) in stored.enumerated() where table.index[location.digest.words.0] == nil {
-            table.index[location.digest.words.0] = UInt32(reference)
+        for reference in 0..<stored.count {
+            let key = stored[reference].digest.words.0
+            if table.index[key] == nil { table.index[key] = UInt32(reference) }
         }
         self.stored = stored
         self.blobs = Mutex(table)

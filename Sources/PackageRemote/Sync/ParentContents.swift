@@ -2,7 +2,7 @@
 /// read: each distinct content's key beside the position of an entry holding it, sorted by
 /// key (32 bytes a content, found by binary search), rather than a hash table of the
 /// entries' blobs (56 bytes a slot, at least a third of them empty).
-struct ParentContents {
+struct ParentContents: Sendable {
     private let parent: VersionManifest?
     private let keys: [(key: FileKey, entry: Int32)]
 
@@ -32,12 +32,44 @@ struct ParentContents {
         return nil
     }
 
-    /// Every blob of the parent's contents, each content's once (a blob two contents
-    /// share appears twice: harmless to the table that takes them).
-    func allBlobs() -> [BlobLocation] {
-        var blobs: [BlobLocation] = []
-        blobs.reserveCapacity(keys.count)
-        for item in keys { blobs.append(contentsOf: parent!.entries[Int(item.entry)].blobs) }
-        return blobs
+    /// Every blob of the parent's contents, each content's once, numbered in turn; then
+    /// `extra` (a blob two contents share appears twice: harmless to the table that takes
+    /// them). Four bytes a content, not a copy of the blobs.
+    func knownBlobs(extra: [BlobLocation] = []) -> KnownBlobs {
+        var starts: [UInt32] = [0]
+        starts.reserveCapacity(keys.count + 1)
+        for item in keys { starts.append(starts.last! + UInt32(parent!.entries[Int(item.entry)].blobs.count)) }
+        return KnownBlobs(contents: self, starts: starts, extra: extra)
+    }
+
+    /// The blobs of the `position`th distinct content.
+    fileprivate func blobs(ofContent position: Int) -> ArraySlice<BlobLocation> {
+        parent!.entries[Int(keys[position].entry)].blobs
+    }
+}
+
+/// The blobs a remote holds when a push begins, numbered `0..<count`: its parent's, each
+/// distinct content's in turn, then those of the packs an interrupted push left.
+struct KnownBlobs: Sendable {
+    fileprivate let contents: ParentContents
+    /// Where each content's blobs start in the numbering; the last is their total.
+    fileprivate let starts: [UInt32]
+    var extra: [BlobLocation]
+
+    var count: Int { Int(starts.last!) + extra.count }
+
+    /// The blob numbered `ordinal`.
+    subscript(ordinal: Int) -> BlobLocation {
+        let parentCount = Int(starts.last!)
+        if ordinal >= parentCount { return extra[ordinal - parentCount] }
+        // The content whose range holds `ordinal`: the last start at or below it.
+        var low = 0
+        var high = starts.count - 1
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if Int(starts[middle]) <= ordinal { low = middle } else { high = middle }
+        }
+        let blobs = contents.blobs(ofContent: low)
+        return blobs[blobs.startIndex + ordinal - Int(starts[low])]
     }
 }

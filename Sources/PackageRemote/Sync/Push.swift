@@ -195,12 +195,12 @@ enum PushOperation {
         var parent = try head.map { try store.manifest($0.record.head.id, connection) }
         // The files whose content the parent does not hold are read and sent.
         var (work, parentContents) = pendingWork(prepared.snapshot, parent: parent)
-        var known = parentContents.allBlobs()
+        var known = parentContents.knownBlobs()
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
         let sent = try upload(
             work, known: known, packagePath: packagePath, store: store, options: options, progress: progress,
             result: &result)
-        known = []  // what the upload looked blobs up in
+        known = ParentContents(nil).knownBlobs()  // what the upload looked blobs up in
         // The upload's buffers were freed on its threads: their pages go back before the
         // version's entries and its encoding are built.
         ProcessEnvironment.releaseFreeMemory()
@@ -243,7 +243,7 @@ enum PushOperation {
     /// Reads `work` and sends the blobs the remote lacks (`known`: those it holds), after
     /// setting the progress totals. Returns each file's blobs, in the order of `work`.
     static func upload(
-        _ work: BlobUploader.Work, known: [BlobLocation], packagePath: String, store: RemoteStore,
+        _ work: BlobUploader.Work, known: KnownBlobs, packagePath: String, store: RemoteStore,
         options: RemoteOptions, progress: ProgressManager?, result: inout PushResult
     ) throws -> BlobUploader.Sent {
         // The figures a progress line shows: the bytes of those files, known before any is
@@ -456,11 +456,12 @@ enum PushOperation {
     /// Adds the blobs of packs an interrupted push uploaded (recorded in the cache and
     /// still on the store) to `known`; returns how many packs were adopted.
     static func adoptPendingPacks(
-        _ store: RemoteStore, _ connection: S3Connection, known: inout [BlobLocation]
+        _ store: RemoteStore, _ connection: S3Connection, known: inout KnownBlobs
     ) throws(RemoteError) -> Int {
         let pending = store.cache.pendingPacks()
         guard !pending.isEmpty else { return 0 }
-        var held = Set(known.lazy.map(\.digest))
+        var held = Set<SHA256Digest>(minimumCapacity: known.count)
+        for ordinal in 0..<known.count { held.insert(known[ordinal].digest) }
         var adopted = 0
         var seen = Set<SHA256Digest>()
         // A pack the last prune deletes is not adopted (Specs/remote.md, "Prune").
@@ -470,7 +471,7 @@ enum PushOperation {
             guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil
             else { continue }
             for blob in pack.blobs where held.insert(blob.digest).inserted {
-                known.append(BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length))
+                known.extra.append(BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length))
             }
             adopted += 1
         }
