@@ -115,6 +115,35 @@ import Testing
         }
     }
 
+    /// The body is deflated as it is written, in pieces: a manifest of several pieces (and
+    /// a merge's longer header) reads back as written.
+    @Test func aManifestOfManyPiecesRoundTrips() throws {
+        let packs = (0..<3).map { SHA256Digest.of([UInt8($0), 0xAA]) }
+        var entries = [
+            RemoteEntry(path: "d", kind: .directory, permissions: 0o755, size: 0, modificationTime: 1, contentHash: ContentHash(high: 0, low: 0), linkTarget: nil, blobs: [])
+        ]
+        for index in 0..<4_000 {  // about 90 bytes each: more than one 256 KiB piece
+            let bytes = withUnsafeBytes(of: UInt32(index)) { Array($0) }
+            let blob = BlobLocation(digest: SHA256Digest.of(bytes), pack: packs[index % 3], offset: UInt32(index), length: 1)
+            entries.append(
+                RemoteEntry(
+                    path: "d/file-\(100_000 + index)", kind: .regular, permissions: 0o644, size: 1, modificationTime: Int64(index),
+                    contentHash: ContentHash.of(bytes), linkTarget: nil, blobs: [blob]))
+        }
+        for secondParent in [nil, SHA256Digest.of([7])] {
+            var manifest = VersionManifest(
+                sequence: 3, time: 5, parent: SHA256Digest.of([9]), secondParent: secondParent,
+                rootHash: ContentHash(high: 0, low: 0), entries: entries)
+            manifest.rootHash = manifest.snapshot().rootHash
+            let bytes = manifest.encoded()
+            let id = SHA256Digest.of(bytes)
+            let decoded = try VersionManifest.decodedBothWays(bytes, id: id)
+            #expect(decoded.entries == manifest.entries)
+            #expect(decoded.summary(id: id) == manifest.summary(id: id))
+            #expect(manifest.isEncoded(as: bytes, id: id))
+        }
+    }
+
     /// A push checks the bytes it is about to store against its own entries, as they inflate.
     @Test func aPushChecksItsEncodingEntryByEntry() {
         let manifest = sampleManifest()

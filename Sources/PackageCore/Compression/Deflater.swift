@@ -56,6 +56,32 @@ package struct Deflater: ~Copyable {
         return status == Z_OK && stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0 ? produced : nil
     }
 
+    /// Starts a stream fed piece by piece (`append`), whose output is never held whole here.
+    package mutating func beginStream() { deflateReset(stream) }
+
+    /// Feeds `input` to the stream begun by `beginStream`, handing what it produces to
+    /// `output` in pieces of at most 64 KiB; `final` ends the stream. The stream's bytes are
+    /// those of one `compress` of all the input at once.
+    package mutating func append(
+        _ input: UnsafeRawBufferPointer, final: Bool, to output: (UnsafeRawBufferPointer) -> Void
+    ) {
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress?.assumingMemoryBound(to: Bytef.self))
+        stream.pointee.avail_in = uInt(input.count)
+        withUnsafeTemporaryAllocation(byteCount: 64 << 10, alignment: 16) { scratch in
+            while true {
+                stream.pointee.next_out = scratch.baseAddress!.assumingMemoryBound(to: Bytef.self)
+                stream.pointee.avail_out = uInt(scratch.count)
+                let status = deflate(stream, final ? Z_FINISH : Z_NO_FLUSH)
+                // Z_BUF_ERROR: no progress possible, which only means all input was taken.
+                precondition(
+                    status == Z_OK || status == Z_STREAM_END || status == Z_BUF_ERROR, "zlib deflate failed (\(status))")
+                let produced = scratch.count - Int(stream.pointee.avail_out)
+                if produced > 0 { output(UnsafeRawBufferPointer(rebasing: scratch[..<produced])) }
+                if final ? status == Z_STREAM_END : stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0 { break }
+            }
+        }
+    }
+
     /// `bytes` compressed whole as one stream, as `compress2` would at the same level.
     ///
     /// - Complexity: O(n); memory about the input's size again (zlib's worst case).

@@ -144,6 +144,9 @@ struct VersionManifest: Sendable {
 
     // MARK: Encoding
 
+    /// The manifest's bytes. The body is deflated as it is written, 256 KiB at a time,
+    /// straight after the header: what this holds besides the result is one such piece
+    /// (not the whole body, its deflated copy and the two joined).
     func encoded() -> [UInt8] {
         var packs: [SHA256Digest] = []
         var packIndex: [SHA256Digest: UInt32] = [:]
@@ -153,40 +156,38 @@ struct VersionManifest: Sendable {
                 packs.append(blob.pack)
             }
         }
-        var body = ByteWriter(capacity: entries.count * 100 + packs.count * 32)
-        for pack in packs { body.append(contentsOf: pack.bytes) }
+        // Entries of real files take about 70 bytes each once deflated (their SHA-256 and
+        // XXH3 barely compress): room for that, growing only beyond.
+        var output = ByteWriter(capacity: Self.mergeHeaderSize + entries.count * 72 + packs.count * 32)
+        encodeHeader(into: &output, packCount: packs.count)
+        var deflater = Deflater(level: 6, framing: .zlib)
+        deflater.beginStream()
+        let piece = 256 << 10
+        var body = ByteWriter(capacity: piece + 8 << 10)
+        var bodySize = 0
+        func flush(final: Bool) {
+            body.bytes.withUnsafeBytes { deflater.append($0, final: final) { output.append($0) } }
+            bodySize += body.count
+            body.removeAll()
+        }
+        for pack in packs {
+            body.append(contentsOf: pack.bytes)
+            if body.count >= piece { flush(final: false) }
+        }
         var previous: [UInt8] = []
         for entry in entries {
-            let path = Array(entry.path.utf8)
-            var shared = 0
-            while shared < min(path.count, previous.count, Int(UInt16.max)) && path[shared] == previous[shared] { shared += 1 }
-            body.append(UInt16(shared))
-            body.append(UInt16(path.count - shared))
-            body.append(contentsOf: path[shared...])
-            previous = path
-            body.append(Self.kindCode(entry.kind))
-            body.append(UInt16(entry.permissions & 0o7777))
-            body.append(UInt64(entry.size))
-            body.append(entry.modificationTime)
-            body.append(entry.contentHash)
-            switch entry.kind {
-            case .symbolicLink:
-                let target = Array((entry.linkTarget ?? "").utf8)
-                body.append(UInt16(target.count))
-                body.append(contentsOf: target)
-            case .regular:
-                body.append(UInt32(entry.blobs.count))
-                for blob in entry.blobs {
-                    body.append(contentsOf: blob.digest.bytes)
-                    body.append(packIndex[blob.pack]!)
-                    body.append(blob.offset)
-                    body.append(blob.length)
-                }
-            default: break
-            }
+            encodeEntry(entry, previous: &previous, packIndex: packIndex, into: &body)
+            if body.count >= piece { flush(final: false) }
         }
-        let compressed = Deflater.compressed(body.bytes, level: 6, framing: .zlib)
-        var header = ByteWriter(capacity: Self.mergeHeaderSize + compressed.count)
+        flush(final: true)
+        let headerSize = Self.headerSize
+        output.patch(UInt64(output.count - (secondParent == nil ? headerSize : Self.mergeHeaderSize)), at: headerSize - 16)
+        output.patch(UInt64(bodySize), at: headerSize - 8)
+        return output.bytes
+    }
+
+    /// The header, with its compressed and body sizes zero (`encoded` patches them in).
+    private func encodeHeader(into header: inout ByteWriter, packCount: Int) {
         header.append(contentsOf: Self.magic)
         header.append(UInt32(secondParent == nil ? 1 : 2))
         header.append(UInt32(0))
@@ -195,16 +196,48 @@ struct VersionManifest: Sendable {
         header.append(rootHash)
         header.append(UInt64(size))
         header.append(UInt64(entries.count))
-        header.append(UInt64(packs.count))
+        header.append(UInt64(packCount))
         header.append(UInt8(parent == nil ? 0 : 1))
         header.append(contentsOf: [UInt8](repeating: 0, count: 7))
         header.append(contentsOf: parent?.bytes ?? [UInt8](repeating: 0, count: 32))
-        header.append(UInt64(compressed.count))
-        header.append(UInt64(body.count))
+        header.append(UInt64(0))  // compressed size
+        header.append(UInt64(0))  // body size
         precondition(header.count == Self.headerSize)
         if let secondParent { header.append(contentsOf: secondParent.bytes) }
-        header.append(contentsOf: compressed)
-        return header.bytes
+    }
+
+    /// One entry's record: its path prefix-compressed against `previous`, its fields, a
+    /// link's target or a file's blobs.
+    private func encodeEntry(
+        _ entry: RemoteEntry, previous: inout [UInt8], packIndex: [SHA256Digest: UInt32], into body: inout ByteWriter
+    ) {
+        let path = Array(entry.path.utf8)
+        var shared = 0
+        while shared < min(path.count, previous.count, Int(UInt16.max)) && path[shared] == previous[shared] { shared += 1 }
+        body.append(UInt16(shared))
+        body.append(UInt16(path.count - shared))
+        body.append(contentsOf: path[shared...])
+        previous = path
+        body.append(Self.kindCode(entry.kind))
+        body.append(UInt16(entry.permissions & 0o7777))
+        body.append(UInt64(entry.size))
+        body.append(entry.modificationTime)
+        body.append(entry.contentHash)
+        switch entry.kind {
+        case .symbolicLink:
+            let target = Array((entry.linkTarget ?? "").utf8)
+            body.append(UInt16(target.count))
+            body.append(contentsOf: target)
+        case .regular:
+            body.append(UInt32(entry.blobs.count))
+            for blob in entry.blobs {
+                body.append(contentsOf: blob.digest.bytes)
+                body.append(packIndex[blob.pack]!)
+                body.append(blob.offset)
+                body.append(blob.length)
+            }
+        default: break
+        }
     }
 
     // MARK: Decoding

@@ -10,26 +10,60 @@ import Synchronization
 /// Files are read twice: once here, to name each blob (SHA-256) and to check the whole file
 /// against the content hash the scan found (a file edited during the push is refused, not
 /// sent half old, half new), and once by the upload, which streams each pack from the files
-/// and checks every blob again on the way. Memory is one chunk buffer per reader thread and
-/// libcurl's buffers, whatever the pack size, chunk size or file sizes; the second read
-/// usually comes from the page cache.
+/// and checks every blob again on the way. Memory is one chunk buffer per reader thread,
+/// libcurl's buffers and the lists of blobs of the packs waiting for a transfer thread,
+/// whatever the pack size, chunk size or file sizes, plus about 70 bytes a blob for where
+/// it is (`run`); the second read usually comes from the page cache.
 final class BlobUploader: Sendable {
-    /// A file to send.
+    /// The files to send: entries of a scan, by index (ascending), with the path, size,
+    /// content hash and chunk list the scan found. Nothing is copied per file.
     struct Work: Sendable {
-        var relativePath: String
-        var size: Int64
-        var contentHash: ContentHash
-        /// The chunk list the scan found (files of 4 MiB or more), if any.
-        var chunks: ChunkList?
+        var snapshot: TreeSnapshot
+        var indices: [Int32]
+
+        var count: Int { indices.count }
+        subscript(position: Int) -> SnapshotEntry { snapshot.entries[Int(indices[position])] }
     }
 
-    /// Where a blob is, or will be once its pack has a name: 16 bytes, beside its digest
-    /// in the table of known blobs (a push of a million small files holds a million).
-    enum Place: Sendable {
-        /// One of the blobs the remote held when the push began: an index into `stored`.
-        case stored(UInt32)
-        /// A blob of a pack this push plans: the pack's serial, the blob's offset and length.
-        case packed(serial: UInt32, offset: UInt32, length: UInt32)
+    /// Each sent file's blobs, in the order of `Work`: the blobs of file `k` are
+    /// `blobs[starts[k]..<starts[k + 1]]`, slices of one array rather than an array a file.
+    struct Sent: Sendable {
+        var blobs: [BlobLocation] = []
+        var starts: [Int32] = [0]
+
+        /// The blobs of the `position`th file sent.
+        subscript(position: Int) -> ArraySlice<BlobLocation> {
+            blobs[Int(starts[position])..<Int(starts[position + 1])]
+        }
+    }
+
+    /// A blob of a pack this push plans: its digest, the pack's serial, its offset and length.
+    struct Planned: Sendable {
+        var digest: SHA256Digest
+        var serial: UInt32
+        var offset: UInt32
+        var length: UInt32
+    }
+
+    /// Every blob named so far, held by the remote or planned into a pack: a reference `r`
+    /// is `stored[r]` below `stored.count`, else `planned[r - stored.count]`. Looked up by
+    /// the digest's first 64 bits (12 bytes a slot, not the 48 of a digest-keyed table); a
+    /// blob whose first bits another blob has already is simply not found (packed again, a
+    /// harmless duplicate), never taken for the other.
+    struct Blobs {
+        var index: [UInt64: UInt32] = [:]
+        var planned: [Planned] = []
+
+        func digest(of reference: UInt32, stored: KnownBlobs) -> SHA256Digest {
+            Int(reference) < stored.count ? stored[Int(reference)].digest : planned[Int(reference) - stored.count].digest
+        }
+    }
+
+    /// Each file's blobs as references into `Blobs`, in the order each file was finished:
+    /// file `k`'s are `references[spans[k].start...]`, `spans[k].count` of them.
+    struct FileBlobs {
+        var references: [UInt32] = []
+        var spans: [(start: UInt32, count: UInt32)] = []
     }
 
     struct Statistics: Sendable {
@@ -44,31 +78,32 @@ final class BlobUploader: Sendable {
     private let options: RemoteOptions
     private let packagePath: String
     /// The blobs the remote held when the push began.
-    private let stored: [BlobLocation]
-    /// Every blob named so far: held by the remote, or planned into a pack.
-    private let known: Mutex<[SHA256Digest: Place]>
+    private let stored: KnownBlobs
+    private let blobs: Mutex<Blobs>
     private let packNames = Mutex<[Int: SHA256Digest]>([:])
-    /// Each file's blobs in order, by their digest (`known` says where each is).
-    private let results = Mutex<[[SHA256Digest]]>([])
+    private let results = Mutex(FileBlobs())
     private let statistics = Mutex(Statistics())
     private let nextFile = Atomic<Int>(0)
     private let nextSerial = Atomic<Int>(0)
     private let progress: ProgressManager?
 
-    /// - Parameter known: the blobs the remote holds (the parent version's, the pending packs').
+    /// - Parameter known: the blobs the remote holds (the parent version's, the pending
+    ///   packs'); a blob listed twice is found once.
     init(
-        store: RemoteStore, options: RemoteOptions, packagePath: String, known: [SHA256Digest: BlobLocation],
+        store: RemoteStore, options: RemoteOptions, packagePath: String, known stored: KnownBlobs,
         progress: ProgressManager?
     ) {
         self.store = store
         self.options = options
         self.packagePath = packagePath
-        let stored = Array(known.values)
-        var places: [SHA256Digest: Place] = [:]
-        places.reserveCapacity(stored.count)
-        for (index, location) in stored.enumerated() { places[location.digest] = .stored(UInt32(index)) }
+        var table = Blobs()
+        table.index.reserveCapacity(stored.count)
+        for reference in 0..<stored.count {
+            let key = stored[reference].digest.words.0
+            if table.index[key] == nil { table.index[key] = UInt32(reference) }
+        }
         self.stored = stored
-        self.known = Mutex(places)
+        self.blobs = Mutex(table)
         self.progress = progress
     }
 
@@ -76,17 +111,28 @@ final class BlobUploader: Sendable {
     /// sent, for the others).
     static func units(_ size: Int64) -> Int { 1 + Int(size >> 16) }
 
-    /// Sends what `files` need and returns each file's blobs, by index into `files`.
+    /// Sends what `files` need and returns each file's blobs, in the order of `files`.
     /// - Complexity: every byte of `files` read and hashed (SHA-256, XXH3), the new blobs'
     ///   bytes read and hashed again as they go out; one PUT per pack of new blobs (8 MiB);
-    ///   memory: `readers` chunk buffers.
-    func run(_ files: [Work]) throws -> (blobs: [[BlobLocation]], statistics: Statistics) {
-        let workers = store.workers(store.configuration.transport.concurrency)
+    ///   memory: `readers` chunk buffers, as many planned packs as transfer threads waiting,
+    ///   and about 70 bytes a blob (its place, then its location).
+    func run(_ files: Work) throws -> (blobs: Sent, statistics: Statistics) {
+        // Packs planned but not yet sent wait for a transfer thread, each holding its list of
+        // blobs (a pack of small files lists thousands): as many wait as there are threads,
+        // so the readers never run far ahead of the network.
+        let concurrency = store.configuration.transport.concurrency
+        let workers = store.workers(concurrency, queueLimit: concurrency)
         let root = try OpenDirectory(packagePath)
         let readers = min(options.readers, max(1, files.count))
-        // Room for a blob a file up front: the table never doubles while the readers wait on it.
-        known.withLock { $0.reserveCapacity($0.count + files.count) }
-        results.withLock { $0 = Array(repeating: [], count: files.count) }
+        // Room for a blob a file up front: the tables never double while the readers wait on them.
+        blobs.withLock {
+            $0.index.reserveCapacity($0.index.count + files.count)
+            $0.planned.reserveCapacity(files.count)
+        }
+        results.withLock {
+            $0.references.reserveCapacity(files.count)
+            $0.spans = Array(repeating: (0, 0), count: files.count)
+        }
         DispatchQueue.concurrentPerform(iterations: readers) { _ in
             do {
                 try self.readFiles(files, root: root, workers: workers)
@@ -96,39 +142,70 @@ final class BlobUploader: Sendable {
         }
         try workers.finish()
         withExtendedLifetime(root) {}
+        return (locations(), statistics.withLock { $0 })
+    }
+
+    /// Every file's blobs, where they are now that every pack has its name; the tables the
+    /// readers used are emptied first.
+    private func locations() -> Sent {
         let names = packNames.withLock { $0 }
-        let placed = results.withLock { $0 }
-        let places = known.withLock { $0 }
-        var blobs: [[BlobLocation]] = []
-        blobs.reserveCapacity(files.count)
-        for digests in placed {
-            blobs.append(
-                digests.map { digest in
-                    switch places[digest]! {
-                    case .stored(let index): return stored[Int(index)]
-                    case .packed(let serial, let offset, let length):
-                        return BlobLocation(digest: digest, pack: names[Int(serial)]!, offset: offset, length: length)
-                    }
-                })
+        let table = blobs.withLock { blobs in
+            blobs.index = [:]
+            return blobs.planned
         }
-        return (blobs, statistics.withLock { $0 })
+        let placed = results.withLock { results in
+            defer { results = FileBlobs() }
+            return results
+        }
+        var sent = Sent()
+        sent.blobs.reserveCapacity(placed.references.count)
+        sent.starts.reserveCapacity(placed.spans.count + 1)
+        for span in placed.spans {
+            for reference in placed.references[Int(span.start)..<Int(span.start + span.count)] {
+                if Int(reference) < stored.count {
+                    sent.blobs.append(stored[Int(reference)])
+                } else {
+                    let blob = table[Int(reference) - stored.count]
+                    sent.blobs.append(
+                        BlobLocation(digest: blob.digest, pack: names[Int(blob.serial)]!, offset: blob.offset, length: blob.length))
+                }
+            }
+            sent.starts.append(Int32(sent.blobs.count))
+        }
+        return sent
+    }
+
+    /// The reference of the blob `digest`, and whether the remote holds it or a pack plans
+    /// it already; else it is recorded as `planned` and is new.
+    private func place(_ digest: SHA256Digest, planned: Planned) -> (reference: UInt32, isKnown: Bool) {
+        blobs.withLock { table in
+            let key = digest.words.0
+            if let reference = table.index[key], table.digest(of: reference, stored: stored) == digest {
+                return (reference, true)
+            }
+            let reference = UInt32(stored.count + table.planned.count)
+            table.planned.append(planned)
+            if table.index[key] == nil { table.index[key] = reference }
+            return (reference, false)
+        }
     }
 
     /// One reader thread: takes files until none is left, planning its own packs.
-    private func readFiles(_ files: [Work], root: OpenDirectory, workers: TransferWorkers) throws {
+    private func readFiles(_ files: Work, root: OpenDirectory, workers: TransferWorkers) throws {
         let hasher = SHA256Hasher()
         let fileHasher = ContentHasher()
         let buffer = ChunkBuffer(size: Int(options.chunking.maximumPiece))
         var pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
+        var references: [UInt32] = []  // the current file's blobs
         while !workers.hasFailed {
             let index = nextFile.wrappingAdd(1, ordering: .relaxed).oldValue
             guard index < files.count else { break }
             let work = files[index]
-            let shown = PackageLayout.joined(packagePath, work.relativePath)
-            let file = try FileDescriptor.openWithoutSymlinks(work.relativePath, relativeTo: root.rawValue, displayPath: shown)
+            let shown = PackageLayout.joined(packagePath, work.path)
+            let file = try FileDescriptor.openWithoutSymlinks(work.path, relativeTo: root.rawValue, displayPath: shown)
             let status = try file.status()
             guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
-            var digests: [SHA256Digest] = []
+            references.removeAll(keepingCapacity: true)
             var alreadyHeld: Int64 = 0  // bytes the remote holds: done as soon as read
             fileHasher.reset()
             for piece in try options.chunking.pieces(of: file, size: work.size, known: work.chunks) {
@@ -143,23 +220,22 @@ final class BlobUploader: Sendable {
                     send(pack, root: root, workers: workers)
                     pack = PackPlan(serial: nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
                 }
-                let serial = pack.serial
-                let offset = UInt32(pack.size)
-                let isKnown = known.withLock { known in
-                    if known[digest] != nil { return true }
-                    known[digest] = .packed(serial: UInt32(serial), offset: offset, length: UInt32(length))
-                    return false
-                }
-                digests.append(digest)
+                let (reference, isKnown) = place(
+                    digest,
+                    planned: Planned(digest: digest, serial: UInt32(pack.serial), offset: UInt32(pack.size), length: UInt32(length)))
+                references.append(reference)
                 if isKnown {
                     alreadyHeld += Int64(length)
                 } else {
                     _ = pack.append(
-                        PackPlan.Piece(path: work.relativePath, offset: piece.lowerBound, length: length, digest: digest))
+                        PackPlan.Piece(path: work.path, offset: piece.lowerBound, length: length, digest: digest))
                 }
             }
-            guard fileHasher.digest() == work.contentHash else { throw Self.changed(shown) }
-            results.withLock { $0[index] = digests }
+            guard fileHasher.digest() == work.hash else { throw Self.changed(shown) }
+            results.withLock {
+                $0.spans[index] = (UInt32($0.references.count), UInt32(references.count))
+                $0.references.append(contentsOf: references)
+            }
             statistics.withLock {
                 $0.filesRead += 1
                 $0.bytesRead += work.size

@@ -121,25 +121,17 @@ enum PushOperation {
     }
 
     /// The files of `snapshot` whose content `parent` does not hold (by content hash and
-    /// size): what a push reads and whose new blobs it sends, with their indices in the
-    /// snapshot; and the parent's blobs by content.
+    /// size): what a push reads and whose new blobs it sends, as indices into the snapshot
+    /// (4 bytes a file); and the parent's blobs by content.
     static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
-        -> (work: [BlobUploader.Work], indices: [Int: Int], filesByContent: [FileKey: ArraySlice<BlobLocation>])
+        -> (work: BlobUploader.Work, parentContents: ParentContents)
     {
-        var filesByContent: [FileKey: ArraySlice<BlobLocation>] = [:]
-        for entry in parent?.entries ?? [] where entry.kind == .regular {
-            filesByContent[FileKey(entry.contentHash, entry.size)] = entry.blobs
-        }
-        var work: [BlobUploader.Work] = []
-        var workIndex: [Int: Int] = [:]
+        let parentContents = ParentContents(parent)
+        var indices: [Int32] = []
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
-            if filesByContent[FileKey(entry.hash, entry.size)] == nil {
-                workIndex[index] = work.count
-                work.append(
-                    BlobUploader.Work(relativePath: entry.path, size: entry.size, contentHash: entry.hash, chunks: entry.chunks))
-            }
+            if parentContents.blobs(of: FileKey(entry.hash, entry.size)) == nil { indices.append(Int32(index)) }
         }
-        return (work, workIndex, filesByContent)
+        return (BlobUploader.Work(snapshot: snapshot, indices: indices), parentContents)
     }
 
     /// What a push would do, with every read and refusal of a real one and no write: no
@@ -156,8 +148,10 @@ enum PushOperation {
         if plan.createsVersion {
             let parent = try head.map { try store.manifest($0.id, connection) }
             let held = Set((parent?.entries ?? []).map { RelativePath(trusted: $0.path) })  // names are bytes
-            plan.files = pendingWork(prepared.snapshot, parent: parent).work.map {
-                PushPlan.File(path: $0.relativePath, size: $0.size, replaces: held.contains(RelativePath(trusted: $0.relativePath)))
+            let work = pendingWork(prepared.snapshot, parent: parent).work
+            plan.files = (0..<work.count).map {
+                let entry = work[$0]
+                return PushPlan.File(path: entry.path, size: entry.size, replaces: held.contains(RelativePath(trusted: entry.path)))
             }
         }
         plan.requests = store.counters.requests
@@ -172,15 +166,18 @@ enum PushOperation {
     ) throws -> PushResult {
         let clock = Clock()
         let connection = store.connection()
-        let prepared = try prepare(
+        var prepared = try prepare(
             packagePath: packagePath, store: store, options: options, force: force, connection: connection)
+        // The scan's working state (its per-directory arrays, the package manifest it took
+        // hashes from) is gone: its pages go back before the upload builds its tables.
+        ProcessEnvironment.releaseFreeMemory()
         let packagePath = prepared.packagePath
         let head = prepared.head
-        let snapshot = prepared.snapshot
+        let rootHash = prepared.snapshot.rootHash
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
         result.notes = prepared.notes
 
-        if let head, head.record.head.rootHash == snapshot.rootHash {
+        if let head, head.record.head.rootHash == rootHash {
             // Nothing to send: the remote holds this package already.
             remember(head.record.head, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
             result.requests = store.counters.requests
@@ -195,30 +192,36 @@ enum PushOperation {
 
         // What the remote holds: the parent's blobs (by content for whole files, by digest
         // for pieces), and the packs of an interrupted push.
-        let parent = try head.map { try store.manifest($0.record.head.id, connection) }
+        var parent = try head.map { try store.manifest($0.record.head.id, connection) }
         // The files whose content the parent does not hold are read and sent.
-        let (work, workIndex, filesByContent) = pendingWork(snapshot, parent: parent)
-        var known: [SHA256Digest: BlobLocation] = [:]
-        for blobs in filesByContent.values { for blob in blobs { known[blob.digest] = blob } }
+        var (work, parentContents) = pendingWork(prepared.snapshot, parent: parent)
+        var known = parentContents.knownBlobs()
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
         let sent = try upload(
             work, known: known, packagePath: packagePath, store: store, options: options, progress: progress,
             result: &result)
+        known = ParentContents(nil).knownBlobs()  // what the upload looked blobs up in
         // The upload's buffers were freed on its threads: their pages go back before the
         // version's entries and its encoding are built.
         ProcessEnvironment.releaseFreeMemory()
 
         // The version: every entry, with its blobs.
-        let entries = versionEntries(snapshot, workIndex: workIndex, sent: sent, filesByContent: filesByContent)
+        let entries = versionEntries(prepared.snapshot, work: work.indices, sent: sent, parentContents: parentContents)
+        // The scan's entries and the parent's go (the version's share the scan's paths and
+        // the parent's blobs) before the manifest is encoded.
+        prepared.snapshot.entries = []
+        work.snapshot.entries = []
+        parentContents = ParentContents(nil)
+        parent = nil
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         var manifest = VersionManifest(
             sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
-            secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
+            secondParent: mergedFrom, rootHash: rootHash, entries: entries)
         let summary = try commit(
             &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
         remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
-        store.cache.dropPending(named: Set(manifest.entries.flatMap { $0.blobs.map(\.pack) }))
+        store.cache.dropPending(named: Set(manifest.entries.lazy.flatMap { $0.blobs.lazy.map(\.pack) }))
         progress?.complete(count: 1)
         result.version = summary
         result.createdVersion = true
@@ -240,21 +243,22 @@ enum PushOperation {
     /// Reads `work` and sends the blobs the remote lacks (`known`: those it holds), after
     /// setting the progress totals. Returns each file's blobs, in the order of `work`.
     static func upload(
-        _ work: [BlobUploader.Work], known: [SHA256Digest: BlobLocation], packagePath: String, store: RemoteStore,
+        _ work: BlobUploader.Work, known: KnownBlobs, packagePath: String, store: RemoteStore,
         options: RemoteOptions, progress: ProgressManager?, result: inout PushResult
-    ) throws -> [[BlobLocation]] {
+    ) throws -> BlobUploader.Sent {
         // The figures a progress line shows: the bytes of those files, known before any is
         // read and never growing; a byte is done once found on the remote or once its pack
         // has arrived (`BlobUploader`), so done never passes the total.
-        let units = work.reduce(0) { $0 + BlobUploader.units($1.size) }
+        let sizes = work.indices.lazy.map { work.snapshot.entries[Int($0)].size }
+        let units = sizes.reduce(0) { $0 + BlobUploader.units($1) }
         progress?.withProperties {
             $0.totalCount = units + 1
-            $0.totalByteCount = UInt64(work.reduce(Int64(0)) { $0 + $1.size })
+            $0.totalByteCount = UInt64(sizes.reduce(Int64(0), +))
             $0.completedByteCount = 0
             $0.totalFileCount = work.count
             $0.completedFileCount = 0
         }
-        guard !work.isEmpty else { return [] }
+        guard work.count > 0 else { return BlobUploader.Sent() }
         let uploader = BlobUploader(
             store: store, options: options, packagePath: packagePath, known: known, progress: progress)
         let (blobs, statistics) = try uploader.run(work)
@@ -267,20 +271,24 @@ enum PushOperation {
     }
 
     /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
-    /// sent, or the parent's for a content it held).
+    /// sent, for the entries `work` lists, ascending; or the parent's for a content it held).
     static func versionEntries(
-        _ snapshot: TreeSnapshot, workIndex: [Int: Int], sent: [[BlobLocation]], filesByContent: [FileKey: ArraySlice<BlobLocation>]
+        _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, parentContents: ParentContents
     ) -> [RemoteEntry] {
         var entries: [RemoteEntry] = []
         entries.reserveCapacity(snapshot.entries.count)
+        var next = 0  // the first of `work` not reached yet
         for (index, entry) in snapshot.entries.enumerated() {
             var blobs: ArraySlice<BlobLocation> = []
-            if entry.kind == .regular && entry.size > 0 {
-                blobs = workIndex[index].map { sent[$0][...] } ?? filesByContent[FileKey(entry.hash, entry.size)]!
+            if next < work.count && Int(work[next]) == index {
+                blobs = sent[next]
+                next += 1
+            } else if entry.kind == .regular && entry.size > 0 {
+                blobs = parentContents.blobs(of: FileKey(entry.hash, entry.size))!
             }
             entries.append(
                 RemoteEntry(
-                    path: entry.path, kind: entry.kind, permissions: entry.permissions & 0o7777,
+                    entryPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions & 0o7777,
                     size: entry.kind == .directory ? 0 : entry.size, modificationTime: entry.modificationTime,
                     contentHash: entry.kind == .directory ? ContentHash(high: 0, low: 0) : entry.hash,
                     linkTarget: entry.linkTarget, blobs: blobs))
@@ -448,18 +456,22 @@ enum PushOperation {
     /// Adds the blobs of packs an interrupted push uploaded (recorded in the cache and
     /// still on the store) to `known`; returns how many packs were adopted.
     static func adoptPendingPacks(
-        _ store: RemoteStore, _ connection: S3Connection, known: inout [SHA256Digest: BlobLocation]
+        _ store: RemoteStore, _ connection: S3Connection, known: inout KnownBlobs
     ) throws(RemoteError) -> Int {
+        let pending = store.cache.pendingPacks()
+        guard !pending.isEmpty else { return 0 }
+        var held = Set<SHA256Digest>(minimumCapacity: known.count)
+        for ordinal in 0..<known.count { held.insert(known[ordinal].digest) }
         var adopted = 0
         var seen = Set<SHA256Digest>()
         // A pack the last prune deletes is not adopted (Specs/remote.md, "Prune").
-        for pack in store.cache.pendingPacks() where seen.insert(pack.id).inserted && !store.isDeleting(pack.id) {
-            guard pack.blobs.contains(where: { known[$0.digest] == nil }) else { continue }
+        for pack in pending where seen.insert(pack.id).inserted && !store.isDeleting(pack.id) {
+            guard pack.blobs.contains(where: { !held.contains($0.digest) }) else { continue }
             // The cache may outlive the store's objects (a bucket emptied): check it is there.
             guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil
             else { continue }
-            for blob in pack.blobs where known[blob.digest] == nil {
-                known[blob.digest] = BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length)
+            for blob in pack.blobs where held.insert(blob.digest).inserted {
+                known.extra.append(BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length))
             }
             adopted += 1
         }

@@ -35,9 +35,12 @@ final class RemoteStore: Sendable {
         S3Connection(configuration: configuration, counters: counters, cancellation: cancellation)
     }
 
-    /// Transfer threads for this store, cancelled with it.
-    func workers(_ count: Int) -> TransferWorkers {
-        TransferWorkers(count: count, configuration: configuration, counters: counters, cancellation: cancellation)
+    /// Transfer threads for this store, cancelled with it; `queueLimit` bounds the jobs
+    /// waiting (`TransferWorkers.init`).
+    func workers(_ count: Int, queueLimit: Int? = nil) -> TransferWorkers {
+        TransferWorkers(
+            count: count, configuration: configuration, counters: counters, cancellation: cancellation,
+            queueLimit: queueLimit)
     }
 
     /// The head record and its ETag; nil when the prefix has no HEAD (no remote yet).

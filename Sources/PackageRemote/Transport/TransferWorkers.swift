@@ -13,7 +13,9 @@ final class TransferWorkers: Sendable {
     typealias Job = @Sendable (S3Connection) throws -> Void
 
     private struct State {
-        var jobs: [Job] = []
+        /// Queued jobs from `head` on; a job taken is cleared at once (what it holds goes
+        /// with it), its slot compacted away later.
+        var jobs: [Job?] = []
         var head = 0
         var closed = false
         var failure: (any Error)?
@@ -21,15 +23,23 @@ final class TransferWorkers: Sendable {
 
     private let state = Mutex(State())
     private let available = DispatchSemaphore(value: 0)
+    /// Room in the queue, when it is bounded: a producer waits for a free place.
+    private let room: DispatchSemaphore?
     private let done = DispatchGroup()
     let cancellation: TransferCancellation
     private let count: Int
 
     /// Starts `count` threads on `configuration`. `cancellation` aborts every transfer when
-    /// cancelled (by the caller, or by a failed job).
-    init(count: Int, configuration: S3Configuration, counters: TransferCounters, cancellation: TransferCancellation) {
+    /// cancelled (by the caller, or by a failed job). `queueLimit`: how many jobs may wait
+    /// at once (`submit` blocks for a place), so a producer faster than the network holds
+    /// no more than that many jobs' state; nil, no limit.
+    init(
+        count: Int, configuration: S3Configuration, counters: TransferCounters, cancellation: TransferCancellation,
+        queueLimit: Int? = nil
+    ) {
         self.count = max(1, count)
         self.cancellation = cancellation
+        room = queueLimit.map { DispatchSemaphore(value: max(1, $0)) }
         for _ in 0..<self.count {
             done.enter()
             DetachedThread.start { [self] in
@@ -40,8 +50,12 @@ final class TransferWorkers: Sendable {
         }
     }
 
-    /// Queues a job. After a failure, jobs are dropped (`finish()` reports the failure).
+    /// Queues a job, once the queue has room. After a failure, jobs are dropped (`finish()`
+    /// reports the failure). Never called from a job: with a bounded queue it could wait
+    /// for itself.
     func submit(_ job: @escaping Job) {
+        // The threads take every job, even after a failure (they drop it): room comes back.
+        room?.wait()
         state.withLock { $0.jobs.append(job) }
         available.signal()
     }
@@ -74,6 +88,7 @@ final class TransferWorkers: Sendable {
             let next: Job?? = state.withLock { state in
                 if state.head < state.jobs.count {
                     let job = state.jobs[state.head]
+                    state.jobs[state.head] = nil
                     state.head += 1
                     if state.head > 64 && state.head * 2 > state.jobs.count {
                         state.jobs.removeFirst(state.head)
@@ -88,6 +103,7 @@ final class TransferWorkers: Sendable {
                 return
             }
             guard let job else { continue }
+            room?.signal()
             if hasFailed { continue }
             do {
                 try job(connection)

@@ -24,6 +24,36 @@ struct CompressionTests {
         #expect(Array(zlib.dropFirst(2).dropLast(4)) == raw)
     }
 
+    @Test("a stream fed in pieces gives the bytes of one whole compression, in both framings")
+    func streamedPiecesMatchOneCompression() throws {
+        var random = SeededBytes(seed: 5)
+        // Noise and repetition, across several of the stream's 64 KiB output pieces.
+        let input = random.bytes(300_000) + Array(repeating: Self.body, count: 200).flatMap { $0 }
+        for framing in [DeflateFraming.raw, .zlib] {
+            for pieceSize in [4_099, 65_536, input.count] {
+                var deflater = Deflater(level: 6, framing: framing)
+                deflater.beginStream()
+                var output: [UInt8] = []
+                var start = 0
+                repeat {
+                    let end = min(input.count, start + pieceSize)
+                    input[start..<end].withUnsafeBytes { piece in
+                        deflater.append(piece, final: end == input.count) { output.append(contentsOf: $0) }
+                    }
+                    start = end
+                } while start < input.count
+                #expect(output == Deflater.compressed(input, level: 6, framing: framing), "pieces of \(pieceSize)")
+                #expect(try Inflater.inflated(output[...], size: input.count, framing: framing) == input)
+            }
+        }
+        // An empty stream is a valid empty one.
+        var deflater = Deflater(level: 6, framing: .zlib)
+        deflater.beginStream()
+        var empty: [UInt8] = []
+        deflater.append(UnsafeRawBufferPointer(start: nil, count: 0), final: true) { empty.append(contentsOf: $0) }
+        #expect(empty == Deflater.compressed([], level: 6, framing: .zlib))
+    }
+
     @Test("a claimed size is not believed: too large, too small, truncated, trailing bytes, garbage")
     func claimsAreChecked() {
         let compressed = Deflater.compressed(Self.body, level: 6, framing: .zlib)
