@@ -72,7 +72,8 @@ enum PullOperation {
         let clock = Clock()
         let destination = PushOperation.trimmed(destination)
         let connection = store.connection()
-        let (head, target, manifest) = try version(reference, store: store, connection: connection)
+        let (head, target, fetched) = try version(reference, store: store, connection: connection)
+        var manifest = consume fetched  // one owner: its blobs are dropped in place below
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
@@ -104,6 +105,8 @@ enum PullOperation {
         let contents = try gatherContents(
             manifest.entries, destination: destination, current: current, staging: staging, store: store, options: options,
             progress: progress, result: &result)
+        // Every blob is fetched: their one array goes before the version's tree is built.
+        manifest.dropBlobs()
         let source = RemoteVersionSource(
             manifest, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
         let statistics = try save(
