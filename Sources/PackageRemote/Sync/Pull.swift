@@ -109,6 +109,8 @@ enum PullOperation {
         manifest.dropBlobs()
         let source = RemoteVersionSource(
             manifest, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
+        // The source holds the version's tree: its entries go before the save.
+        manifest.entries = []
         let statistics = try save(
             source, destination: destination, target: target, record: newState, current: current,
             manifestVouches: manifestVouches, store: store, options: options, durability: durability)
