@@ -26,6 +26,14 @@ package struct RemoteEntry: Sendable, Hashable {
     /// array of all its blobs: a million small files are not a million small arrays.
     package var blobs: ArraySlice<BlobLocation>
 
+    /// The relative path (a new string when the folder is shared).
+    package var path: String {
+        get { entryPath.string }
+        set { entryPath = EntryPath(whole: newValue) }
+    }
+}
+
+extension RemoteEntry {
     /// An entry at `path`, kept whole.
     package init(
         path: String, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64,
@@ -36,29 +44,6 @@ package struct RemoteEntry: Sendable, Hashable {
             modificationTime: modificationTime, contentHash: contentHash, linkTarget: linkTarget, blobs: blobs)
     }
 
-    /// An entry whose path is stored as given.
-    package init(
-        entryPath: EntryPath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64,
-        contentHash: ContentHash, linkTarget: String?, blobs: ArraySlice<BlobLocation>
-    ) {
-        self.entryPath = entryPath
-        self.kind = kind
-        self.permissions = permissions
-        self.size = size
-        self.modificationTime = modificationTime
-        self.contentHash = contentHash
-        self.linkTarget = linkTarget
-        self.blobs = blobs
-    }
-
-    /// The relative path (a new string when the folder is shared).
-    package var path: String {
-        get { entryPath.string }
-        set { entryPath = EntryPath(whole: newValue) }
-    }
-}
-
-extension RemoteEntry {
     /// Whether this entry, whose blobs are `blobs`, says exactly what `other` says: names
     /// and link targets compared as bytes (Swift's `String ==` equates canonical twins).
     func isSame(as other: RemoteEntry, blobs: ArraySlice<BlobLocation>) -> Bool {
