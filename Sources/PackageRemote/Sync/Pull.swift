@@ -350,9 +350,10 @@ enum PullOperation {
     ) throws -> Readied {
         let workers = store.workers(store.configuration.transport.concurrency)
         let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
-        var initial = Readied()
-        initial.stamps.reserveCapacity(expectingWhole)
-        let readied = Mutex(initial)
+        // Reserved inside the mutex: a reserved local handed to `Mutex(_:)` would stay alive
+        // beside it, and the first append would copy the whole array (40 bytes a file twice).
+        let readied = Mutex(Readied())
+        readied.withLock { $0.stamps.reserveCapacity(expectingWhole) }
         for range in ranges {
             let location = store.location
             workers.submit { connection in

@@ -55,14 +55,7 @@ struct StagedStamps: Sendable {
     subscript(key: FileKey) -> PulledContents.Stamp? {
         get {
             guard sorted else { return records.last { $0.key == key }?.stamp }
-            var low = 0
-            var high = records.count
-            while low < high {
-                let middle = (low + high) / 2
-                if records[middle].key == key { return records[middle].stamp }
-                if records[middle].key < key { low = middle + 1 } else { high = middle }
-            }
-            return nil
+            return position(of: key).map { records[$0].stamp }
         }
         set {
             guard let newValue else {
@@ -72,6 +65,24 @@ struct StagedStamps: Sendable {
             if let last = records.last, !(last.key < key) { sorted = false }
             records.append((key, newValue))
         }
+    }
+
+    /// The number of contents (of distinct ones once sorted).
+    var count: Int { records.count }
+
+    /// Where `key`'s record is among the sorted records (0..<count), nil when it was not
+    /// assembled: a table parallel to the contents needs no key of its own.
+    /// - Precondition: `sortForLookups()` was called since the last change.
+    func position(of key: FileKey) -> Int? {
+        precondition(sorted, "positions are those of the sorted records")
+        var low = 0
+        var high = records.count
+        while low < high {
+            let middle = (low + high) / 2
+            if records[middle].key == key { return middle }
+            if records[middle].key < key { low = middle + 1 } else { high = middle }
+        }
+        return nil
     }
 
     /// Adds the stamps of many contents at once (later values for a key win).

@@ -47,14 +47,18 @@ struct RemoteVersionSource: SaveSource {
         var contents = contents
         contents.staged.sortForLookups()
         var snapshot = tree
-        var seen = Set<FileKey>()
+        // How many paths take each assembled content (0, 1, or 2 for "more"): a byte a
+        // content beside the sorted stamps, not a set of every key (24 bytes each and the
+        // table's slack, as large as the tree's entries at a million files).
+        var uses = [UInt8](repeating: 0, count: contents.staged.count)
         var shared = Set<FileKey>()
         for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
             let entry = snapshot.entries[index]
             let key = FileKey(entry.hash, entry.size)
             if let list = contents.chunkLists[key] { snapshot.entries[index].chunks = list }
-            if contents.staged[key] != nil, Self.heldAtPath(entry, in: current) == nil, !seen.insert(key).inserted {
-                shared.insert(key)
+            if let position = contents.staged.position(of: key), Self.heldAtPath(entry, in: current) == nil {
+                if uses[position] == 1 { shared.insert(key) }
+                uses[position] = min(uses[position] + 1, 2)
             }
         }
         self.snapshot = snapshot
