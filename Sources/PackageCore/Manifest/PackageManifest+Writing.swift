@@ -144,6 +144,17 @@ public struct PackageScan: Sendable {
         _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
         excluding exclusions: PathExclusions = .none
     ) throws -> PackageScan {
+        try scan(path, useManifest: useManifest, workers: workers, excluding: exclusions, keepingManifest: true)
+    }
+
+    /// `scan(_:useManifest:workers:excluding:)`; without `keepingManifest`, the manifest is
+    /// used as the stat cache and let go before the scan assembles its result (`manifest`
+    /// is then nil): for callers that want only the tree, whose peak it would otherwise
+    /// double at a million entries.
+    package static func scan(
+        _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
+        excluding exclusions: PathExclusions = .none, keepingManifest: Bool
+    ) throws -> PackageScan {
         var manifest: PackageManifest?
         var problem: ManifestError?
         if useManifest {
@@ -153,13 +164,28 @@ public struct PackageScan: Sendable {
                 problem = error
             }
         }
+        guard keepingManifest else {
+            // The scanner is a temporary handed over whole: once it lets its lookups go,
+            // nothing holds the manifest.
+            let result = try scanner(statCache: manifest.take(), workers: workers, excluding: exclusions)
+                .scanReleasingLookups(path)
+            return PackageScan(result: result, manifest: nil, manifestProblem: problem)
+        }
+        let result = try scanner(statCache: manifest, workers: workers, excluding: exclusions).scan(path)
+        return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
+    }
+
+    /// A scanner of a package leaving out its `.pkgtool`, taking hashes and chunk hints
+    /// from `statCache` where the stat data prove them current.
+    private static func scanner(statCache manifest: PackageManifest?, workers: Int, excluding exclusions: PathExclusions)
+        -> TreeScanner
+    {
         var scanner = TreeScanner(
             workers: workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.previousChunks = manifest?.chunkHints
         scanner.recordedContent = manifest?.recordedContentLookup
         scanner.exclusions = exclusions
-        let result = try scanner.scan(path)
-        return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
+        return scanner
     }
 }

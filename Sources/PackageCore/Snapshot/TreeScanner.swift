@@ -76,6 +76,22 @@ public struct TreeScanner: Sendable {
     ///   streamed read per file whose hash is not known (for a large file with a previous
     ///   chunk list, plus a `pread` of each chunk that differs from its expected old one).
     public func scan(_ root: String) throws -> Result {
+        try walk(root).assembled()
+    }
+
+    /// `scan(_:)` by a scanner used once: its lookups, and the manifest they hold, are let go
+    /// once every entry is listed and hashed, before the result is assembled beside the
+    /// scan's working state (at a million entries a manifest is as large as the result).
+    /// The memory goes back only when the caller hands the scanner over (`consume`) and
+    /// holds the manifest nowhere else.
+    package consuming func scanReleasingLookups(_ root: String) throws -> Result {
+        let walked = try walk(root)
+        _ = consume self
+        return walked.assembled()
+    }
+
+    /// Lists and hashes every entry; the context (and its copy of the scanner) is gone on return.
+    private func walk(_ root: String) throws -> Walked {
         let rootDescriptor = try FileDescriptor.open(root, options: [.directory])
         let rootNode = ScanNode(path: "")
         let context = ScanContext(root: rootDescriptor.rawValue, rootPath: root, scanner: self)
@@ -89,17 +105,33 @@ public struct TreeScanner: Sendable {
                 }
             })
         withExtendedLifetime(rootDescriptor) {}
-        var entries: [SnapshotEntry] = []
-        let count = context.entryCount.load(ordering: .relaxed)
-        entries.reserveCapacity(count)
-        var freedSinceRelease = count >= ScanNode.releaseInterval * 4 ? 0 : Int.min
-        let rootHash = rootNode.flatten(into: &entries, freedSinceRelease: &freedSinceRelease)
-        return Result(
-            snapshot: TreeSnapshot(entries: entries, rootHash: rootHash),
+        return Walked(
+            rootNode: rootNode, entryCount: context.entryCount.load(ordering: .relaxed),
             skipped: context.skipped.withLock { $0 }.sorted { PathOrder.pathLess($0.path, $1.path) },
             filesHashed: context.filesHashed.load(ordering: .relaxed),
             hashedPaths: context.hashedPaths.withLock { $0 },
             bytesHashed: context.bytesHashed.load(ordering: .relaxed))
+    }
+
+    /// A walked tree, before its entries are put in one array.
+    private struct Walked {
+        var rootNode: ScanNode
+        var entryCount: Int
+        var skipped: [(path: String, kind: FileKind)]
+        var filesHashed: Int
+        var hashedPaths: [String]
+        var bytesHashed: Int64
+
+        /// The result: the nodes' entries depth-first, each node freed once flattened.
+        func assembled() -> Result {
+            var entries: [SnapshotEntry] = []
+            entries.reserveCapacity(entryCount)
+            var freedSinceRelease = entryCount >= ScanNode.releaseInterval * 4 ? 0 : Int.min
+            let rootHash = rootNode.flatten(into: &entries, freedSinceRelease: &freedSinceRelease)
+            return Result(
+                snapshot: TreeSnapshot(entries: entries, rootHash: rootHash), skipped: skipped,
+                filesHashed: filesHashed, hashedPaths: hashedPaths, bytesHashed: bytesHashed)
+        }
     }
 }
 

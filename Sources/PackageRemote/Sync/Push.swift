@@ -93,7 +93,8 @@ enum PushOperation {
         var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
         let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
             sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
-            return try PackageScan.scan(packagePath, workers: options.workers, excluding: options.exclusions)
+            return try PackageScan.scan(
+                packagePath, workers: options.workers, excluding: options.exclusions, keepingManifest: false)
         }
         for skipped in scan.result.skipped {
             warnings.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")
