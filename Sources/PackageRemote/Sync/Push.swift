@@ -512,9 +512,5 @@ struct Clock {
 }
 
 enum PackagePaths {
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
+    static func realPath(_ path: String) -> String? { try? FileSystem.realPath(path) }
 }
