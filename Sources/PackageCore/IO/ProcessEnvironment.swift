@@ -66,3 +66,9 @@ package enum ProcessEnvironment {
     /// Ends the process with `status` (exit(3)).
     package static func exit(_ status: Int32) -> Never { Syscall.exit(status) }
 }
+
+/// The number of cores this process may use (its CPU affinity mask). Usable from inline
+/// code: it is the default `workers` of public calls.
+@usableFromInline package enum ProcessInfoCores {
+    @usableFromInline package static var active: Int { Syscall.availableProcessors() }
+}
