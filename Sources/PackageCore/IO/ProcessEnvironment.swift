@@ -47,6 +47,11 @@ package enum ProcessEnvironment {
         (try? Syscall.access(path, X_OK)) != nil
     }
 
+    /// Whether `path` names a file this process may read (access(2) R_OK).
+    package static func isReadable(_ path: String) -> Bool {
+        (try? Syscall.access(path, R_OK)) != nil
+    }
+
     /// Runs the program at `path` in place of this process (execv(2)), `arguments[0]` being
     /// its name; returns only when that failed, with the reason.
     package static func replaceProcess(with path: String, arguments: [String]) -> Errno {
