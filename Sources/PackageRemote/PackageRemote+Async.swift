@@ -111,7 +111,7 @@ extension PackageRemote {
         let ready = options
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-                DetachedThread.start(stackSize: 8 << 20) {
+                DetachedThread.startRequired(stackSize: 8 << 20) {
                     continuation.resume(with: Swift.Result { try body(ready) })
                 }
             }

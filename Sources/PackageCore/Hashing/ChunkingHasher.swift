@@ -185,7 +185,7 @@ package struct ChunkingHasher: ~Copyable {
     /// The file's current offset; nil for a file that has none (a pipe), which is then
     /// read sequentially.
     private static func offset(of file: borrowing FileDescriptor) -> Int64? {
-        try? file.seek(to: 0, from: Glibc.SEEK_CUR)
+        try? file.currentOffset()
     }
 
     /// Reads all of `file` on both threads and hashes it, while the chunks `previous`

@@ -176,19 +176,7 @@ final class ChunkingHelper {
 
         /// Starts the thread, which holds the channel until `stop`.
         func start() -> Bool {
-            let retained = Unmanaged.passRetained(self).toOpaque()
-            var thread = pthread_t()
-            let started = pthread_create(
-                &thread, nil,
-                { argument in
-                    Unmanaged<Channel>.fromOpaque(argument!).takeRetainedValue().run()
-                    return nil
-                }, retained)
-            guard started == 0 else {
-                Unmanaged<Channel>.fromOpaque(retained).release()
-                return false
-            }
-            pthread_detach(thread)
+            do { try DetachedThread.start(stackSize: nil) { self.run() } } catch { return false }
             return true
         }
 

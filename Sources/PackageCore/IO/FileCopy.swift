@@ -50,8 +50,8 @@ package enum FileCopy {
         from source: borrowing FileDescriptor, to destination: borrowing FileDescriptor, chunk: Int,
         expectedSize: Int64?, chunkCompleted: ((Int64) -> Void)?
     ) throws(FileSystemError) -> Outcome? {
-        var sourceOffset = try source.seek(to: 0, from: SEEK_CUR)
-        var destinationOffset = try destination.seek(to: 0, from: SEEK_CUR)
+        var sourceOffset = try source.currentOffset()
+        var destinationOffset = try destination.currentOffset()
         let start = sourceOffset
         while true {
             var wanted = chunk

@@ -295,6 +295,11 @@ package struct FileDescriptor: ~Copyable {
         }
     }
 
+    /// The file offset (ESPIPE for a pipe or socket, which has none).
+    package func currentOffset() throws(FileSystemError) -> Int64 {
+        try seek(to: 0, from: SEEK_CUR)
+    }
+
     // MARK: Metadata
 
     package func status() throws(FileSystemError) -> FileStatus {
@@ -351,6 +356,18 @@ package struct FileDescriptor: ~Copyable {
     }
 
     package func unlock() { Syscall.unlock(rawValue) }
+
+    /// `flock(operation)` (`LOCK_EX`, `LOCK_SH`, `LOCK_UN`, with `LOCK_NB`), for the package
+    /// lock; a file system without `flock` (ENOLCK, EOPNOTSUPP) is taken as granting it,
+    /// since nothing else can be locked there either.
+    func flock(_ operation: Int32, shownAs path: String) throws(FileSystemError) {
+        do {
+            try Syscall.flock(rawValue, operation, path: path)
+        } catch {
+            if error == Errno(rawValue: ENOLCK) || error == .notSupported { return }
+            throw FileSystemError(.lock, path: path, errno: error)
+        }
+    }
 
     /// Hints sequential reading to the kernel (larger read-ahead).
     package func adviseSequential() { Syscall.adviseSequential(rawValue) }

@@ -44,10 +44,20 @@ package enum FileSystem {
     }
 
     /// Removes a file or symbolic link (never a directory).
-    package static func remove(_ path: String, relativeTo directory: Int32 = AT_FDCWD) throws(FileSystemError) {
+    ///
+    /// `displayPath`: the path errors name (default: `path`), built only on failure.
+    package static func remove(
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, displayPath: @autoclosure () -> String? = nil
+    ) throws(FileSystemError) {
         do { try Syscall.unlinkat(directory, path, removeDirectory: false) } catch {
-            throw FileSystemError(.remove, path: path, errno: error)
+            throw FileSystemError(.remove, path: displayPath() ?? path, errno: error)
         }
+    }
+
+    /// The canonical absolute form of `path`, every symbolic link and `.`/`..` resolved
+    /// (realpath(3)); the path must exist.
+    package static func realPath(_ path: String) throws(FileSystemError) -> String {
+        do { return try Syscall.realpath(path) } catch { throw FileSystemError(.resolve, path: path, errno: error) }
     }
 
     /// Removes an empty directory.
@@ -115,11 +125,14 @@ package enum FileSystem {
     }
 
     /// The raw bytes of a symbolic link's target.
+    ///
+    /// `displayPath`: the path errors name (default: `path`), built only on failure.
     package static func readSymbolicLinkBytes(
-        _ path: String, relativeTo directory: Int32 = AT_FDCWD, sizeHint: Int = 0
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, sizeHint: Int = 0,
+        displayPath: @autoclosure () -> String? = nil
     ) throws(FileSystemError) -> [UInt8] {
         do { return try Syscall.readlinkat(directory, path, sizeHint: sizeHint) } catch {
-            throw FileSystemError(.readLink, path: path, errno: error)
+            throw FileSystemError(.readLink, path: displayPath() ?? path, errno: error)
         }
     }
 
@@ -154,12 +167,17 @@ package enum FileSystem {
         throw FileSystemError(.stat, path: path, errno: .tooManySymbolicLinks)
     }
 
-    /// Status of `path` relative to `directory`, never following a final symbolic link.
+    /// Status of `path` relative to `directory`, never following a final symbolic link
+    /// unless `followSymlinks`.
+    ///
+    /// `displayPath`: the path errors name (default: `path`), built only on failure: a
+    /// tree walk stats every entry by name and pays for its full path only when one fails.
     package static func status(
-        _ path: String, relativeTo directory: Int32 = AT_FDCWD, followSymlinks: Bool = false
+        _ path: String, relativeTo directory: Int32 = AT_FDCWD, followSymlinks: Bool = false,
+        displayPath: @autoclosure () -> String? = nil
     ) throws(FileSystemError) -> FileStatus {
         do { return FileStatus(try Syscall.fstatat(directory, path, followSymlinks: followSymlinks)) } catch {
-            throw FileSystemError(.stat, path: path, errno: error)
+            throw FileSystemError(.stat, path: displayPath() ?? path, errno: error)
         }
     }
 

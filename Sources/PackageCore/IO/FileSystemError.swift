@@ -82,4 +82,5 @@ public struct FileOperation: Hashable, Sendable {
     package static let lock = FileOperation(verb: "lock", systemCall: "flock")
     package static let close = FileOperation(verb: "close", systemCall: "close")
     package static let seek = FileOperation(verb: "seek in", systemCall: "lseek")
+    package static let resolve = FileOperation(verb: "resolve", systemCall: "realpath")
 }

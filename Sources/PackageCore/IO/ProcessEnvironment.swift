@@ -47,6 +47,11 @@ package enum ProcessEnvironment {
         (try? Syscall.access(path, X_OK)) != nil
     }
 
+    /// Whether `path` names a file this process may read (access(2) R_OK).
+    package static func isReadable(_ path: String) -> Bool {
+        (try? Syscall.access(path, R_OK)) != nil
+    }
+
     /// Runs the program at `path` in place of this process (execv(2)), `arguments[0]` being
     /// its name; returns only when that failed, with the reason.
     package static func replaceProcess(with path: String, arguments: [String]) -> Errno {
@@ -65,4 +70,10 @@ package enum ProcessEnvironment {
 
     /// Ends the process with `status` (exit(3)).
     package static func exit(_ status: Int32) -> Never { Syscall.exit(status) }
+}
+
+/// The number of cores this process may use (its CPU affinity mask). Usable from inline
+/// code: it is the default `workers` of public calls.
+@usableFromInline package enum ProcessInfoCores {
+    @usableFromInline package static var active: Int { Syscall.availableProcessors() }
 }

@@ -260,6 +260,16 @@ enum Syscall {
         return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 
+    /// time(2).
+    static func secondsSinceEpoch() -> Int64 { Int64(Glibc.time(nil)) }
+
+    /// nanosleep(2), once: a signal ends it early (EINTR is not resumed).
+    static func sleep(nanoseconds: Int64) {
+        guard nanoseconds > 0 else { return }
+        var duration = timespec(nanoseconds: nanoseconds)
+        _ = Glibc.nanosleep(&duration, nil)
+    }
+
     /// getdents64(2) into `buffer`; 0 at the end of the directory.
     static func getdents64(_ descriptor: Int32, _ buffer: UnsafeMutableRawBufferPointer, path: String) throws(Errno) -> Int {
         _ = try inject(.readDirectory, path)

@@ -100,16 +100,3 @@ package final class PackageLock: @unchecked Sendable {
         descriptor = nil
     }
 }
-
-extension FileDescriptor {
-    /// `flock(operation)`, waiting; a file system without `flock` (ENOLCK, EOPNOTSUPP) is
-    /// taken as granting it, since nothing else can be locked there either.
-    func flock(_ operation: Int32, shownAs path: String) throws(FileSystemError) {
-        do {
-            try Syscall.flock(rawValue, operation, path: path)
-        } catch {
-            if error == Errno(rawValue: ENOLCK) || error == .notSupported { return }
-            throw FileSystemError(.lock, path: path, errno: error)
-        }
-    }
-}

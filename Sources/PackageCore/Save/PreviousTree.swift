@@ -175,12 +175,10 @@ extension SaveContext {
     /// Unlinks `name` in `directory` when something is there (a file or symbolic link of
     /// the previous version about to be replaced); `path` is its path in the package.
     private func removeIfPresent(_ name: String, in directory: Int32, path: String) throws {
-        do throws(Errno) {
-            try Syscall.unlinkat(directory, name, removeDirectory: false)
+        do throws(FileSystemError) {
+            try FileSystem.remove(name, relativeTo: directory, displayPath: PackageLayout.joined(packagePath, path))
         } catch {
-            guard error == .noSuchFileOrDirectory else {
-                throw FileSystemError(.remove, path: PackageLayout.joined(packagePath, path), errno: error)
-            }
+            if !error.isNotFound { throw error }
         }
     }
 }

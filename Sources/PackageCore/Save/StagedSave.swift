@@ -304,19 +304,19 @@ extension SaveContext {
             var notLinked: [Int] = []
             var reason: Errno?
             for link in group {
-                do throws(Errno) {
-                    try Syscall.linkat(
-                        source.rawValue, RelativePath.lastComponent(of: link.from),
-                        target.rawValue, RelativePath.lastComponent(of: link.to), flags: 0)
+                do throws(FileSystemError) {
+                    try FileSystem.link(
+                        RelativePath.lastComponent(of: link.from), to: RelativePath.lastComponent(of: link.to),
+                        fromDirectory: source.rawValue, toDirectory: target.rawValue)
                     linked += 1
                 } catch {
-                    guard impossible.contains(error) else {
+                    guard let code = error.errno, impossible.contains(code) else {
                         throw FileSystemError(
-                            .link, path: location.inside(link.from), errno: error,
+                            .link, path: location.inside(link.from), errno: error.errno,
                             reason: "an unchanged file could not be linked into the new version")
                     }
                     notLinked.append(link.index)
-                    reason = reason ?? error
+                    reason = reason ?? code
                 }
             }
             outcome.withLock {

@@ -200,12 +200,8 @@ final class ScanContext: Sendable {
             if node.path.isEmpty && scanner.excludedTopLevelNames.contains(where: { PathOrder.sameBytes($0, entry.name) }) {
                 continue
             }
-            let status: FileStatus
-            do {
-                status = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false))
-            } catch {
-                throw FileSystemError(.stat, path: displayPath(node.childPath(entry.name)), errno: error)
-            }
+            let status = try FileSystem.status(
+                entry.name, relativeTo: handle.rawValue, displayPath: displayPath(node.childPath(entry.name)))
             if !scanner.exclusions.isEmpty
                 && scanner.exclusions.excludes(
                     name: entry.name, isDirectory: status.kind == .directory, path: { node.childPath(entry.name) })
@@ -234,7 +230,8 @@ final class ScanContext: Sendable {
                 node.children[index] = ScanNode(path: node.childPath(item.name))
             case .symbolicLink:
                 let target = try FileSystem.readSymbolicLinkBytes(
-                    item.name, relativeTo: handle.rawValue, sizeHint: Int(item.status.size))
+                    item.name, relativeTo: handle.rawValue, sizeHint: Int(item.status.size),
+                    displayPath: displayPath(node.childPath(item.name)))
                 node.targets[index] = String(decoding: target, as: UTF8.self)
                 node.hashes[index] = ContentHash.of(target)
                 node.statuses[index].size = Int64(target.count)

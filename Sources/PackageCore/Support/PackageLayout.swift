@@ -105,7 +105,7 @@ public enum PackageLayout {
     /// (`SiblingNames`: staging, set aside, previous) or was removed: where the kernel says
     /// it is (`/proc/self/fd/N`).
     private static func isSiblingInTransit(_ directory: borrowing FileDescriptor) -> Bool {
-        guard let bytes = try? Syscall.readlinkat(AT_FDCWD, "/proc/self/fd/\(directory.rawValue)", sizeHint: 256) else {
+        guard let bytes = try? FileSystem.readSymbolicLinkBytes("/proc/self/fd/\(directory.rawValue)", sizeHint: 256) else {
             return false
         }
         let current = String(decoding: bytes, as: UTF8.self)

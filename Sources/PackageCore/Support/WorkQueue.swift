@@ -114,9 +114,3 @@ package struct WorkQueue<Job: Sendable>: Sendable {
         for _ in 0..<shared.workerCount { shared.wakeups.signal() }
     }
 }
-
-/// The number of cores this process may use (its CPU affinity mask). Usable from inline
-/// code: it is the default `workers` of public calls.
-@usableFromInline package enum ProcessInfoCores {
-    @usableFromInline package static var active: Int { Syscall.availableProcessors() }
-}

@@ -158,12 +158,8 @@ extension FileWrapper {
         case .regular:
             if options.contains(.immediate) { node.contents = try FileWrapper.loadContents(of: record) }
         case .symbolicLink:
-            let target: [UInt8]
-            do {
-                target = try Syscall.readlinkat(directory, name, sizeHint: Int(status.size))
-            } catch {
-                throw FileSystemError(.readLink, path: path, errno: error)
-            }
+            let target = try FileSystem.readSymbolicLinkBytes(
+                name, relativeTo: directory, sizeHint: Int(status.size), displayPath: path)
             node.linkTarget = String(decoding: target, as: UTF8.self)
             // The hash is of the raw bytes, as the tree scanner takes it, even should the
             // text need repair to become a String.
@@ -173,12 +169,7 @@ extension FileWrapper {
             for entry in try DirectoryListing.entries(in: handle) {
                 if isRoot && PackageReservedNames.isReserved(entry.name) { continue }
                 let childPath = path == "/" ? "/" + entry.name : path + "/" + entry.name
-                let childStatus: FileStatus
-                do {
-                    childStatus = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false))
-                } catch {
-                    throw FileSystemError(.stat, path: childPath, errno: error)
-                }
+                let childStatus = try FileSystem.status(entry.name, relativeTo: handle.rawValue, displayPath: childPath)
                 guard childStatus.kind.isPackageContent else { continue }
                 let child = FileWrapper(emptyOf: childStatus.kind)
                 child.state.withLock { childNode in

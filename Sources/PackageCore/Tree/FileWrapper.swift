@@ -240,7 +240,7 @@ struct DiskRecord: Sendable, Equatable {
         self.path = path
         self.status = status
         if status.kind == .directory {
-            racy = Self.isRacy(status.modificationTime, now: Syscall.clockNanoseconds(CLOCK_REALTIME))
+            racy = Self.isRacy(status.modificationTime, now: SystemClock.realtimeNanoseconds)
         }
     }
 

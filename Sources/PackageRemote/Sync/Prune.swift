@@ -119,7 +119,7 @@ enum PruneOperation {
                 throw RemoteError(.notARemote, "\(location) is not a pkgtool remote (it has no HEAD object)")
             }
             let listed = try list(store, connection)
-            let start = dryRun ? Int64(time(nil)) : listed.first { $0.key == marker }?.modified
+            let start = dryRun ? SystemClock.secondsSinceEpoch : listed.first { $0.key == marker }?.modified
             var plan = try Plan(
                 store: store, connection: connection, head: head.record, policy: policy, listed: listed, marker: marker,
                 youngAfter: start.map { $0 - grace / 1_000_000_000 })

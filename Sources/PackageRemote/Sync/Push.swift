@@ -506,24 +506,12 @@ struct Clock {
 
     var seconds: Double { Double(Clock.monotonic - start) / 1e9 }
 
-    static var monotonic: Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    static var monotonic: Int64 { SystemClock.monotonicNanoseconds }
 
     /// Nanoseconds since the epoch.
-    static var now: Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
+    static var now: Int64 { SystemClock.realtimeNanoseconds }
 }
 
 enum PackagePaths {
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
+    static func realPath(_ path: String) -> String? { try? FileSystem.realPath(path) }
 }

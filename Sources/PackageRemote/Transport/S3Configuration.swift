@@ -74,7 +74,7 @@ public struct S3Configuration: Sendable {
         let region = value("AWS_REGION") ?? value("AWS_DEFAULT_REGION") ?? shared.region ?? "us-east-1"
         var transport = TransportSettings()
         if let bundle = value("AWS_CA_BUNDLE") ?? shared.certificateBundle {
-            guard access(bundle, R_OK) == 0 else {
+            guard ProcessEnvironment.isReadable(bundle) else {
                 throw RemoteError(.configuration, "cannot read the CA bundle '\(bundle)' (AWS_CA_BUNDLE or ca_bundle)")
             }
             transport.certificateBundle = bundle

@@ -1,4 +1,5 @@
 import Glibc
+import PackageCore
 import Synchronization
 
 /// Counts of what went over the wire, shared by every connection of one operation.
@@ -242,7 +243,7 @@ final class S3Connection {
         while remaining > 0 {
             if cancellation?.isCancelled == true { throw RemoteError(.cancelled, "cancelled") }
             let step = min(remaining, 0.05)
-            usleep(UInt32(step * 1_000_000))
+            SystemClock.sleep(seconds: step)
             remaining -= step
         }
     }

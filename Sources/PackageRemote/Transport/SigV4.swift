@@ -1,4 +1,5 @@
 import Glibc
+import PackageCore
 
 /// The credentials every S3 request is signed with.
 public struct S3Credentials: Sendable, Equatable {
@@ -44,7 +45,7 @@ struct SigV4Signer: Sendable {
     ///   - host: the `Host` header value, exactly as sent.
     func sign(
         method: String, path: String, query: [(String, String)], host: String, headers: [(name: String, value: String)],
-        payloadHash: String, time: time_t = time(nil)
+        payloadHash: String, time: time_t = time_t(SystemClock.secondsSinceEpoch)
     ) -> [(name: String, value: String)] {
         let (date, stamp) = Self.timestamps(time)
         var signed = headers.map { (name: $0.name.lowercased(), value: Self.trimmed($0.value)) }

@@ -1,4 +1,5 @@
 import Dispatch
+import PackageCore
 import Synchronization
 
 /// A fixed set of threads, each with its own S3 connection (one libcurl handle, so one
@@ -42,7 +43,7 @@ final class TransferWorkers: Sendable {
         room = queueLimit.map { DispatchSemaphore(value: max(1, $0)) }
         for _ in 0..<self.count {
             done.enter()
-            DetachedThread.start { [self] in
+            DetachedThread.startRequired { [self] in
                 let connection = S3Connection(configuration: configuration, counters: counters, cancellation: cancellation)
                 self.run(connection)
                 self.done.leave()
