@@ -63,31 +63,29 @@ extension SourceTree {
     }
 
     /// Refuses entries (in path order) that do not make a tree a package can hold: the
-    /// same path twice (bytes), a parent that is not a folder of the tree, the root or the
-    /// reserved top-level `.pkgtool` as an entry, a link with an empty target or a NUL.
+    /// same path twice (bytes), a parent that is not a folder of the tree (`TreeShapeCheck`),
+    /// the root or the reserved top-level `.pkgtool` as an entry, a link with an empty target
+    /// or a NUL.
     ///
-    /// - Complexity: O(n): the folders open at each entry are a stack, as in depth-first order.
+    /// - Complexity: O(n).
     static func checkShape(_ entries: [SourceEntry], package: PackageLocation) throws {
-        var open: [RelativePath] = []
-        var previous: RelativePath?
+        var shape = TreeShapeCheck()
         for entry in entries {
             let path = entry.path
             let refuse = { (detail: String) in
                 SaveRefusal(path: package.inside(path.string), reason: .malformedTree(detail))
             }
             if path.isRoot { throw refuse("the package root cannot be an entry of its own tree") }
-            if previous == path { throw refuse("the tree names this path twice") }
-            previous = path
-            let parent = path.parent
-            if parent.isRoot && PackageReservedNames.isReserved(path.string) {
+            if path.parent.isRoot && PackageReservedNames.isReserved(path.string) {
                 throw refuse("'\(path)' is reserved for pkgtool's own state")
             }
-            while let top = open.last, !path.isSelfOrDescendant(of: top) { open.removeLast() }
-            if !parent.isRoot && open.last != parent {
-                throw refuse("its parent folder '\(parent)' is not a folder of the tree")
+            switch shape.admit(path.string) {
+            case .repeated?, .outOfOrder?: throw refuse("the tree names this path twice")
+            case .noParentFolder(let parent)?: throw refuse("its parent folder '\(parent)' is not a folder of the tree")
+            case nil: break
             }
             switch entry.kind {
-            case .directory: open.append(path)
+            case .directory: shape.admitFolder(path.string)
             case .symbolicLink(let target) where target.isEmpty || target.utf8.contains(0):
                 throw refuse("a symbolic link needs a target without NUL bytes")
             default: break
