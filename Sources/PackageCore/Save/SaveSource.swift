@@ -60,7 +60,7 @@ package typealias ContentLookup = @Sendable (SnapshotEntry) -> ContentOrigin?
 /// The whole new tree, as a source describes it: its entries, in any order
 /// (`init(entries:rootPermissions:notes:)`). The engine checks them (every path once, every
 /// parent a folder, no top-level `.pkgtool`), orders them by bytes, hashes the files whose
-/// hash is not given, and computes the folders' hashes (Specs/save.md, "Sources").
+/// hash is not given, and computes the folders' hashes (Specs/save.md, "What a source describes").
 public struct SourceTree: Sendable {
     /// Every entry, depth-first in `PathOrder`, with content hashes (files, links) and Merkle
     /// hashes (directories), and the root hash. Empty until the engine assembled `described`.

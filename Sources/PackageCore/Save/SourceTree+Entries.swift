@@ -20,12 +20,14 @@ extension SourceTree {
         entries.reserveCapacity(order.count)
         origins.reserveCapacity(order.count)
         var unhashed: [Int] = []
+        // Siblings share their folder's path, as in a scan's entries (Specs/manifest.md, "Memory").
+        var folders = FolderInterner()
         let now = FileClock.upperBound()
         for index in order {
             let given = described[index]
             let path = given.path.string
             var entry = SnapshotEntry(
-                path: path, kind: .directory, permissions: given.permissions, size: 0, hash: .empty,
+                storedPath: folders.path(path), kind: .directory, permissions: given.permissions, size: 0, hash: .empty,
                 modificationTime: given.modificationTime ?? now)
             var origin: ContentOrigin?
             switch given.kind {
