@@ -249,4 +249,26 @@ struct SaveSourceTests {
         #expect(try Files.read(package + "/stream") == streamed)
         #expect(try Files.read(package + "/disk.bin") == (try Files.read(onDisk)))
     }
+
+    @Test("a file whose hash is given is not read when the package already holds it (journaled, atomic; full rewrites all)")
+    func givenHashIsNotRead() throws {
+        struct Unreadable: ContentStream {
+            func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+                throw SaveRefusal(path: "unreadable", reason: .refusedBySource("the engine read a file it had the hash of"))
+            }
+        }
+        let home = try TemporaryDirectory("entries-given-hash")
+        let package = home.url("doc.pkg")
+        let bytes = Array("kept".utf8)
+        try PackageSaver.save(
+            EntriesSource(entries: [.file("k", from: .bytes(bytes))]), to: package, options: SaveOptions(durability: .none))
+        for strategy in [SaveStrategy.journaled, .atomic] {
+            let outcome = try PackageSaver.save(
+                EntriesSource(entries: [
+                    .file("k", from: .stream(Unreadable()), contentHash: ContentHash.of(bytes), size: Int64(bytes.count))
+                ]), to: package, options: SaveOptions(strategy: strategy, durability: .none))
+            #expect(outcome.statistics.filesHashed == 0 && outcome.statistics.filesWritten == 0, "\(strategy)")
+            #expect(try Files.read(package + "/k") == bytes)
+        }
+    }
 }
