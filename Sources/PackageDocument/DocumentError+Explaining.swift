@@ -26,7 +26,7 @@ extension DocumentError {
                 return (.lockUnavailable, reason, "Wait for the reading to end, then save again. " + editsStay(operation))
             case .sourceNotADirectory, .destinationNotADirectory, .treeNotADirectory, .nested:
                 return (.inTheWay, reason, writing ? "Choose another location. " + editsStay(operation) : "")
-            case .missingContent, .conflictingOptions, .refusedBySource:
+            case .missingContent, .conflictingOptions, .refusedBySource, .malformedTree:
                 return (.documentFailed, reason, writing ? "Try again, or save elsewhere. " + editsStay(operation) : "Try again.")
             }
         }

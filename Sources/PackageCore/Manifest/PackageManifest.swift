@@ -53,21 +53,22 @@ public struct PackageManifest: Sendable {
     /// Where the manifest's chain stands: what the next delta must name, and how big the
     /// deltas have grown. Enough to append a delta without the entries.
     ///
-    /// Opaque to apps: a source that saves only the changed parts of a tree hands back the
-    /// head it read (`PartialSourceTree`), and the engine checks it is still on disk.
-    public struct Head: Sendable, Equatable {
+    /// Inside pkgtool's own modules only: a source that saves only the changed parts of a
+    /// tree (`EditedPartsSource`) hands back the head it read (`PartialSourceTree`), and the
+    /// engine checks it is still on disk.
+    package struct Head: Sendable, Equatable {
         package var baseChecksum: ContentHash
         package var lastDeltaChecksum: ContentHash
         package var lastSequence: UInt64
         package var deltaRecordCount: Int
         /// The number of entries the manifest records.
-        public var entryCount: Int
+        package var entryCount: Int
         /// The root hash of the tree the manifest records.
-        public var rootHash: ContentHash
+        package var rootHash: ContentHash
     }
 
     /// Where the manifest's chain stands now.
-    public var head: Head {
+    package var head: Head {
         Head(
             baseChecksum: baseChecksum, lastDeltaChecksum: lastDeltaChecksum, lastSequence: lastSequence,
             deltaRecordCount: deltaRecordCount, entryCount: entryCount, rootHash: snapshot.rootHash)

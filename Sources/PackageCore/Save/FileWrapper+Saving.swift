@@ -94,7 +94,7 @@ extension FileWrapper {
                 node.modificationTime = status.modificationTime
             }
         }
-        return SaveOutcome(statistics: statistics, head: nil, written: [:])
+        return SaveOutcome(statistics: statistics, written: [:])
     }
 }
 
@@ -104,7 +104,7 @@ extension FileWrapper {
 /// Files still backed by the file they were read from are copied (or hard-linked, when
 /// unchanged) from there; files in memory are written from memory; nothing is loaded whole.
 /// A tree read from this very package (`FileWrapper(url:)`) knows what was edited since:
-/// its journaled saves visit only edited directories (`changedParts(in:)`). Afterwards —
+/// its journaled saves visit only edited directories (the engine asks it for its changed parts). Afterwards —
 /// when `adoptsPackage` — the tree describes the package: written nodes are backed by
 /// their new files, edit marks are cleared (unless edited again meanwhile), and the
 /// manifest's head is remembered for the next save.

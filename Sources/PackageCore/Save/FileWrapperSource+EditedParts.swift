@@ -10,14 +10,14 @@ import FoundationEssentials
 /// each against what was seen when they were read or saved: one whose entries changed on
 /// disk (a file removed behind the tree's back) is visited too, so that the save leaves a
 /// package that matches its manifest.
-extension FileWrapperSource {
+extension FileWrapperSource: EditedPartsSource {
     /// The edited parts of the tree and the package's entries there, when the tree was read
     /// from (or last saved as) this very package and its manifest is still the one it
     /// remembers; nil otherwise, and the engine compares whole trees.
     ///
     /// - Complexity: one `lstat` per directory of the tree; per edited directory, one listing
     ///   and one `stat` per child; reads only new wrappers whose size equals the file's on disk.
-    public func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree? {
+    package func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree? {
         let package = context.package
         guard let packageState = root.packageState, let head = packageState.currentHead(packagePath: package.path)
         else { return nil }

@@ -84,7 +84,7 @@ public enum PackageSaver {
             statistics.notes += recovery.warnings
             let executed: SaveContext.Result
             if packageExists, options.strategy == .journaled, options.trustManifest,
-                let parts = try source.changedParts(in: context)
+                let parts = try (source as? any EditedPartsSource)?.changedParts(in: context)
             {
                 try requireCurrentRoot(parts.head.rootHash, of: package, options: options)
                 statistics.filesHashed = parts.filesHashed
@@ -102,7 +102,7 @@ public enum PackageSaver {
                 let current = try currentState(of: opened, exists: packageExists, options: options, statistics: &statistics)
                 try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
                 context.manifest = current.manifest
-                let tree = try source.wholeTree(in: context)
+                let tree = try source.wholeTree(in: context).assembled(in: context)
                 statistics.filesHashed += tree.filesHashed
                 statistics.bytesHashed += tree.bytesHashed
                 statistics.notes += tree.notes

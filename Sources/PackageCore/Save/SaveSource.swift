@@ -14,15 +14,9 @@ public protocol SaveSource {
     /// `package` (not a directory, the package inside the source…). Optional.
     func validate(for package: PackageLocation) throws
 
-    /// The whole new tree: every entry with its content hash, and where each regular file's
-    /// bytes come from should it have to be written.
+    /// The whole new tree: its entries, and where each regular file's bytes come from
+    /// (`SourceTree(entries:rootPermissions:notes:)`). The engine checks, orders and hashes it.
     func wholeTree(in context: SaveSourceContext) throws -> SourceTree
-
-    /// Only what may differ from the package, when the source knows it (a tree read from this
-    /// very package and edited since); nil to have the engine compare whole trees, which is
-    /// always correct. Asked first, for journaled saves into an existing package whose
-    /// manifest is trusted.
-    func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree?
 
     /// Told, still under the lock, once the new tree is committed, with what the engine
     /// wrote; a tree source re-backs its nodes by the files written. Not called when the
@@ -32,8 +26,17 @@ public protocol SaveSource {
 
 extension SaveSource {
     public func validate(for package: PackageLocation) throws {}
-    public func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree? { nil }
     public func didSave(_ outcome: SaveOutcome, in context: SaveSourceContext) {}
+}
+
+/// A source that can say which parts of its tree may differ from the package (a tree read
+/// from this very package and edited since): the engine asks it first, for journaled saves
+/// into an existing package whose manifest is trusted, and visits only those parts. Inside
+/// the engine's package only: the parts are described in the manifest's own terms.
+package protocol EditedPartsSource: SaveSource {
+    /// Only what may differ from the package; nil to have the engine compare whole trees,
+    /// which is always correct.
+    func changedParts(in context: SaveSourceContext) throws -> PartialSourceTree?
 }
 
 /// What the engine tells a source about the save it serves.
@@ -52,40 +55,61 @@ public struct SaveSourceContext: Sendable {
 /// Where a regular file of the new tree gets its bytes, asked by the engine only for the
 /// files it writes: a source that can tell from the entry alone (a pull's staging area,
 /// keyed by content) keeps no table as long as the tree.
-public typealias ContentLookup = @Sendable (SnapshotEntry) -> ContentOrigin?
+package typealias ContentLookup = @Sendable (SnapshotEntry) -> ContentOrigin?
 
-/// The whole new tree, as a source describes it.
+/// The whole new tree, as a source describes it: its entries, in any order
+/// (`init(entries:rootPermissions:notes:)`). The engine checks them (every path once, every
+/// parent a folder, no top-level `.pkgtool`), orders them by bytes, hashes the files whose
+/// hash is not given, and computes the folders' hashes (Specs/save.md, "What a source describes").
 public struct SourceTree: Sendable {
     /// Every entry, depth-first in `PathOrder`, with content hashes (files, links) and Merkle
-    /// hashes (directories), and the root hash.
-    public var snapshot: TreeSnapshot
+    /// hashes (directories), and the root hash. Empty until the engine assembled `described`.
+    package var snapshot: TreeSnapshot
     /// Where each regular file's bytes come from, parallel to `snapshot.entries`. Needed only
     /// for files that differ from the package; nil elsewhere. May be empty when
     /// `contentDirectory` says where every file is.
-    public var contents: [ContentOrigin?]
+    package var contents: [ContentOrigin?]
     /// A directory holding the tree's files at their paths, whose stat data the entries
     /// carry (a scan of it): a regular file without an origin in `contents` is read from
     /// there, refused if its stat data moved since. A tree read from a directory names it
     /// here instead of a path and a status per file, a fifth of a save's memory at a
     /// million files.
-    public var contentDirectory: String?
+    package var contentDirectory: String?
     /// Asked for a regular file that has no origin in `contents`, before `contentDirectory`.
-    public var contentLookup: ContentLookup?
+    package var contentLookup: ContentLookup?
+    /// The entries as the source gave them, before the engine checked, ordered and hashed
+    /// them into `snapshot` and `contents` (`assembled(in:)`); nil for a tree built whole.
+    package var described: [SourceEntry]?
     /// Permission bits of the package directory itself.
     public var rootPermissions: UInt32
     /// Files whose hash the source had to compute now (its stat cache did not vouch for
     /// them): unchanged ones among them are recorded afresh, so they are not reread next time.
     /// Paths compare as bytes (`RelativePath`): twins such as `é` and `e\u{301}` stay two.
-    public var rehashed: Set<RelativePath>
-    /// Files the source read to hash, and their bytes: for the statistics.
-    public var filesHashed: Int
+    package var rehashed: Set<RelativePath>
+    /// Files read to hash, and their bytes: for the statistics.
+    package var filesHashed: Int
     /// Bytes of those files.
-    public var bytesHashed: Int64
+    package var bytesHashed: Int64
     /// Things a person should know (entries skipped, files that changed behind a tree's back).
     public var notes: [String]
 
+    /// The tree of `entries`, given in any order, below a package directory with
+    /// `rootPermissions`.
+    ///
+    /// Nothing is checked or read here: the save does it, under the package's lock, and
+    /// refuses a malformed tree (`SaveRefusal.Reason.malformedTree(_:)`) before writing
+    /// anything.
+    /// - Parameters:
+    ///   - entries: every file, folder and link below the package root, each path once.
+    ///   - rootPermissions: permission bits of the package directory itself.
+    ///   - notes: things a person should know, added to the save's statistics.
+    public init(entries: [SourceEntry], rootPermissions: UInt32 = 0o755, notes: [String] = []) {
+        self.init(snapshot: .empty, contents: [], rootPermissions: rootPermissions, notes: notes)
+        described = entries
+    }
+
     /// A whole tree: `contents` must hold one origin (or nil) per entry of `snapshot`.
-    public init(
+    package init(
         snapshot: TreeSnapshot, contents: [ContentOrigin?], rootPermissions: UInt32 = 0o755,
         rehashed: Set<RelativePath> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
@@ -102,7 +126,7 @@ public struct SourceTree: Sendable {
 
     /// A whole tree whose files are all in `contentDirectory`, at their paths, with the
     /// stat data their entries carry.
-    public init(
+    package init(
         snapshot: TreeSnapshot, contentDirectory: String, rootPermissions: UInt32 = 0o755,
         rehashed: Set<RelativePath> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
@@ -115,7 +139,7 @@ public struct SourceTree: Sendable {
 
     /// A whole tree whose files' origins `contentLookup` gives, entry by entry, when the
     /// engine writes them (nil for a file the package already holds as it is).
-    public init(
+    package init(
         snapshot: TreeSnapshot, contentLookup: @escaping ContentLookup, rootPermissions: UInt32 = 0o755,
         notes: [String] = []
     ) {
@@ -127,36 +151,36 @@ public struct SourceTree: Sendable {
 
 /// The parts of a new tree that may differ from the package, with the package's entries at
 /// the same places: everything else is unchanged, and the engine never looks at it.
-public struct PartialSourceTree: Sendable {
+package struct PartialSourceTree: Sendable {
     /// The manifest head these parts build on: the package's current state, which the source
     /// checked is still on disk.
-    public var head: PackageManifest.Head
+    package var head: PackageManifest.Head
     /// The package's entries in the regions visited, as they stand on disk (depth-first).
     /// A file whose content is not known here may carry any hash: it differs from its new
     /// entry by size, or the source listed it in `unknownContent`.
-    public var current: [SnapshotEntry]
+    package var current: [SnapshotEntry]
     /// The new tree's entries in the same regions (depth-first), with where each file's bytes
     /// come from (parallel).
-    public var new: [SnapshotEntry]
+    package var new: [SnapshotEntry]
     /// Where each `new` file's bytes come from, parallel to `new`.
-    public var contents: [ContentOrigin?]
+    package var contents: [ContentOrigin?]
     /// Paths of `current` files whose content the source does not know: rewritten.
-    public var unknownContent: Set<RelativePath>
+    package var unknownContent: Set<RelativePath>
     /// The new tree's root hash and entry count (the whole tree's, not the parts').
-    public var newRootHash: ContentHash
+    package var newRootHash: ContentHash
     /// The number of entries of the whole new tree.
-    public var newEntryCount: Int
+    package var newEntryCount: Int
     /// Permission bits of the package directory itself.
-    public var rootPermissions: UInt32
+    package var rootPermissions: UInt32
     /// Files the source read to hash, for the statistics.
-    public var filesHashed: Int
+    package var filesHashed: Int
     /// Bytes of those files.
-    public var bytesHashed: Int64
+    package var bytesHashed: Int64
     /// Things a person should know, for the statistics' notes.
-    public var notes: [String]
+    package var notes: [String]
 
     /// The parts of a new tree: `contents` must hold one origin (or nil) per entry of `new`.
-    public init(
+    package init(
         head: PackageManifest.Head, current: [SnapshotEntry], new: [SnapshotEntry], contents: [ContentOrigin?],
         unknownContent: Set<RelativePath> = [], newRootHash: ContentHash, newEntryCount: Int, rootPermissions: UInt32,
         filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
@@ -182,7 +206,7 @@ public struct SaveOutcome: Sendable {
     public var statistics: SaveStatistics
     /// The manifest's head after the save: what a tree that now describes the package
     /// remembers for its next save.
-    public var head: PackageManifest.Head?
+    package var head: PackageManifest.Head?
     /// Package-side stat data of every entry this save created or replaced, by path.
     ///
     /// - Complexity: O(n) on each read: the engine keeps the statuses compactly and builds
@@ -195,8 +219,8 @@ public struct SaveOutcome: Sendable {
     package var writtenFiles: WrittenFiles
 
     /// An outcome; the engine makes them, tests and wrappers of the engine may too.
-    public init(statistics: SaveStatistics, head: PackageManifest.Head?, written: [RelativePath: FileStatus]) {
-        self.init(statistics: statistics, head: head, writtenFiles: WrittenFiles(written))
+    public init(statistics: SaveStatistics, written: [RelativePath: FileStatus]) {
+        self.init(statistics: statistics, head: nil, writtenFiles: WrittenFiles(written))
     }
 
     /// An outcome with the statuses as the engine keeps them.

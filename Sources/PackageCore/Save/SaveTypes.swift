@@ -205,6 +205,10 @@ public struct SaveRefusal: InputRejectedError, Sendable, Equatable {
         case lockedForReading
         /// A custom ``SaveSource`` refused its input, as the text says.
         case refusedBySource(String)
+        /// The entries a source described do not make a tree a package can hold (a path
+        /// given twice, a parent that is not a folder of the tree, the reserved `.pkgtool`),
+        /// as the text says; the path is the entry's place in the package.
+        case malformedTree(String)
     }
 
     /// The path the refusal is about: the source file that changed, the source or the package.
@@ -238,6 +242,7 @@ public struct SaveRefusal: InputRejectedError, Sendable, Equatable {
         case .conflictingOptions(let detail): "cannot save '\(path)': \(detail)"
         case .lockedForReading: "cannot save '\(path)' while this task holds its lock for reading"
         case .refusedBySource(let detail): "cannot save '\(path)': \(detail)"
+        case .malformedTree(let detail): "cannot save '\(path)': \(detail) (the source's tree is malformed)"
         }
     }
 }

@@ -488,13 +488,13 @@ struct VersionManifest: Sendable {
     }
 
     /// The paths of a manifest's entries, read one after the other: each prefix-compressed
-    /// against the one before, valid (`RemotePaths`), in strict depth-first order, and
-    /// beneath a directory entry that came before it, compared as bytes (a link `é` must
-    /// not pass for the directory `e\u{301}`, though Swift's `String ==` equates them).
+    /// against the one before, valid (`RemotePaths`), and making a tree (`TreeShapeCheck`:
+    /// in strict depth-first order, beneath a directory entry that came before it, compared
+    /// as bytes).
     struct EntryPathCheck {
         let damaged: Damage
         private var previous: [UInt8] = []
-        private var directories = Set<RelativePath>()
+        private var shape = TreeShapeCheck()
 
         init(damaged: Damage) { self.damaged = damaged }
 
@@ -506,22 +506,16 @@ struct VersionManifest: Sendable {
             guard let path = RemotePaths.validated(pathBytes) else {
                 throw damaged("an entry has an unsafe or malformed path")
             }
-            if !previous.isEmpty {
-                let order = pathBytes.withUnsafeBytes { a in
-                    previous.withUnsafeBytes { b in PathOrder.compare(b, a, slashIsLowest: true) }
-                }
-                guard order < 0 else { throw damaged("its entries are not in order ('\(path)')") }
-            }
-            if let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                guard directories.contains(RelativePath(trusted: String(path[..<slash]))) else {
-                    throw damaged("'\(path)' has no parent directory entry")
-                }
+            switch shape.admit(path) {
+            case .repeated?, .outOfOrder?: throw damaged("its entries are not in order ('\(path)')")
+            case .noParentFolder?: throw damaged("'\(path)' has no parent directory entry")
+            case nil: break
             }
             previous = pathBytes
             return path
         }
 
-        mutating func addDirectory(_ path: String) { directories.insert(RelativePath(trusted: path)) }
+        mutating func addDirectory(_ path: String) { shape.admitFolder(path) }
     }
 
     /// Decodes the fields after an entry's path; a file's blobs go to the end of `blobs`.

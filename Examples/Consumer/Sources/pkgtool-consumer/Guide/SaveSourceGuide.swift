@@ -9,33 +9,23 @@ struct NotesSource: SaveSource {
     var logLines: Int
 
     func validate(for package: PackageLocation) throws {
-        for name in notes.keys where name.isEmpty || name.contains("/") || name == "." || name == ".." {
+        for name in notes.keys where !RelativePath.isValidName(name) {
             throw SaveRefusal(path: package.path, reason: .refusedBySource("'\(name)' cannot be the file name of a note"))
         }
     }
 
     func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
-        let now = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
-        var entries = [SnapshotEntry(path: "notes", kind: .directory, permissions: 0o755, size: 0, hash: .empty)]
-        var origins: [String: ContentOrigin] = [:]
+        // In any order: the engine checks the paths, sorts them, hashes what is not hashed
+        // and computes the folders' hashes.
+        var entries: [SourceEntry] = [.directory("notes")]
         for (name, text) in notes {
-            let bytes = Array(text.utf8)
-            let path = "notes/" + name
-            entries.append(
-                SnapshotEntry(
-                    path: path, kind: .regular, permissions: 0o644, size: Int64(bytes.count),
-                    hash: ContentHash.of(bytes), modificationTime: now))
-            origins[path] = .bytes(bytes)
+            let path = RelativePath("notes").appending(name)
+            entries.append(.file(path, from: .bytes(Array(text.utf8))))
         }
-        let log = RepeatedLine(line: "a line of the log\n", count: logLines)
-        entries.append(
-            SnapshotEntry(
-                path: "log.txt", kind: .regular, permissions: 0o644, size: log.size, hash: log.hash(),
-                modificationTime: now))
-        origins["log.txt"] = .stream(log)
-        // Sorted into path order, with each directory's Merkle hash and the root hash filled in.
-        let snapshot = TreeSnapshot.assemble(entries)
-        return SourceTree(snapshot: snapshot, contents: snapshot.entries.map { origins[$0.path] })
+        // No hash given: the engine reads the stream to hash it (and again to write it, when
+        // the log changed).
+        entries.append(.file("log.txt", from: .stream(RepeatedLine(line: "a line of the log\n", count: logLines))))
+        return SourceTree(entries: entries)
     }
 }
 
@@ -44,18 +34,9 @@ struct RepeatedLine: ContentStream {
     var line: String
     var count: Int
 
-    var size: Int64 { Int64(line.utf8.count * count) }
-
     func forEachPiece(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         let bytes = Array(line.utf8)
         for _ in 0..<count { try bytes.withUnsafeBytes(body) }
-    }
-
-    /// The content hash of all the pieces, computed as they stream.
-    func hash() -> ContentHash {
-        let hasher = ContentHasher()
-        try? forEachPiece { hasher.update($0) }
-        return hasher.digest()
     }
 }
 
