@@ -248,11 +248,6 @@ enum Syscall {
         return String(cString: resolved)
     }
 
-    /// `realpath` with the error as a `FileSystemError` naming `path`.
-    static func realpathOrThrow(_ path: String) throws(FileSystemError) -> String {
-        do { return try realpath(path) } catch { throw FileSystemError(.open, path: path, errno: error) }
-    }
-
     /// clock_gettime(2) in nanoseconds.
     static func clockNanoseconds(_ clock: clockid_t) -> Int64 {
         var now = timespec()

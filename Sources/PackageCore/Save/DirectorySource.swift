@@ -30,7 +30,7 @@ public struct DirectorySource: SaveSource {
             throw SaveRefusal(path: path, reason: .sourceNotADirectory(status.kind))
         }
         // Saving a tree into itself (or a package into its own source) would copy forever.
-        let source = try Syscall.realpathOrThrow(path)
+        let source = try FileSystem.realPath(path)
         if PathOrder.sameBytes(source, package.path) || PathOrder.hasBytePrefix(source, package.path + "/")
             || PathOrder.hasBytePrefix(package.path, source + "/")
         {

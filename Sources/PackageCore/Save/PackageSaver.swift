@@ -190,15 +190,15 @@ extension TreeSnapshot {
 
 /// Wall-clock time of one operation.
 struct Stopwatch {
-    private let start = Syscall.clockNanoseconds(CLOCK_MONOTONIC)
-    var seconds: Double { Double(Syscall.clockNanoseconds(CLOCK_MONOTONIC) - start) / 1e9 }
+    private let start = SystemClock.monotonicNanoseconds
+    var seconds: Double { Double(SystemClock.monotonicNanoseconds - start) / 1e9 }
 }
 
 /// Wall-clock readings in the kernel's file-timestamp clock, for relink windows.
 enum FileClock {
     /// A time no later than any timestamp the kernel sets from now on (the coarse clock).
-    static func lowerBound() -> Int64 { Syscall.clockNanoseconds(CLOCK_REALTIME_COARSE) }
+    static func lowerBound() -> Int64 { SystemClock.coarseRealtimeNanoseconds }
 
     /// A time no earlier than any timestamp the kernel has set so far.
-    static func upperBound() -> Int64 { Syscall.clockNanoseconds(CLOCK_REALTIME) }
+    static func upperBound() -> Int64 { SystemClock.realtimeNanoseconds }
 }
