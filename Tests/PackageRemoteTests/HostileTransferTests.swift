@@ -100,7 +100,9 @@ struct HostileTransferTests {
 
     /// A store that answers an error and then holds requests without answering (SeaweedFS
     /// out of writable volumes) is not called unreachable: the line says it took the
-    /// request, did not answer in time, and what it answered before.
+    /// request, did not answer in time, and what it answered before — whichever of the
+    /// parallel uploads (one pack per reader) gives up first: the one answered 500 or one
+    /// only ever held.
     @Test func aStoreThatStopsAnsweringIsNotCalledUnreachable() throws {
         let fixture = try RemoteFixture("silent-store")
         let source = try fixture.makePackage("source", pages: 2, mediaSize: 4000)

@@ -18,6 +18,14 @@ package final class TransferCounters: Sendable {
     func request(retry: Bool) { values.withLock { $0.requests += 1; if retry { $0.retries += 1 } } }
     func sent(_ count: Int64) { values.withLock { $0.sent += count } }
     func received(_ count: Int64) { values.withLock { $0.received += count } }
+
+    /// The last transient error the store answered to any request of the operation
+    /// ("HTTP 500 InternalError (…)"): a request that gives up without an answer of its own
+    /// names it, whichever of the parallel transfers gave up first (a store out of space
+    /// answers one upload and holds the others).
+    private let lastErrorAnswer = Mutex<String?>(nil)
+    func answered(_ problem: String) { lastErrorAnswer.withLock { $0 = problem } }
+    var lastAnswer: String? { lastErrorAnswer.withLock { $0 } }
 }
 
 /// What a conditional PUT may require of the object it replaces.
@@ -214,6 +222,7 @@ final class S3Connection {
                     response.status >= 500 || throttled || error?.code == "RequestTimeout" || error?.code == "InternalError"
                 guard transient, attempt < settings.attempts else { return response }
                 lastProblem = "HTTP \(response.status)\(error.map { " \($0.code)" + ($0.message.isEmpty ? "" : " (\($0.message.prefix(200)))") } ?? "")"
+                counters.answered(lastProblem)
             }
             try backOff(attempt: attempt, problem: lastProblem)
         }
@@ -224,7 +233,9 @@ final class S3Connection {
     /// one out of space, holds requests so) — with what it answered before, if it did.
     private func giveUpMessage(_ failure: CurlFailure, attempt: Int, _ lastProblem: String) -> String {
         let after = attempt > 1 ? " (after \(attempt) attempts)" : ""
-        let earlier = lastProblem.hasPrefix("HTTP ") ? "; before that it answered \(lastProblem)" : ""
+        // This request's own last answer, else the last one the store gave another request.
+        let answer = lastProblem.hasPrefix("HTTP ") ? lastProblem : counters.lastAnswer
+        let earlier = answer.map { "; before that it answered \($0)" } ?? ""
         guard failure.reachedServer else {
             return "cannot reach the S3 endpoint \(configuration.endpoint): \(failure.message)\(after)\(earlier)"
         }
