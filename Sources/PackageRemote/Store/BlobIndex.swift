@@ -58,6 +58,7 @@ struct BlobIndex: Sendable, Equatable {
                 var index = BlobIndex()
                 index.locations.reserveCapacity(count)
                 var previous: [UInt8]? = nil
+                var names: [SHA256Digest: PackName] = [:]  // one shared name a pack
                 for _ in 0..<count {
                     let digest = Array(try reader.bytes(32))
                     let pack = SHA256Digest(bytes: try reader.bytes(32))
@@ -66,7 +67,9 @@ struct BlobIndex: Sendable, Equatable {
                     guard previous.map({ $0.lexicographicallyPrecedes(digest) }) ?? true else { throw damaged }
                     previous = digest
                     let blob = digest.withUnsafeBytes { SHA256Digest(bytes: $0) }
-                    index.locations[blob] = BlobLocation(digest: blob, pack: pack, offset: offset, length: length)
+                    let name = names[pack] ?? PackName(pack)
+                    names[pack] = name
+                    index.locations[blob] = BlobLocation(digest: blob, packName: name, offset: offset, length: length)
                 }
                 return index
             }

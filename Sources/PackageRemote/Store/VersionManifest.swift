@@ -4,9 +4,42 @@ import PackageCore
 package struct BlobLocation: Sendable, Hashable {
     /// SHA-256 of the blob's bytes: checked before the bytes are used.
     package var digest: SHA256Digest
-    package var pack: SHA256Digest
+    /// The pack holding it, shared with the other blobs located in that pack.
+    package var packName: PackName
     package var offset: UInt32
     package var length: UInt32
+
+    /// The pack's SHA-256 (its object's name).
+    package var pack: SHA256Digest {
+        get { packName.digest }
+        set { packName = PackName(newValue) }
+    }
+
+    /// A blob in the pack `packName` (shared: what decoders and uploaders make).
+    package init(digest: SHA256Digest, packName: PackName, offset: UInt32, length: UInt32) {
+        self.digest = digest
+        self.packName = packName
+        self.offset = offset
+        self.length = length
+    }
+
+    /// A blob in the pack named `pack`, with a name of its own (for one-off locations).
+    package init(digest: SHA256Digest, pack: SHA256Digest, offset: UInt32, length: UInt32) {
+        self.init(digest: digest, packName: PackName(pack), offset: offset, length: length)
+    }
+}
+
+/// A pack's name, held once and shared by every blob located in it: a version of a million
+/// small files has a few hundred packs, and a digest in every location would repeat each
+/// 32-byte name thousands of times (a location is 48 bytes instead of 72). Equal and hashed
+/// by the digest, never by identity.
+package final class PackName: Sendable, Hashable {
+    package let digest: SHA256Digest
+
+    package init(_ digest: SHA256Digest) { self.digest = digest }
+
+    package static func == (lhs: PackName, rhs: PackName) -> Bool { lhs === rhs || lhs.digest == rhs.digest }
+    package func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 }
 
 /// One entry of a version: what a snapshot entry says, plus a regular file's blobs.
@@ -452,9 +485,9 @@ struct VersionManifest: Sendable {
         do {
             try Inflater.reading(compressed, size: size, framing: .zlib) { reader in
                 guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
-                var packs: [SHA256Digest] = []
+                var packs: [PackName] = []
                 packs.reserveCapacity(min(packCount, 1 << 12))
-                for _ in 0..<packCount { packs.append(SHA256Digest(bytes: try reader.bytes(32))) }
+                for _ in 0..<packCount { packs.append(PackName(SHA256Digest(bytes: try reader.bytes(32)))) }
                 var paths = EntryPathCheck(damaged: damaged)
                 var folders = FolderInterner()
                 for _ in 0..<count {
@@ -520,7 +553,7 @@ struct VersionManifest: Sendable {
 
     /// Decodes the fields after an entry's path; a file's blobs go to the end of `blobs`.
     static func decodeEntry(
-        _ path: String, _ reader: inout InflatingReader, packs: [SHA256Digest], blobs: inout [BlobLocation], damaged: Damage
+        _ path: String, _ reader: inout InflatingReader, packs: [PackName], blobs: inout [BlobLocation], damaged: Damage
     ) throws -> RemoteEntry {
         guard let kind = kind(try reader.read(UInt8.self)) else { throw damaged("'\(path)' has an unknown kind") }
         let permissions = UInt32(try reader.read(UInt16.self))
@@ -554,7 +587,7 @@ struct VersionManifest: Sendable {
     /// Appends a regular file's blobs to `blobs`: they must point inside the pack table and
     /// add up to `size`.
     static func decodeBlobs(
-        of path: String, size: UInt64, _ reader: inout InflatingReader, packs: [SHA256Digest], into blobs: inout [BlobLocation],
+        of path: String, size: UInt64, _ reader: inout InflatingReader, packs: [PackName], into blobs: inout [BlobLocation],
         damaged: Damage
     ) throws {
         let blobCount = Int(try reader.read(UInt32.self))
@@ -567,7 +600,7 @@ struct VersionManifest: Sendable {
             let length = try reader.read(UInt32.self)
             guard pack < packs.count, length > 0, UInt64(offset) + UInt64(length) <= UInt64(UInt32.max)
             else { throw damaged("a blob of '\(path)' points outside its pack table") }
-            blobs.append(BlobLocation(digest: digest, pack: packs[pack], offset: offset, length: length))
+            blobs.append(BlobLocation(digest: digest, packName: packs[pack], offset: offset, length: length))
             sum += UInt64(length)
         }
         guard sum == size else { throw damaged("the blobs of '\(path)' do not add up to its size") }

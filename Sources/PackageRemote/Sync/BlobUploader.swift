@@ -148,7 +148,8 @@ final class BlobUploader: Sendable {
     /// Every file's blobs, where they are now that every pack has its name; the tables the
     /// readers used are emptied first.
     private func locations() -> Sent {
-        let names = packNames.withLock { $0 }
+        // One shared name a pack, not a digest in every location.
+        let names = packNames.withLock { $0 }.mapValues(PackName.init)
         let table = blobs.withLock { blobs in
             blobs.index = [:]
             return blobs.planned
@@ -167,7 +168,8 @@ final class BlobUploader: Sendable {
                 } else {
                     let blob = table[Int(reference) - stored.count]
                     sent.blobs.append(
-                        BlobLocation(digest: blob.digest, pack: names[Int(blob.serial)]!, offset: blob.offset, length: blob.length))
+                        BlobLocation(
+                            digest: blob.digest, packName: names[Int(blob.serial)]!, offset: blob.offset, length: blob.length))
                 }
             }
             sent.starts.append(Int32(sent.blobs.count))

@@ -520,9 +520,10 @@ enum PruneOperation {
             var body: [UInt8] = []
             body.reserveCapacity(size + trailer.count)
             var offset: UInt32 = 0
+            let name = PackName(id)
             for piece in pieces {
                 index.locations[piece.digest] = BlobLocation(
-                    digest: piece.digest, pack: id, offset: offset, length: UInt32(piece.bytes.count))
+                    digest: piece.digest, packName: name, offset: offset, length: UInt32(piece.bytes.count))
                 offset += UInt32(piece.bytes.count)
                 body += piece.bytes
             }

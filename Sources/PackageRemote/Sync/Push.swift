@@ -471,8 +471,9 @@ enum PushOperation {
             // The cache may outlive the store's objects (a bucket emptied): check it is there.
             guard try connection.head(bucket: store.location.bucket, key: RemoteLayout.pack(pack.id, store.location)) != nil
             else { continue }
+            let name = PackName(pack.id)
             for blob in pack.blobs where held.insert(blob.digest).inserted {
-                known.extra.append(BlobLocation(digest: blob.digest, pack: pack.id, offset: blob.offset, length: blob.length))
+                known.extra.append(BlobLocation(digest: blob.digest, packName: name, offset: blob.offset, length: blob.length))
             }
             adopted += 1
         }
