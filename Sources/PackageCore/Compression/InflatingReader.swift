@@ -7,8 +7,13 @@
 /// read.
 package struct InflatingReader: ~Copyable {
     private let inflater: Inflater
-    private let input: UnsafeRawBufferPointer
+    /// The compressed bytes at hand: all of them, or the current piece of a stream read a
+    /// piece at a time (`morePieces`).
+    private var input: UnsafeRawBufferPointer
     private var consumed = 0
+    /// The next piece of compressed input, nil once there is none; nil for input given whole.
+    private let morePieces: (() throws -> UnsafeRawBufferPointer?)?
+    private var piecesEnded = false
     private let window: UnsafeMutableRawBufferPointer
     /// The inflated bytes not yet read: `window[start..<end]`.
     private var start = 0
@@ -18,9 +23,13 @@ package struct InflatingReader: ~Copyable {
     /// The size the container states; the stream must inflate to exactly this.
     private let declared: Int
 
-    fileprivate init(input: UnsafeRawBufferPointer, declared: Int, framing: DeflateFraming, window: Int) {
+    fileprivate init(
+        input: UnsafeRawBufferPointer, morePieces: (() throws -> UnsafeRawBufferPointer?)? = nil, declared: Int,
+        framing: DeflateFraming, window: Int
+    ) {
         inflater = Inflater(framing: framing)
         self.input = input
+        self.morePieces = morePieces
         self.declared = declared
         self.window = .allocate(byteCount: window, alignment: 16)
     }
@@ -79,6 +88,7 @@ package struct InflatingReader: ~Copyable {
     /// One call of the inflater into `room` bytes after `end`.
     private mutating func step(into room: Int) throws(InflateError) {
         guard !ended else { throw InflateError(reason: "it inflates to \(produced) bytes, its container says \(declared)") }
+        if consumed == input.count { try nextPiece() }
         let outcome = inflater.step(
             UnsafeRawBufferPointer(rebasing: input[consumed...]),
             into: UnsafeMutableRawBufferPointer(rebasing: window[end..<end + room]))
@@ -99,6 +109,21 @@ package struct InflatingReader: ~Copyable {
         guard produced <= declared else { throw InflateError(reason: "it inflates past its declared \(declared) bytes") }
     }
 
+    /// Moves to the next piece of a stream given in pieces (nothing for input given whole).
+    private mutating func nextPiece() throws(InflateError) {
+        guard let morePieces, !piecesEnded else { return }
+        let piece: UnsafeRawBufferPointer?
+        do { piece = try morePieces() } catch {
+            throw InflateError(reason: "its bytes could not be read (\(error))")
+        }
+        guard let piece, !piece.isEmpty else {
+            piecesEnded = true
+            return
+        }
+        input = piece
+        consumed = 0
+    }
+
     /// Checks that every declared byte was read, the stream ended there, and its input too.
     fileprivate mutating func finish() throws(InflateError) {
         guard remaining == 0 else {
@@ -107,6 +132,7 @@ package struct InflatingReader: ~Copyable {
         start = 0
         end = 0
         while !ended { try step(into: 1) }
+        if consumed == input.count { try nextPiece() }
         guard consumed == input.count else { throw InflateError(reason: "bytes follow the end of its stream") }
     }
 }
@@ -132,5 +158,22 @@ extension Inflater {
             try reader.finish()
             return result
         }
+    }
+
+    /// `reading(_:size:framing:window:_:)` for a stream that arrives in pieces: `nextPiece`
+    /// gives each in turn (valid until it is called again), nil at the end. A decoder of a
+    /// large body read from a file holds one piece of it, not the whole compressed body.
+    /// - Throws: as the whole-input variant; an error of `nextPiece` as an `InflateError`.
+    package static func reading<Result>(
+        pieces nextPiece: @escaping () throws -> UnsafeRawBufferPointer?, size: Int, framing: DeflateFraming,
+        window: Int = 256 << 10, _ body: (inout InflatingReader) throws -> Result
+    ) throws -> Result {
+        guard size >= 0, size < Int.max else { throw InflateError(reason: "its declared size \(size) is out of range") }
+        var reader = InflatingReader(
+            input: UnsafeRawBufferPointer(start: nil, count: 0), morePieces: nextPiece, declared: size, framing: framing,
+            window: window)
+        let result = try body(&reader)
+        try reader.finish()
+        return result
     }
 }

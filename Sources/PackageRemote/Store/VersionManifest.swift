@@ -358,8 +358,17 @@ struct VersionManifest: Sendable {
         -> (summary: VersionSummary, tree: TreeSnapshot)
     {
         let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
+        let tree = try decodeTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged)
+        return (summary, tree)
+    }
+
+    /// The tree of a manifest body whose header said `summary`, `packCount` and `bodySize`.
+    private static func decodeTree(
+        body: CompressedBody, compressedBytes: Int, _ summary: VersionSummary, _ packCount: Int, _ bodySize: Int,
+        _ damaged: Damage
+    ) throws(RemoteError) -> TreeSnapshot {
         var entries: [SnapshotEntry] = []
-        entries.reserveCapacity(likelyCount(summary.entryCount, compressedBytes: body.count))
+        entries.reserveCapacity(likelyCount(summary.entryCount, compressedBytes: compressedBytes))
         var blobs: [BlobLocation] = []
         try forEachEntry(
             inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
@@ -374,7 +383,59 @@ struct VersionManifest: Sendable {
         // In strict order already (the decoder refuses any other), so nothing is sorted.
         let tree = TreeSnapshot.assemble(consume entries)
         guard tree.rootHash == summary.rootHash else { throw damaged("its entries do not hash to the root it states") }
+        return tree
+    }
+
+    /// `decodeTree` of the manifest in `path` (the local cache's copy), read a piece at a time:
+    /// its compressed body, as large as the tree at a million files, is never held whole.
+    /// Every byte read is hashed, and the tree is returned only when the whole file's SHA-256
+    /// is `id` (until then it is decoded as the untrusted bytes it may be).
+    static func decodeTree(file path: String, id: SHA256Digest) throws -> (summary: VersionSummary, tree: TreeSnapshot) {
+        let file = try FileDescriptor.open(path)
+        let size = try file.status().size
+        var prefix = [UInt8](repeating: 0, count: mergeHeaderSize)
+        let read = try prefix.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
+        let header = Array(prefix[..<min(read, headerLength(startingWith: Array(prefix[..<read])))])
+        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(header, id: id)
+        let damaged = Damage(shortID: summary.shortID)
+        guard size == Int64(bodyOffset + compressedSize) else { throw damaged("its length does not match its header") }
+        let pieces = FilePieces(file.rawValue, path: path, from: Int64(bodyOffset), to: size)
+        pieces.hasher.update(header)
+        let tree = try withExtendedLifetime(file) {
+            try decodeTree(body: .pieces(pieces.next), compressedBytes: compressedSize, summary, packCount, bodySize, damaged)
+        }
+        guard pieces.hasher.finish() == id else { throw damaged("it does not match its SHA-256") }
         return (summary, tree)
+    }
+
+    /// A file's bytes from `start` to `end` in pieces of 256 KiB, each hashed as it is read.
+    private final class FilePieces {
+        let descriptor: Int32
+        let path: String
+        var position: Int64
+        let end: Int64
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
+        let hasher = SHA256Hasher()
+
+        init(_ descriptor: Int32, path: String, from start: Int64, to end: Int64) {
+            self.descriptor = descriptor
+            self.path = path
+            position = start
+            self.end = end
+        }
+
+        deinit { buffer.deallocate() }
+
+        func next() throws -> UnsafeRawBufferPointer? {
+            guard position < end else { return nil }
+            let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), end - position))])
+            let count = try FileDescriptor.readFully(descriptor, path: path, into: wanted, at: position)
+            guard count > 0 else { return nil }
+            position += Int64(count)
+            let piece = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            hasher.update(piece)
+            return piece
+        }
     }
 
     /// Whether `bytes` decode, as a pull decodes them, to exactly this manifest: its summary
@@ -480,10 +541,34 @@ struct VersionManifest: Sendable {
         keepingBlobs: Bool, damaged: Damage,
         _ take: (RemoteEntry, _ blobs: ArraySlice<BlobLocation>) -> Void
     ) throws(RemoteError) {
+        try forEachEntry(
+            inflating: .bytes(compressed), size: size, count: count, packCount: packCount, blobs: &blobs,
+            keepingBlobs: keepingBlobs, damaged: damaged, take)
+    }
+
+    /// Where a manifest's compressed body comes from: the bytes at hand, or pieces read in
+    /// turn (a cached manifest read from its file, never held whole).
+    enum CompressedBody {
+        case bytes(ArraySlice<UInt8>)
+        case pieces(() throws -> UnsafeRawBufferPointer?)
+    }
+
+    /// `forEachEntry` for a body from either source.
+    private static func forEachEntry(
+        inflating compressed: CompressedBody, size: Int, count: Int, packCount: Int, blobs: inout [BlobLocation],
+        keepingBlobs: Bool, damaged: Damage,
+        _ take: (RemoteEntry, _ blobs: ArraySlice<BlobLocation>) -> Void
+    ) throws(RemoteError) {
         // Every record takes at least 39 bytes: a count beyond that is damage.
         guard count <= size / 39 else { throw damaged("it states more entries than it holds") }
+        func inflating(_ body: (inout InflatingReader) throws -> Void) throws {
+            switch compressed {
+            case .bytes(let bytes): try Inflater.reading(bytes, size: size, framing: .zlib, body)
+            case .pieces(let next): try Inflater.reading(pieces: next, size: size, framing: .zlib, body)
+            }
+        }
         do {
-            try Inflater.reading(compressed, size: size, framing: .zlib) { reader in
+            try inflating { reader in
                 guard packCount <= reader.remaining / 32 else { throw damaged("its pack table is truncated") }
                 var packs: [PackName] = []
                 packs.reserveCapacity(min(packCount, 1 << 12))

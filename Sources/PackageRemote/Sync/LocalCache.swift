@@ -41,6 +41,14 @@ struct LocalCache: Sendable {
         return bytes
     }
 
+    /// Where the cached copy of object `id` is, nil when there is none (what it holds is
+    /// checked by whoever reads it).
+    func manifestPath(_ id: SHA256Digest) -> String? {
+        let path = directory + "/manifests/" + id.description
+        guard let status = try? FileSystem.statusIfExists(path), status.kind == .regular else { return nil }
+        return path
+    }
+
     func storeManifest(_ id: SHA256Digest, _ bytes: [UInt8]) {
         try? FileSystem.makeDirectories(directory + "/manifests", permissions: 0o700)
         try? AtomicFile.write(bytes, to: directory + "/manifests/" + id.description, durability: .none)

@@ -133,12 +133,29 @@ final class RemoteStore: Sendable {
 
     /// The tree version `id` describes, decoded from its manifest (cached or fetched, and
     /// checked as `manifest` checks it) without keeping its blobs: what a diff compares.
+    /// The manifest is decoded from the cache's file a piece at a time, never held whole
+    /// (at a million files it is 65 MB beside the two trees a diff compares): fetched into
+    /// the cache first when it is not there; decoded from memory only when the cache cannot
+    /// keep it.
     func tree(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError)
         -> TreeSnapshot
     {
-        try decodedManifest(id, connection) { bytes throws(RemoteError) in
-            try VersionManifest.decodeTree(bytes, id: id).tree
+        if let cached = cachedTree(id) { return cached }
+        var bytes = try fetchedManifest(id, connection)
+        cache.storeManifest(id, bytes)
+        if cache.manifestPath(id) != nil {
+            bytes = []
+            if let cached = cachedTree(id) { return cached }
+            bytes = try fetchedManifest(id, connection)  // the cached copy went meanwhile
         }
+        return try VersionManifest.decodeTree(bytes, id: id).tree
+    }
+
+    /// The tree of version `id` from the cache's copy of its manifest, nil when there is
+    /// none or it does not decode to a version named `id`.
+    private func cachedTree(_ id: SHA256Digest) -> TreeSnapshot? {
+        guard let path = cache.manifestPath(id) else { return nil }
+        return try? VersionManifest.decodeTree(file: path, id: id).tree
     }
 
     /// Version `id`'s manifest bytes decoded by `decode`: the cached copy when it decodes,
@@ -147,6 +164,14 @@ final class RemoteStore: Sendable {
         _ id: SHA256Digest, _ connection: S3Connection, _ decode: ([UInt8]) throws(RemoteError) -> Decoded
     ) throws(RemoteError) -> Decoded {
         if let bytes = cache.manifest(id), let decoded = try? decode(bytes) { return decoded }
+        let bytes = try fetchedManifest(id, connection)
+        let decoded = try decode(bytes)
+        cache.storeManifest(id, bytes)
+        return decoded
+    }
+
+    /// Version `id`'s manifest fetched from the store and checked against its name.
+    private func fetchedManifest(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> [UInt8] {
         guard
             let (bytes, _) = try connection.getObject(
                 bucket: location.bucket, key: RemoteLayout.version(id, location), limit: Self.manifestLimit)
@@ -165,9 +190,7 @@ final class RemoteStore: Sendable {
                 .verificationFailed,
                 "version \(id.description.prefix(12)) of \(location) does not match its SHA-256: the store holds damaged data")
         }
-        let decoded = try decode(bytes)
-        cache.storeManifest(id, bytes)
-        return decoded
+        return bytes
     }
 
     /// The summary of version `id` from its manifest's header alone (one ranged GET; a

@@ -164,4 +164,36 @@ struct CompressionTests {
         #expect(reason(body.dropLast(5), 1000, reading: 1000) == "the stream is truncated")
         #expect(reason(body[...], 1000, reading: 10) == "990 of its declared 1000 bytes were not read")
     }
+
+    @Test("a stream given in pieces of any size reads as the whole; the end is checked across pieces")
+    func readingPieces() throws {
+        var random = SeededBytes(seed: 9)
+        let noise = random.bytes(30_000)
+        let compressed = Deflater.compressed(noise, level: 6, framing: .zlib)
+        /// Reads `input` handed over `piece` bytes at a time (a last empty piece where `trailing` bytes follow).
+        func read(_ input: [UInt8], piece: Int, size: Int) throws -> [UInt8] {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: piece, alignment: 1)
+            defer { buffer.deallocate() }
+            var position = 0
+            return try Inflater.reading(
+                pieces: {
+                    guard position < input.count else { return nil }
+                    let count = min(piece, input.count - position)
+                    input[position..<position + count].withUnsafeBytes { buffer.copyMemory(from: $0) }
+                    position += count
+                    return UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                }, size: size, framing: .zlib, window: 4096
+            ) { reader in
+                var read: [UInt8] = []
+                while reader.remaining > 0 { read += Array(try reader.bytes(min(777, reader.remaining))) }
+                return read
+            }
+        }
+        for piece in [1, 7, 4096, 1 << 20] {
+            #expect(try read(compressed, piece: piece, size: noise.count) == noise, "pieces of \(piece)")
+            // Bytes after the stream, in the same piece or a later one; a cut stream.
+            #expect(throws: InflateError.self, "pieces of \(piece)") { try read(compressed + [0], piece: piece, size: noise.count) }
+            #expect(throws: InflateError.self, "pieces of \(piece)") { try read(Array(compressed.dropLast(3)), piece: piece, size: noise.count) }
+        }
+    }
 }
