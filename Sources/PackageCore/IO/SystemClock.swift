@@ -23,3 +23,13 @@ package enum SystemClock {
     /// polling for cancellation between short sleeps wants.
     package static func sleep(seconds: Double) { Syscall.sleep(nanoseconds: Int64(seconds * 1e9)) }
 }
+
+/// Wall-clock time of one operation (save, push, pull, prune), on the monotonic clock.
+package struct Stopwatch: Sendable {
+    private let start = SystemClock.monotonicNanoseconds
+
+    package init() {}
+
+    /// Seconds since the stopwatch was made.
+    package var seconds: Double { Double(SystemClock.monotonicNanoseconds - start) / 1e9 }
+}

@@ -188,12 +188,6 @@ extension TreeSnapshot {
     }
 }
 
-/// Wall-clock time of one operation.
-struct Stopwatch {
-    private let start = SystemClock.monotonicNanoseconds
-    var seconds: Double { Double(SystemClock.monotonicNanoseconds - start) / 1e9 }
-}
-
 /// Wall-clock readings in the kernel's file-timestamp clock, for relink windows.
 enum FileClock {
     /// A time no later than any timestamp the kernel sets from now on (the coarse clock).

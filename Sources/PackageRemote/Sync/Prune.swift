@@ -95,7 +95,7 @@ enum PruneOperation {
         store: RemoteStore, policy: PrunePolicy, grace: Int64, dryRun: Bool, progress: ProgressManager?
     ) throws -> PruneResult {
         try validate(policy)
-        let clock = Clock()
+        let clock = Stopwatch()
         let location = store.location
         let connection = store.connection()
         // The start by the store's clock: a marker whose listed time is the start.

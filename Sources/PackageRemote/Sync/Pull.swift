@@ -69,7 +69,7 @@ enum PullOperation {
         destination: String, store: RemoteStore, options: RemoteOptions, version reference: String?, force: Bool,
         durability: Durability, progress: ProgressManager?
     ) throws -> PullResult {
-        let clock = Clock()
+        let clock = Stopwatch()
         let destination = PushOperation.trimmed(destination)
         let connection = store.connection()
         let (head, target, fetched) = try version(reference, store: store, connection: connection)

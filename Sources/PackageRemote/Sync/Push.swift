@@ -165,7 +165,7 @@ enum PushOperation {
         packagePath: String, store: RemoteStore, options: RemoteOptions, force: Bool, progress: ProgressManager?,
         secondParent: SHA256Digest? = nil
     ) throws -> PushResult {
-        let clock = Clock()
+        let clock = Stopwatch()
         let connection = store.connection()
         var prepared = try prepare(
             packagePath: packagePath, store: store, options: options, force: force, connection: connection)
@@ -217,7 +217,7 @@ enum PushOperation {
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         var manifest = VersionManifest(
-            sequence: (head?.record.head.sequence ?? 0) + 1, time: Clock.now, parent: head?.record.head.id,
+            sequence: (head?.record.head.sequence ?? 0) + 1, time: SystemClock.realtimeNanoseconds, parent: head?.record.head.id,
             secondParent: mergedFrom, rootHash: rootHash, entries: entries)
         let summary = try commit(
             &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
@@ -321,7 +321,7 @@ enum PushOperation {
                 manifest.entries = try PruneOperation.rebase(
                     manifest.entries, store: store, packagePath: packagePath,
                     prunesSinceRead: now.record.prunes - read.record.prunes, adoptedPacks: result.packsResumed > 0)
-                manifest.time = Clock.now
+                manifest.time = SystemClock.realtimeNanoseconds
                 result.rebasedOntoPrunes += 1
                 base = now
                 continue
@@ -499,18 +499,6 @@ struct FileKey: Hashable, Sendable {
         self.hash = hash
         self.size = size
     }
-}
-
-/// Wall-clock time, for versions and durations.
-struct Clock {
-    private let start = Clock.monotonic
-
-    var seconds: Double { Double(Clock.monotonic - start) / 1e9 }
-
-    static var monotonic: Int64 { SystemClock.monotonicNanoseconds }
-
-    /// Nanoseconds since the epoch.
-    static var now: Int64 { SystemClock.realtimeNanoseconds }
 }
 
 enum PackagePaths {

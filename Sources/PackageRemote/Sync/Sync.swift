@@ -358,7 +358,7 @@ enum SyncOperation {
     /// and what both sides last shared at each conflicting file or link, kept too, for the
     /// app to merge from or show (`ConflictResolver.base(of:in:)`).
     static func conflictVersions(of merged: TreeMerge, base: SyncBase?, head: VersionSummary) -> [ConflictVersion] {
-        let now = Clock.now
+        let now = SystemClock.realtimeNanoseconds
         var added: [ConflictVersion] = []
         for conflict in merged.conflicts {
             let keptOther = merged.source(of: conflict.path) == .other || conflict.local == nil
