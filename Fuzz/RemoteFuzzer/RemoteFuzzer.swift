@@ -55,6 +55,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         if asTree != asVersion {
             fatalError("FINDING: a diff decodes \(asTree.map { "\($0) entries" } ?? "a refusal"), a pull \(asVersion.map { "\($0) entries" } ?? "a refusal")")
         }
+        // And a diff reading the cache's copy a piece at a time.
+        let file = manifestFile()
+        ScratchFiles.writeFile(file, object)
+        let fromFile = try? UntrustedRemoteObjects.versionTreeEntryCount(readingFile: file, namedAs: object)
+        if fromFile != asTree {
+            fatalError("FINDING: a diff reading the cached file decodes \(fromFile.map { "\($0) entries" } ?? "a refusal"), from memory \(asTree.map { "\($0) entries" } ?? "a refusal")")
+        }
         guard asVersion != nil else {
             step("version") { try UntrustedRemoteObjects.versionEntryCount(object) }
             return 0
@@ -113,6 +120,17 @@ func saveVersion(_ strategy: SaveStrategy, _ save: (String) throws -> ContentHas
     let leaked = ScratchFiles.openDescriptorCount() - descriptors
     if leaked != 0 { fatalError("FINDING: \(leaked) file descriptors leaked") }
 }
+
+/// The scratch file a manifest object is written to for the cached-file decoder (removed at exit).
+func manifestFile() -> String {
+    if manifestPath == nil {
+        let path = fuzzScratch + "/pkgtool-fuzz-remote-manifest-\(getpid())"
+        manifestPath = path
+        atexit { manifestPath.map { _ = unlink($0) } }
+    }
+    return manifestPath!
+}
+nonisolated(unsafe) var manifestPath: String?
 
 /// Runs one step; with `PKGTOOL_FUZZ_VERBOSE`, says how it ended.
 func step<R>(_ name: String, _ body: () throws -> R) {

@@ -30,6 +30,15 @@ package enum UntrustedRemoteObjects {
         try VersionManifest.decodeTree(bytes, id: SHA256Digest.of(bytes)).tree.entries.count
     }
 
+    /// Decodes the manifest in the file at `path` as a diff decodes the cache's copy (a
+    /// piece at a time), named by the SHA-256 of `bytes` (what the file should hold): its
+    /// entries' count. For the file's own bytes it must accept exactly what
+    /// `versionEntryCount` accepts.
+    /// - Throws: `RemoteError` when the manifest is refused; the file system's errors.
+    package static func versionTreeEntryCount(readingFile path: String, namedAs bytes: [UInt8]) throws -> Int {
+        try VersionManifest.decodeTree(file: path, id: SHA256Digest.of(bytes)).tree.entries.count
+    }
+
     /// Decodes `body` as the inflated body of a version manifest holding `entryCount` entries
     /// and `packCount` packs — what a hostile store can make a manifest say, since it can
     /// compute every hash and total a header states — and saves that tree into
