@@ -143,10 +143,15 @@ final class RemoteStore: Sendable {
         if let cached = cachedTree(id) { return cached }
         var bytes = try fetchedManifest(id, connection)
         cache.storeManifest(id, bytes)
-        if cache.manifestPath(id) != nil {
+        if let path = cache.manifestPath(id) {
             bytes = []
-            if let cached = cachedTree(id) { return cached }
-            bytes = try fetchedManifest(id, connection)  // the cached copy went meanwhile
+            do {
+                return try VersionManifest.decodeTree(file: path, id: id).tree
+            } catch let refusal as RemoteError {
+                throw refusal  // the version itself is damaged: no second fetch would mend it
+            } catch {
+                bytes = try fetchedManifest(id, connection)  // the cached copy went or cannot be read
+            }
         }
         return try VersionManifest.decodeTree(bytes, id: id).tree
     }
