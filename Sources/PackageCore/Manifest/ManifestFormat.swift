@@ -1,6 +1,6 @@
 /// The on-disk encoding of manifests (Specs/manifest.md): a base file holding every entry,
-/// and delta files holding the entries one save changed. Little-endian, checksummed with
-/// XXH3-128, paths prefix-compressed against the previous record.
+/// and delta files holding the entries one save changed. Little-endian, paths
+/// prefix-compressed against the previous record; each file one `ChecksummedFrame`.
 enum ManifestFormat {
     /// 2 added chunk lists to regular-file records (flag bit 1); version 1 files still load.
     static let version: UInt32 = 2
@@ -8,7 +8,7 @@ enum ManifestFormat {
     static let deltaMagic: [UInt8] = Array("PKGDLT".utf8) + [0, 0]
     static let indexHeaderSize = 64
     static let deltaHeaderSize = 112
-    static let checksumSize = 16
+    static let checksumSize = ChecksummedFrame.checksumSize
 
     enum RecordOperation: UInt8 {
         case upsert = 1
@@ -257,32 +257,30 @@ enum ManifestFormat {
         entry: (Int) -> SnapshotEntry, to sink: (UnsafeRawBufferPointer) throws -> Void
     ) rethrows -> (byteCount: Int, checksum: ContentHash) {
         let pieceSize = 1 << 20
-        var writer = ByteWriter(capacity: pieceSize + 64 << 10)
-        writer.append(contentsOf: indexMagic)
-        writer.append(version)
-        writer.append(UInt32(0))
-        writer.append(UInt64(entryCount))
-        writer.append(rootHash)
-        writer.append((relinkWindow ?? 0...0).lowerBound)
-        writer.append((relinkWindow ?? 0...0).upperBound)
-        writer.append(packageIdentity)
-        let hasher = ContentHasher()
+        var frame = ChecksummedFrame.Writer(magic: indexMagic, version: version, capacity: pieceSize + 64 << 10)
+        frame.writer.append(UInt32(0))
+        frame.writer.append(UInt64(entryCount))
+        frame.writer.append(rootHash)
+        frame.writer.append((relinkWindow ?? 0...0).lowerBound)
+        frame.writer.append((relinkWindow ?? 0...0).upperBound)
+        frame.writer.append(packageIdentity)
         var byteCount = 0
         var previous: [UInt8] = []
         var next = 0
         while true {
-            while next < entryCount && writer.count < pieceSize {
-                appendEntry(entry(next), previous: &previous, to: &writer)
+            while next < entryCount && frame.writer.count < pieceSize {
+                appendEntry(entry(next), previous: &previous, to: &frame.writer)
                 next += 1
             }
-            writer.bytes.withUnsafeBytes { hasher.update($0) }
+            byteCount += frame.writer.count
+            guard next == entryCount else {
+                try frame.flush(to: sink)
+                continue
+            }
             // The checksum ends the last piece: a small manifest is still one write.
-            let isLast = next == entryCount
-            if isLast { writer.append(hasher.digest()) }
-            try writer.bytes.withUnsafeBytes { try sink($0) }
-            byteCount += writer.count
-            if isLast { return (byteCount, hasher.digest()) }
-            writer.removeAll()
+            let checksum = frame.finish()
+            try frame.writer.bytes.withUnsafeBytes { try sink($0) }
+            return (byteCount + checksumSize, checksum)
         }
     }
 
@@ -296,10 +294,10 @@ enum ManifestFormat {
     }
 
     static func decodeIndex(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedIndex {
-        let checksum = try verifyFrame(bytes, magic: indexMagic, headerSize: indexHeaderSize, path: path)
-        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
+        let frame = try openFrame(bytes, magic: indexMagic, headerSize: indexHeaderSize, path: path)
+        let (version, checksum) = (frame.version, frame.checksum)
+        var reader = ByteReader(frame.payload)
         do {
-            let version = try reader.read(UInt32.self)  // checked by verifyFrame
             _ = try reader.read(UInt32.self)  // flags
             let count = try reader.read(UInt64.self)
             let rootHash = try reader.hash()
@@ -380,19 +378,19 @@ enum ManifestFormat {
     static func encodeDelta(
         header: DeltaHeader, upserts: [SnapshotEntry], removals: [String]
     ) -> [UInt8] {
-        var writer = ByteWriter(capacity: deltaHeaderSize + (upserts.count + removals.count) * 80 + checksumSize)
-        writer.append(contentsOf: deltaMagic)
-        writer.append(version)
-        writer.append(UInt32(0))
-        writer.append(header.sequence)
-        writer.append(header.baseChecksum)
-        writer.append(header.previousChecksum)
-        writer.append(header.rootHash)
-        writer.append(header.relinkWindow.lowerBound)
-        writer.append(header.relinkWindow.upperBound)
-        writer.append(UInt64(upserts.count + removals.count))
-        writer.append(header.entryCount)
-        writer.append(header.packageIdentity)
+        var frame = ChecksummedFrame.Writer(
+            magic: deltaMagic, version: version,
+            capacity: deltaHeaderSize + (upserts.count + removals.count) * 80 + checksumSize)
+        frame.writer.append(UInt32(0))
+        frame.writer.append(header.sequence)
+        frame.writer.append(header.baseChecksum)
+        frame.writer.append(header.previousChecksum)
+        frame.writer.append(header.rootHash)
+        frame.writer.append(header.relinkWindow.lowerBound)
+        frame.writer.append(header.relinkWindow.upperBound)
+        frame.writer.append(UInt64(upserts.count + removals.count))
+        frame.writer.append(header.entryCount)
+        frame.writer.append(header.packageIdentity)
         // Removals first, then upserts, each group in path order without duplicates (the
         // last upsert of a path wins).
         var previous: [UInt8] = []
@@ -414,27 +412,26 @@ enum ManifestFormat {
         }
         // The record count is patched once the unique records are known.
         let countOffset = 8 + 4 + 4 + 8 + 16 * 3 + 8 + 8
-        writer.patch(UInt64(uniqueRemovals.count + uniqueUpserts.count), at: countOffset)
+        frame.writer.patch(UInt64(uniqueRemovals.count + uniqueUpserts.count), at: countOffset)
         for path in uniqueRemovals {
-            writer.append(RecordOperation.remove.rawValue)
-            appendPath(path, previous: &previous, to: &writer)
+            frame.writer.append(RecordOperation.remove.rawValue)
+            appendPath(path, previous: &previous, to: &frame.writer)
         }
         previous = []
         for entry in uniqueUpserts {
-            writer.append(RecordOperation.upsert.rawValue)
-            appendEntry(entry, previous: &previous, to: &writer)
+            frame.writer.append(RecordOperation.upsert.rawValue)
+            appendEntry(entry, previous: &previous, to: &frame.writer)
         }
-        let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
-        writer.append(checksum)
-        return writer.bytes
+        frame.finish()
+        return frame.writer.bytes
     }
 
     static func decodeDelta(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedDelta {
-        let checksum = try verifyFrame(bytes, magic: deltaMagic, headerSize: deltaHeaderSize, path: path)
-        var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)]), offset: 8)
+        let frame = try openFrame(bytes, magic: deltaMagic, headerSize: deltaHeaderSize, path: path)
+        let (version, checksum) = (frame.version, frame.checksum)
+        var reader = ByteReader(frame.payload)
         do {
-            let version = try reader.read(UInt32.self)
-            _ = try reader.read(UInt32.self)
+            _ = try reader.read(UInt32.self)  // flags
             let sequence = try reader.read(UInt64.self)
             let baseChecksum = try reader.hash()
             let previousChecksum = try reader.hash()
@@ -496,21 +493,21 @@ enum ManifestFormat {
         }
     }
 
-    /// Checks magic, version and checksum; returns the checksum.
-    private static func verifyFrame(
+    /// The file's frame (`ChecksummedFrame`), refused as a manifest error: a file shorter
+    /// than its header is truncated.
+    private static func openFrame(
         _ bytes: UnsafeRawBufferPointer, magic: [UInt8], headerSize: Int, path: String
-    ) throws(ManifestError) -> ContentHash {
-        guard bytes.count >= 12 else { throw ManifestError(path: path, reason: .truncated) }
-        guard bytes.prefix(8).elementsEqual(magic) else { throw ManifestError(path: path, reason: .badMagic) }
-        let version = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-        guard version <= ManifestFormat.version else {
-            throw ManifestError(path: path, reason: .futureVersion(version))
+    ) throws(ManifestError) -> ChecksummedFrame.Opened {
+        do throws(ChecksummedFrame.Refusal) {
+            return try ChecksummedFrame.open(
+                bytes, magic: magic, highestVersion: version, minimumPayload: headerSize - ChecksummedFrame.headerSize)
+        } catch {
+            switch error {
+            case .truncated: throw ManifestError(path: path, reason: .truncated)
+            case .badMagic: throw ManifestError(path: path, reason: .badMagic)
+            case .futureVersion(let version): throw ManifestError(path: path, reason: .futureVersion(version))
+            case .checksumMismatch: throw ManifestError(path: path, reason: .checksumMismatch)
+            }
         }
-        guard bytes.count >= headerSize + checksumSize else { throw ManifestError(path: path, reason: .truncated) }
-        let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - checksumSize)])
-        let stored = ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - checksumSize)...]))
-        let checksum = ContentHash.of(body)
-        guard checksum == stored else { throw ManifestError(path: path, reason: .checksumMismatch) }
-        return checksum
     }
 }

@@ -58,11 +58,13 @@ package struct SaveJournal: Equatable {
         self.operations = operations
     }
 
-    /// The journal's bytes, checksummed (the fuzzer's seeds use it too).
+    /// The journal's bytes, one `ChecksummedFrame` (the fuzzer's seeds use it too).
     package func encoded() -> [UInt8] {
-        var writer = ByteWriter()
-        writer.append(contentsOf: Self.magic)
-        writer.append(Self.version)
+        ChecksummedFrame.encode(magic: Self.magic, version: Self.version) { writer in encode(to: &writer) }
+    }
+
+    /// The frame's payload: flags, binding, operations.
+    private func encode(to writer: inout ByteWriter) {
         writer.append(UInt32(0))
         writer.append(binding.root)
         writer.append(binding.temporaryDirectory)
@@ -105,14 +107,25 @@ package struct SaveJournal: Equatable {
                 }
             }
         }
-        let checksum = writer.bytes.withUnsafeBytes { ContentHash.of($0) }
-        writer.append(checksum)
-        return writer.bytes
     }
 
     /// Why a journal was refused: a sentence for the warning that sets it aside.
     struct Refusal: Error, Equatable {
         var reason: String
+    }
+
+    /// The refusal of bytes that are not a whole journal frame.
+    private static func refusal(_ frame: ChecksummedFrame.Refusal) -> Refusal {
+        switch frame {
+        case .truncated: return Refusal(reason: "it is truncated")
+        case .badMagic: return Refusal(reason: "it is not a pkgtool journal")
+        case .checksumMismatch: return Refusal(reason: "its checksum does not match")
+        case .futureVersion(let found): return versionRefusal(found)
+        }
+    }
+
+    private static func versionRefusal(_ found: UInt32) -> Refusal {
+        Refusal(reason: "it is version \(found), and only version \(version) journals are applied")
     }
 
     /// Decodes and validates a journal. Refused (never to be applied): bytes that are not a
@@ -121,18 +134,17 @@ package struct SaveJournal: Equatable {
     /// manifest's own files, a temporary that is not a plain name, permission bits beyond
     /// 0o7777, and a binding to another directory than `expected`.
     static func decode(_ bytes: [UInt8], expected: Binding) -> Result<SaveJournal, Refusal> {
-        guard bytes.count >= 8 + 4 + 4 + 16 + 8 + 16 else { return .failure(Refusal(reason: "it is truncated")) }
-        return bytes.withUnsafeBytes { raw -> Result<SaveJournal, Refusal> in
-            let body = UnsafeRawBufferPointer(rebasing: raw[..<(raw.count - 16)])
-            let stored = ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: raw[(raw.count - 16)...]))
-            guard body.prefix(8).elementsEqual(magic) else { return .failure(Refusal(reason: "it is not a pkgtool journal")) }
-            guard ContentHash.of(body) == stored else { return .failure(Refusal(reason: "its checksum does not match")) }
-            var reader = ByteReader(body, offset: 8)
+        bytes.withUnsafeBytes { raw -> Result<SaveJournal, Refusal> in
+            let frame: ChecksummedFrame.Opened
+            do throws(ChecksummedFrame.Refusal) {
+                // Flags, binding and operation count at least.
+                frame = try ChecksummedFrame.open(raw, magic: magic, highestVersion: version, minimumPayload: 4 + 16 + 8)
+            } catch {
+                return .failure(refusal(error))
+            }
+            guard frame.version == version else { return .failure(versionRefusal(frame.version)) }
+            var reader = ByteReader(frame.payload)
             do {
-                let version = try reader.read(UInt32.self)
-                guard version == Self.version else {
-                    return .failure(Refusal(reason: "it is version \(version), and only version \(Self.version) journals are applied"))
-                }
                 _ = try reader.read(UInt32.self)
                 let binding = Binding(root: try reader.read(UInt64.self), temporaryDirectory: try reader.read(UInt64.self))
                 guard binding == expected else {
