@@ -351,6 +351,69 @@ import Testing
         #expect(cache.pendingPacks().map(\.id) == [second.id])
     }
 
+    @Test func pendingPacksOfAnEarlierFormatReadAsNoneAndAreCutOff() throws {
+        let directory = try TemporaryDirectory("pending-old")
+        let cache = LocalCache(root: directory.path, endpoint: "http://x", location: RemoteLocation(bucket: "b", prefix: "p"))
+        // A record as the format before ChecksummedLog wrote it: marker, id, no blobs, SHA-256 prefix.
+        var old = ByteWriter()
+        old.append(UInt32(0x504B_5250))
+        old.append(contentsOf: SHA256Digest.of([1]).bytes)
+        old.append(UInt32(0))
+        old.append(contentsOf: SHA256Digest.of(old.bytes).bytes.prefix(8))
+        try FileSystem.makeDirectories(cache.directory, permissions: 0o700)
+        try Files.write(cache.directory + "/pending", old.bytes)
+        #expect(cache.pendingPacks().isEmpty)
+        let pack = LocalCache.PendingPack(id: SHA256Digest.of([3]), blobs: [(SHA256Digest.of([4]), 0, 20)])
+        try cache.appendPending(pack)
+        #expect(cache.pendingPacks().isEmpty, "behind the foreign record")
+        // The end of the next push cuts what it cannot read: what is appended after is read.
+        cache.dropPending(named: [])
+        try cache.appendPending(pack)
+        #expect(cache.pendingPacks().map(\.id) == [pack.id])
+        #expect(cache.pendingPacks().first?.blobs.map(\.length) == [20])
+    }
+
+    @Test func aPullJournalResumesAndReadsAnEarlierFormatOrATornTailAsNothingMore() throws {
+        let directory = try TemporaryDirectory("pull-journal")
+        let destination = directory.url("dest")
+        let journalPath = PullStaging.path(of: destination) + "/journal"
+        try FileSystem.makeDirectory(PullStaging.path(of: destination), permissions: 0o700)
+        // Two records as the format before ChecksummedLog wrote them ("PKUL", a 32-bit check).
+        var old = ByteWriter()
+        for _ in 0..<2 {
+            old.append(UInt32(0x4C55_504B))
+            old.append(contentsOf: [UInt8](repeating: 7, count: 16 + 8 + 8 + 32))
+            old.append(UInt32(0))
+        }
+        try Files.write(journalPath, old.bytes)
+        let first = PullStaging.JournalRecord(content: FileKey(ContentHash.of([1]), 100), offset: 50, digest: SHA256Digest.of([2]))
+        let second = PullStaging.JournalRecord(content: FileKey(ContentHash.of([1]), 100), offset: 0, digest: SHA256Digest.of([3]))
+        do {
+            let staging = try PullStaging(destination: destination)
+            #expect(staging.done.isEmpty)
+            staging.recordDone(first)
+            staging.unlock()
+        }
+        do {
+            let resumed = try PullStaging(destination: destination)
+            #expect(resumed.done == [first])
+            resumed.unlock()
+        }
+        // A record torn by a crash: the one before it stands, and the next pull's are read.
+        let file = try FileDescriptor.open(journalPath, access: .writeOnly, options: [.append])
+        try [UInt8](PullStaging.journalRecord(second).prefix(40)).withUnsafeBytes { try file.write($0) }
+        do {
+            let resumed = try PullStaging(destination: destination)
+            #expect(resumed.done == [first])
+            resumed.recordDone(second)
+            resumed.unlock()
+        }
+        let last = try PullStaging(destination: destination)
+        #expect(last.done == [first, second])
+        last.unlock()
+        last.remove()
+    }
+
     @Test func aStreamedContentChecksItsStagedBlobs() throws {
         let directory = try TemporaryDirectory("stream")
         let old = SeededBytes(seed: 8).bytesArray(3000)

@@ -63,50 +63,41 @@ struct LocalCache: Sendable {
     }
 
     /// Appends one record: written with one `write` on an `O_APPEND` descriptor, so that
-    /// two pushes appending at once interleave whole records.
+    /// two pushes appending at once interleave whole records (`ChecksummedLog`).
     func appendPending(_ pack: PendingPack) throws {
         try FileSystem.makeDirectories(directory, permissions: 0o700)
         let file = try FileDescriptor.open(
             directory + "/pending", access: .writeOnly, options: [.create, .append], permissions: 0o600)
-        try Self.encoded(pack).withUnsafeBytes { try file.write($0) }
+        try ChecksummedLog.append(Self.encoded(pack), to: file)
     }
 
-    /// The pending packs recorded; a torn or damaged record ends the list.
+    /// The pending packs recorded; a torn, damaged or foreign record (a file of an earlier
+    /// format) ends the list.
     func pendingPacks() -> [PendingPack] {
-        guard let bytes = try? readFile(directory + "/pending", limit: 1 << 28) else { return [] }
-        var result: [PendingPack] = []
-        bytes.withUnsafeBytes { raw in
-            var reader = ByteReader(raw)
-            while reader.remaining > 0 {
-                let start = reader.offset
-                guard let marker = try? reader.read(UInt32.self), marker == Self.recordMarker,
-                    let id = try? reader.bytes(32), let count = try? reader.read(UInt32.self),
-                    Int(count) <= reader.remaining / 40
-                else { return }
-                var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)] = []
-                for _ in 0..<count {
-                    guard let digest = try? reader.bytes(32), let offset = try? reader.read(UInt32.self),
-                        let length = try? reader.read(UInt32.self)
-                    else { return }
-                    blobs.append((SHA256Digest(bytes: digest), offset, length))
-                }
-                let body = UnsafeRawBufferPointer(rebasing: raw[start..<reader.offset])
-                guard let check = try? reader.bytes(8), Array(check) == Array(SHA256Digest.of(body).bytes.prefix(8)) else {
-                    return
-                }
-                result.append(PendingPack(id: SHA256Digest(bytes: id), blobs: blobs))
-            }
-        }
-        return result
+        readPending().packs
     }
 
-    /// Forgets the pending packs a version now names.
+    /// The pending packs, and whether they are all the file holds.
+    private func readPending() -> (packs: [PendingPack], whole: Bool) {
+        guard let file = try? FileDescriptor.open(directory + "/pending") else { return ([], true) }
+        var packs: [PendingPack] = []
+        let read = try? ChecksummedLog.readRecords(
+            of: file, magic: Self.pendingMagic, highestVersion: Self.pendingVersion, limit: 1 << 28
+        ) { version, payload in
+            guard version == Self.pendingVersion, let pack = Self.decodePending(payload) else { return false }
+            packs.append(pack)
+            return true
+        }
+        return (packs, read.map { $0.accepted == $0.size } ?? false)
+    }
+
+    /// Forgets the pending packs a version now names, and whatever follows a torn or
+    /// foreign record (so that the records appended next are read).
     func dropPending(named: Set<SHA256Digest>) {
         let path = directory + "/pending"
-        let all = pendingPacks()
-        guard !all.isEmpty else { return }
+        let (all, whole) = readPending()
         let keep = all.filter { !named.contains($0.id) }
-        guard keep.count < all.count else { return }
+        guard keep.count < all.count || !whole else { return }
         // Rewritten whole: a record another push appends meanwhile may be lost, which only
         // costs that push's packs being sent again.
         if keep.isEmpty {
@@ -116,22 +107,38 @@ struct LocalCache: Sendable {
         }
     }
 
-    static let recordMarker: UInt32 = 0x504B_5250
+    /// The pending file's records (Specs/save.md, "Records that survive a crash").
+    static let pendingMagic: [UInt8] = Array("PKGPEND".utf8) + [0]
+    static let pendingVersion: UInt32 = 1
 
-    /// marker u32, pack id (32), blob count u32, blobs { digest (32), offset u32, length u32 },
-    /// then the first 8 bytes of the SHA-256 of all that.
+    /// One `ChecksummedLog` record whose payload is the pack id (32), the blob count u32,
+    /// then per blob its digest (32), offset u32 and length u32.
     static func encoded(_ pack: PendingPack) -> [UInt8] {
-        var writer = ByteWriter(capacity: 48 + pack.blobs.count * 40)
-        writer.append(recordMarker)
-        writer.append(contentsOf: pack.id.bytes)
-        writer.append(UInt32(pack.blobs.count))
+        var payload = ByteWriter(capacity: 36 + pack.blobs.count * 40)
+        payload.append(contentsOf: pack.id.bytes)
+        payload.append(UInt32(pack.blobs.count))
         for blob in pack.blobs {
-            writer.append(contentsOf: blob.digest.bytes)
-            writer.append(blob.offset)
-            writer.append(blob.length)
+            payload.append(contentsOf: blob.digest.bytes)
+            payload.append(blob.offset)
+            payload.append(blob.length)
         }
-        writer.append(contentsOf: SHA256Digest.of(writer.bytes).bytes.prefix(8))
-        return writer.bytes
+        return ChecksummedLog.record(magic: pendingMagic, version: pendingVersion, payload: payload.bytes)
+    }
+
+    /// A record's pack; nil unless the payload is exactly one.
+    private static func decodePending(_ payload: UnsafeRawBufferPointer) -> PendingPack? {
+        var reader = ByteReader(payload)
+        guard let id = try? reader.bytes(32), let count = try? reader.read(UInt32.self), Int(count) * 40 == reader.remaining
+        else { return nil }
+        var blobs: [(digest: SHA256Digest, offset: UInt32, length: UInt32)] = []
+        blobs.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let digest = try? reader.bytes(32), let offset = try? reader.read(UInt32.self),
+                let length = try? reader.read(UInt32.self)
+            else { return nil }
+            blobs.append((SHA256Digest(bytes: digest), offset, length))
+        }
+        return PendingPack(id: SHA256Digest(bytes: id), blobs: blobs)
     }
 
     // MARK: Sync records

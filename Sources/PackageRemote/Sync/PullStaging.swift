@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// ```
 /// lock                    an OFD lock: one pull into DEST at a time
-/// journal                 one record per blob written and verified (resuming skips it)
+/// journal                 one record per blob written and verified (resuming skips it):
+///                         a `ChecksummedLog`
 /// partial/<hash>-<size>   contents of several blobs being assembled, named by their XXH3
 ///                         and size
 /// ready/<hash>-<size>     contents complete and checked against their XXH3; a content of
@@ -41,8 +42,11 @@ final class PullStaging: @unchecked Sendable {
         var digest: SHA256Digest
     }
 
-    static let recordSize = 4 + 16 + 8 + 8 + 32 + 4
-    static let recordMarker: UInt32 = 0x4C55_504B  // "PKUL"
+    /// The journal's records (Specs/save.md, "Records that survive a crash"): each one
+    /// `ChecksummedLog` record whose payload is content hash, size, offset, SHA-256.
+    static let journalMagic: [UInt8] = Array("PKGPULJ".utf8) + [0]
+    static let journalVersion: UInt32 = 1
+    static let journalPayloadSize = 16 + 8 + 8 + 32
 
     /// The staging area of `destination`, created or reopened (and locked).
     /// - Throws: `localFailure` when another pull into the same DEST holds it.
@@ -239,40 +243,41 @@ final class PullStaging: @unchecked Sendable {
 
     /// Records that `digest`'s bytes are in `content` at `offset` (checked before writing).
     func recordDone(_ record: JournalRecord) {
-        var writer = ByteWriter(capacity: Self.recordSize)
-        writer.append(Self.recordMarker)
-        writer.append(record.content.hash)
-        writer.append(UInt64(record.content.size))
-        writer.append(UInt64(record.offset))
-        writer.append(contentsOf: record.digest.bytes)
-        writer.append(UInt32(truncatingIfNeeded: ContentHash.of(writer.bytes).low))
+        let bytes = Self.journalRecord(record)
         journalLock.withLock { _ in
-            try? writer.bytes.withUnsafeBytes { try journal.descriptor.write($0) }
+            try? ChecksummedLog.append(bytes, to: journal.descriptor)
         }
     }
 
+    /// The journal's bytes for `record`.
+    static func journalRecord(_ record: JournalRecord) -> [UInt8] {
+        var payload = ByteWriter(capacity: journalPayloadSize)
+        payload.append(record.content.hash)
+        payload.append(UInt64(record.content.size))
+        payload.append(UInt64(record.offset))
+        payload.append(contentsOf: record.digest.bytes)
+        return ChecksummedLog.record(magic: journalMagic, version: journalVersion, payload: payload.bytes)
+    }
+
+    /// The records of the journal up to the first torn, damaged or foreign one (a journal
+    /// of an earlier format reads as empty); what follows them is cut off, so that the
+    /// records this pull appends are read by the next (the staging area's lock is held).
     private func readJournal() -> Set<JournalRecord> {
-        guard let size = try? journal.descriptor.status().size, size > 0, size < 1 << 30 else { return [] }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        guard let count = try? bytes.withUnsafeMutableBytes({ try journal.descriptor.readFully(into: $0, at: 0) }) else {
-            return []
-        }
         var result = Set<JournalRecord>()
-        bytes.withUnsafeBytes { raw in
-            var offset = 0
-            while offset + Self.recordSize <= count {
-                var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + Self.recordSize)]))
-                offset += Self.recordSize
-                guard let marker = try? reader.read(UInt32.self), marker == Self.recordMarker,
-                    let hash = try? reader.hash(), let size = try? reader.read(UInt64.self),
-                    let position = try? reader.read(UInt64.self), let digest = try? reader.bytes(32),
-                    let check = try? reader.read(UInt32.self),
-                    check == UInt32(truncatingIfNeeded: ContentHash.of(UnsafeRawBufferPointer(rebasing: raw[(offset - Self.recordSize)..<(offset - 4)])).low)
-                else { break }
-                result.insert(
-                    JournalRecord(
-                        content: FileKey(hash, Int64(size)), offset: Int64(position), digest: SHA256Digest(bytes: digest)))
-            }
+        let read = try? ChecksummedLog.readRecords(
+            of: journal.descriptor, magic: Self.journalMagic, highestVersion: Self.journalVersion, limit: 1 << 30
+        ) { version, payload in
+            var reader = ByteReader(payload)
+            guard version == Self.journalVersion, payload.count == Self.journalPayloadSize,
+                let hash = try? reader.hash(), let size = (try? reader.read(UInt64.self)).flatMap({ Int64(exactly: $0) }),
+                let position = (try? reader.read(UInt64.self)).flatMap({ Int64(exactly: $0) }),
+                let digest = try? reader.bytes(32)
+            else { return false }
+            result.insert(JournalRecord(content: FileKey(hash, size), offset: position, digest: SHA256Digest(bytes: digest)))
+            return true
+        }
+        if let read, read.accepted < read.size {
+            try? journal.descriptor.truncate(to: read.accepted)
         }
         return result
     }
