@@ -36,10 +36,12 @@ struct AppendRecord: Equatable {
         return directory.map { $0 + recordName } ?? recordName
     }
 
-    /// (The directory part with its final slash, or nil for a bare name; the name.)
+    /// (The directory part with its final slash, or nil for a bare name; the name.) Split
+    /// on the byte "/" (a "/" followed by a combining mark is one Character).
     static func split(_ path: String) -> (String?, String) {
-        guard let slash = path.lastIndex(of: "/") else { return (nil, path) }
-        return (String(path[...slash]), String(path[path.index(after: slash)...]))
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (nil, path) }
+        let after = path.utf8.index(after: slash)
+        return (String(path[..<after]), String(path[after...]))
     }
 
     var encoded: [UInt8] {

@@ -46,8 +46,9 @@ enum AppendRecovery {
         return record.oldLength
     }
 
+    /// The directory holding `path` ("." for a bare name), split on the byte "/".
     static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

@@ -108,8 +108,8 @@ struct ArchiveParser {
         }
         let dead = try central.withUnsafeBytes { try declaredDeadRanges($0) }
         try checkLocalHeaders(file, &entries, centralOffset: centralOffset, dead: dead)
-        if entries.contains(where: { $0.path.isEmpty }) {
-            entries.removeAll { $0.path.isEmpty }
+        if entries.contains(where: { $0.relativePath.isRoot }) {
+            entries.removeAll { $0.relativePath.isRoot }
             for index in entries.indices { entries[index].index = index }
         }
         let tree = try checkPaths(entries)
@@ -336,19 +336,18 @@ struct ArchiveParser {
         guard let decodedName = extras.unicodeName ?? storedName else {
             throw fail(.malformed, shownName, "the name is marked UTF-8 (bit 11) but is not valid UTF-8")
         }
-        let (name, isRoot) = try checkedCentralName(decodedName, shownName: shownName, host: host)
+        let checked = try checkedCentralName(decodedName, shownName: shownName, host: host)
+        let name = checked.name
         let storedNameBytes: [UInt8]? = extras.unicodeName == nil ? nil : Array(header.name)
         if storedNameBytes != nil {
             try checkStoredNameBesideUnicodePath(
                 storedName ?? String(decoding: header.name, as: UTF8.self), name: name, host: host)
         }
         let method = try checkCentralSupport(header, name: name)
-        let (kind, permissions) = try centralKind(header, name: name, shownName: shownName, isRoot: isRoot)
+        let (kind, permissions) = try centralKind(header, checked, shownName: shownName)
         let seconds = extras.modificationSeconds ?? DOSTime.decode(time: header.dosTime, date: header.dosDate)
-        var path = isRoot ? "" : name
-        if path.hasSuffix("/") { path.removeLast() }
         return ZipEntry(
-            path: path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
+            relativePath: checked.path, kind: kind, permissions: permissions, modificationTime: seconds * 1_000_000_000, method: method,
             crc32: header.crc32, compressedSize: Int64(header.compressedSize),
             uncompressedSize: Int64(header.uncompressedSize),
             contentHash: kind == .directory ? nil : extras.contentHash, linkTarget: nil,
@@ -357,7 +356,7 @@ struct ArchiveParser {
             dosTime: header.dosTime, dosDate: header.dosDate, flags: header.flags,
             extendedModificationTime: extras.modificationSeconds,
             pairedExtras: extras.seen.intersection(ZipFormat.pairedExtraIDs), storedNameBytes: storedNameBytes,
-            usesBackslashSeparators: ZipNames.separatorsFixed(shownName, host: host) != shownName)
+            usesBackslashSeparators: !PathOrder.sameBytes(ZipNames.separatorsFixed(shownName, host: host), shownName))
     }
 
     /// Reads the central extra field: ZIP64 values replace the marked ones in `header`.
@@ -410,34 +409,54 @@ struct ArchiveParser {
         if header.disk == 0xFFFF { header.disk = UInt32(try next(4)) }
     }
 
-    /// Normalises and checks an entry's name; returns it ("./" for the root) and whether
-    /// it is the root entry.
-    func checkedCentralName(_ decoded: String, shownName: String, host: UInt16) throws -> (String, Bool) {
+    /// An entry's name once checked.
+    struct CheckedName {
+        /// The name for messages: as stored, normalised ("./" for the root entry).
+        var name: String
+        /// The entry's path (the root for the root entry).
+        var path: RelativePath
+        /// Whether the name ends in "/", a directory's (the root entry's "./" does).
+        var hasTrailingSlash: Bool
+        /// Whether this is the root entry ("./", as bsdtar writes it).
+        var isRoot: Bool
+    }
+
+    /// Normalises and checks an entry's name, and makes it a `RelativePath`
+    /// (`ZipNames.path(of:maximumLength:)`: `RelativePath`'s rules and ZIP's own).
+    func checkedCentralName(_ decoded: String, shownName: String, host: UInt16) throws -> CheckedName {
         // tar-style names ("./a", and "./" for the root, as bsdtar writes them) mean the same
         // as without the prefix; the root entry itself is checked like any other, then dropped.
-        var name = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(decoded, host: host))
-        let isRoot = name.isEmpty && !shownName.isEmpty
-        if isRoot { name = "./" }
-        if !isRoot, let problem = ZipNames.problem(with: name, maximumLength: limits.maximumNameLength) {
-            throw fail(problem.contains("long") ? .limit : .unsafeName, name, problem)
+        let name = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(decoded, host: host))
+        if name.isEmpty && !shownName.isEmpty {
+            return CheckedName(name: "./", path: .root, hasTrailingSlash: true, isRoot: true)
         }
-        if !isRoot, ZipNames.isReservedTopLevel(name) {
+        let checked: (path: RelativePath, isDirectory: Bool)
+        switch ZipNames.path(of: name, maximumLength: limits.maximumNameLength) {
+        case .success(let path): checked = path
+        case .failure(let refusal): throw fail(refusal.isLimit ? .limit : .unsafeName, name, refusal.reason)
+        }
+        if ZipNames.isReservedTopLevel(checked.path) {
             throw fail(
                 .reservedName, name,
                 "'\(PackageLayout.metadataDirectoryName)' at the top holds pkgtool's own state, which is never taken from an archive (remove it: zip -d ARCHIVE '\(PackageLayout.metadataDirectoryName)/*')")
         }
-        return (name, isRoot)
+        return CheckedName(name: name, path: checked.path, hasTrailingSlash: checked.isDirectory, isRoot: false)
     }
 
     /// A Unicode path field gives the entry its name, but readers that ignore the field
     /// (python's zipfile, streaming readers) use the stored one: it must be as safe.
     func checkStoredNameBesideUnicodePath(_ storedName: String, name: String, host: UInt16) throws {
         let stored = ZipNames.droppingDotSlashes(ZipNames.separatorsFixed(storedName, host: host))
-        let problem =
-            stored.isEmpty
-            ? nil
-            : ZipNames.problem(with: stored, maximumLength: limits.maximumNameLength)
-                ?? (ZipNames.isReservedTopLevel(stored) ? "is pkgtool's reserved '\(PackageLayout.metadataDirectoryName)'" : nil)
+        var problem: String?
+        if !stored.isEmpty {
+            switch ZipNames.path(of: stored, maximumLength: limits.maximumNameLength) {
+            case .success(let checked):
+                if ZipNames.isReservedTopLevel(checked.path) {
+                    problem = "is pkgtool's reserved '\(PackageLayout.metadataDirectoryName)'"
+                }
+            case .failure(let refusal): problem = refusal.reason
+            }
+        }
         if let problem {
             throw fail(
                 .unsafeName, name,
@@ -477,15 +496,15 @@ struct ArchiveParser {
     /// and its upper 16 bits are not all zero (Info-ZIP's test too); otherwise there is
     /// no mode, and files get 0644, directories 0755. A stored mode is restored as it
     /// is, 0000 included, without set-id and sticky bits.
-    func centralKind(_ header: CentralHeader, name: String, shownName: String, isRoot: Bool) throws
-        -> (FileKind, UInt32)
-    {
+    func centralKind(_ header: CentralHeader, _ checked: CheckedName, shownName: String) throws -> (FileKind, UInt32) {
+        let name = checked.name
+        let isRoot = checked.isRoot
         let host = header.host
         let external = header.externalAttributes
         let unixMode = (host == 3 || host == 19) ? external >> 16 : 0
         let hasUnixMode = unixMode != 0
         var kind: FileKind = .regular
-        if name.hasSuffix("/") {
+        if checked.hasTrailingSlash {
             kind = .directory
         } else if hasUnixMode {
             switch unixMode & 0o170000 {
@@ -499,7 +518,7 @@ struct ArchiveParser {
         } else if external & 0x10 != 0 && (host == 0 || host == 10 || host == 11 || host == 14) {
             kind = .directory
         }
-        if kind == .directory && !name.hasSuffix("/") && !isRoot {
+        if kind == .directory && !checked.hasTrailingSlash && !isRoot {
             throw fail(
                 .inconsistent, name,
                 "a directory entry (by its \(hasUnixMode ? "Unix mode" : "MS-DOS attribute")) whose name lacks the trailing '/' (other tools would extract it as a file)")
@@ -723,7 +742,7 @@ struct ArchiveParser {
                 "the local and central headers disagree on the extra fields (\(differing.joined(separator: ", ")) in only one)")
         }
         guard localNameMatches(localName, flags: header.flags, entry: entry)
-            || extras.unicodeName.map(ZipNames.droppingDotSlashes) == name
+            || extras.unicodeName.map({ PathOrder.sameBytes(ZipNames.droppingDotSlashes($0), name) }) == true
         else {
             throw fail(.inconsistent, name, "the local header names a different file")
         }
@@ -752,7 +771,7 @@ struct ArchiveParser {
         guard var decoded = ZipNames.decode(localName, utf8Flag: flags & ZipFormat.flagUTF8 != 0) else { return false }
         if entry.usesBackslashSeparators { decoded = ZipNames.separatorsFixed(decoded, host: 0) }
         decoded = ZipNames.droppingDotSlashes(decoded)
-        return decoded == (entry.path.isEmpty ? "" : entry.name)
+        return PathOrder.sameBytes(decoded, entry.relativePath.isRoot ? "" : entry.name)
     }
 
     /// The CRC-32 and sizes must be the central ones; with a data descriptor they may be zero.
@@ -810,13 +829,13 @@ struct ArchiveParser {
     func checkPaths(_ entries: [ZipEntry]) throws -> PathTree {
         var tree = PathTree(expectedEntries: entries.count)
         for (index, entry) in entries.enumerated() {
-            switch tree.insert(entry: index, path: entry.path, kind: entry.kind, maximumNodes: limits.maximumEntries) {
+            switch tree.insert(entry: index, path: entry.relativePath, kind: entry.kind, maximumNodes: limits.maximumEntries) {
             case .inserted: break
             case .duplicate:
                 throw fail(.duplicate, entry.name, "the archive holds this path more than once")
             case .beneath(let deeper, let ancestor):
                 let name = entries[Int(deeper)].name
-                let parent = ZipError.printable(tree.path(of: ancestor))
+                let parent = ZipError.printable(tree.path(of: ancestor).string)
                 // An implied directory the current entry lands on takes the entry's kind.
                 let ancestorNode = tree.nodes[Int(ancestor)]
                 let ancestorKind = ancestorNode.entry >= 0 ? ancestorNode.kind : entry.kind

@@ -41,7 +41,7 @@ final class DirectoryWalk {
     }
 
     /// The path errors name for `node`.
-    func shown(_ node: Int32) -> String { displayRoot + "/" + tree.path(of: node) }
+    func shown(_ node: Int32) -> String { displayRoot + "/" + tree.path(of: node).string }
 
     /// Leaves the directories of the path below `node` (which must be on the path, or the
     /// root) and returns `node`'s descriptor, opening it when it was not kept.

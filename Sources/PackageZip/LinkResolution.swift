@@ -71,7 +71,7 @@ struct LinkResolution {
         let item = tree.nodes[Int(node)]
         let target = entries[Int(item.entry)].linkTarget ?? ""
         // Which link the message is about, when it is not the one refused.
-        let through = nesting == 0 ? "" : " through the link '\(ZipError.printable(tree.path(of: node)))'"
+        let through = nesting == 0 ? "" : " through the link '\(ZipError.printable(tree.path(of: node).string))'"
         if target.utf8.first == UInt8(ascii: "/") {
             throw Refusal(reason: "the link\(through.isEmpty ? " points" : " leads\(through)") to an absolute path ('\(target)')")
         }

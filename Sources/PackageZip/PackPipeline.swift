@@ -106,7 +106,7 @@ final class PackPipeline: Sendable {
         self.free = DispatchSemaphore(value: slotCount)
     }
 
-    func displayPath(_ relative: String) -> String { source.hasSuffix("/") ? source + relative : source + "/" + relative }
+    func displayPath(_ relative: String) -> String { RelativePath.join(source, relative) }
 
     // MARK: Workers
 
@@ -129,9 +129,9 @@ final class PackPipeline: Sendable {
 
     private func process(_ job: ChunkJob, into slot: ChunkSlot, worker: PackWorker) throws {
         let entry = entries[job.entry]
-        let shown = displayPath(entry.path)
+        let shown = displayPath(entry.path.string)
         let file = try FileDescriptor.openWithoutSymlinks(
-            entry.path, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: shown)
+            entry.path.string, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: shown)
         var method: ZipMethod
         if let forced = entry.forcedMethod {
             method = forced

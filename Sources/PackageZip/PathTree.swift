@@ -67,17 +67,17 @@ struct PathTree: Sendable {
 
     // MARK: Building
 
-    /// Adds entry `index` at `path` ("/"-separated, no trailing slash, already checked by
-    /// `ZipNames.problem`), creating the implied directories above it.
+    /// Adds entry `index` at `path`, creating the implied directories above it. Components
+    /// are found and told apart by their bytes.
     ///
     /// The components `path` shares with the previous path inserted are not looked up
     /// again: archives list a directory's contents together, so most of a deep path is
     /// usually the previous one's.
     ///
     /// - Complexity: O(bytes of `path`) expected.
-    mutating func insert(entry index: Int, path: String, kind: FileKind, maximumNodes: Int) -> Outcome {
-        var path = path
-        return path.withUTF8 { bytes in
+    mutating func insert(entry index: Int, path: RelativePath, kind: FileKind, maximumNodes: Int) -> Outcome {
+        var text = path.string
+        return text.withUTF8 { bytes in
             var node = Self.root
             var start = 0
             // The previous path's components that this one shares, as whole components.
@@ -217,10 +217,10 @@ struct PathTree: Sendable {
         return String(decoding: names[Int(item.nameStart)..<Int(item.nameStart + item.nameLength)], as: UTF8.self)
     }
 
-    /// The node's path from the root ("a/b/c"; "" for the root).
+    /// The node's path from the root ("a/b/c"; the root's is empty).
     ///
     /// - Complexity: O(depth + bytes of the path).
-    func path(of node: Int32) -> String {
+    func path(of node: Int32) -> RelativePath {
         var chain: [Int32] = []
         var current = node
         while current > 0 {
@@ -233,7 +233,8 @@ struct PathTree: Sendable {
             let entry = nodes[Int(item)]
             bytes += names[Int(entry.nameStart)..<Int(entry.nameStart + entry.nameLength)]
         }
-        return String(decoding: bytes, as: UTF8.self)
+        // The components are the bytes of checked paths: joined, they are one too.
+        return RelativePath(trusted: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The path of `node` relative to its ancestor `ancestor` ("c/d").

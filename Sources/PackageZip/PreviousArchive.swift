@@ -170,19 +170,15 @@ enum PreviousArchive {
         return sibling(of: output, named: SiblingNames(forName: fileName(of: output)).stem + "tmp-" + random)
     }
 
-    private static func fileName(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
-    }
+    // Split on the byte "/": `lastIndex(of: "/")` compares Characters, and misses a "/"
+    // that a combining mark follows ("dir/\u{301}x.zip").
 
-    private static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    private static func fileName(of path: String) -> String { RelativePath.lastComponent(of: path) }
+
+    private static func directory(of path: String) -> String { AppendRecovery.directory(of: path) }
 
     /// `name` in the directory of `path`, written the way `path` is (relative or absolute).
     private static func sibling(of path: String, named name: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return name }
-        return String(path[...slash]) + name
+        (AppendRecord.split(path).0 ?? "") + name
     }
 }

@@ -94,10 +94,10 @@ extension ZipArchive {
     ///
     /// - Throws: `FileSystemError` naming the destination and why it cannot be used.
     public static func checkedDestination(_ destination: String) throws -> (path: String, existing: FileStatus?) {
-        var target = destination
-        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
+        // Trimmed and split on the byte "/" (a "/" followed by a combining mark is one Character).
+        var target = RelativePath.trimmingTrailingSlashes(destination)
         let last = RelativePath.lastComponent(of: target)
-        guard !target.isEmpty, last != ".", last != "..", target != "/" else {
+        guard !target.isEmpty, !Self.isDotOrRoot(target) else {
             throw FileSystemError(
                 .create, path: destination,
                 reason:
@@ -105,8 +105,8 @@ extension ZipArchive {
         }
         // A DEST given as a symbolic link means the directory it names (as unzip -d takes it).
         target = try FileSystem.followingFinalSymbolicLinks(target)
-        while target.count > 1 && target.hasSuffix("/") { target.removeLast() }
-        if [".", ".."].contains(RelativePath.lastComponent(of: target)) || target == "/" {
+        target = RelativePath.trimmingTrailingSlashes(target)
+        if Self.isDotOrRoot(target) {
             throw FileSystemError(
                 .create, path: destination,
                 reason: "it leads to '\(target)': name the destination directory itself (unpack puts a new tree in its place)")
@@ -125,6 +125,12 @@ extension ZipArchive {
             }
         }
         return (target, existing)
+    }
+
+    /// Whether `path` ends in a "." or ".." component or is "/", by bytes.
+    private static func isDotOrRoot(_ path: String) -> Bool {
+        let last = RelativePath.lastComponent(of: path)
+        return PathOrder.sameBytes(last, ".") || PathOrder.sameBytes(last, "..") || PathOrder.sameBytes(path, "/")
     }
 
     /// Checks, before anything is written, that the staging root can be given the owner and
@@ -215,8 +221,8 @@ extension ZipArchive {
         for entry in entries where entry.kind == .symbolicLink {
             guard let target = entry.linkTarget else { continue }
             do {
-                try FileSystem.makeSymbolicLink(entry.path, target: target, relativeTo: rootDescriptor)
-                try FileSystem.setModificationTime(entry.path, entry.modificationTime, relativeTo: rootDescriptor)
+                try FileSystem.makeSymbolicLink(entry.relativePath.string, target: target, relativeTo: rootDescriptor)
+                try FileSystem.setModificationTime(entry.relativePath.string, entry.modificationTime, relativeTo: rootDescriptor)
             } catch {
                 if error.errno == .fileExists {
                     throw twinRefusal(tree.nodeOfEntry[entry.index], root: rootDescriptor, displayRoot: displayRoot)
@@ -244,7 +250,7 @@ extension ZipArchive {
                 if durability == .full { try directory.sync() }
             } catch let error as FileSystemError {
                 throw FileSystemError(
-                    error.operation, path: displayRoot + "/" + tree.path(of: node), errno: error.errno, reason: error.reason)
+                    error.operation, path: displayRoot + "/" + tree.path(of: node).string, errno: error.errno, reason: error.reason)
             }
         }
         for node in directories {
@@ -258,7 +264,7 @@ extension ZipArchive {
     private func createFile(_ entry: ZipEntry, root: Int32, displayRoot: String) throws -> FileDescriptor {
         do {
             return try FileDescriptor.openWithoutSymlinks(
-                entry.path, relativeTo: root, access: .writeOnly, options: [.create, .exclusive],
+                entry.relativePath.string, relativeTo: root, access: .writeOnly, options: [.create, .exclusive],
                 permissions: 0o600, beneath: true, displayPath: displayRoot + "/" + entry.path)
         } catch {
             if error.errno == .fileExists {
@@ -278,14 +284,16 @@ extension ZipArchive {
         let item = tree.nodes[Int(node)]
         func stored(_ node: Int32) -> String {
             let entry = tree.nodes[Int(node)].entry
-            return entry >= 0 ? entries[Int(entry)].name : tree.path(of: node) + "/"
+            return entry >= 0 ? entries[Int(entry)].name : tree.path(of: node).string + "/"
         }
+        // Folded on purpose (`lowercased`, `String ==`'s canonical equivalence): this only
+        // names, for the message, the sibling a folding file system took for this one.
         let mine = tree.name(of: node).lowercased()
         let siblings = tree.children(of: item.parent).filter { $0 != node }
         var twin = siblings.first { tree.name(of: $0).lowercased() == mine }
-        if twin == nil, let taken = try? FileSystem.status(tree.path(of: node), relativeTo: root) {
+        if twin == nil, let taken = try? FileSystem.status(tree.path(of: node).string, relativeTo: root) {
             twin = siblings.first { sibling in
-                guard let status = try? FileSystem.status(tree.path(of: sibling), relativeTo: root) else { return false }
+                guard let status = try? FileSystem.status(tree.path(of: sibling).string, relativeTo: root) else { return false }
                 return status.inode == taken.inode && status.device == taken.device
             }
         }

@@ -30,7 +30,7 @@ extension ZipArchive {
         }
         for node in tree.impliedDirectories {
             result.append(
-                SnapshotEntry(path: tree.path(of: node), kind: .directory, permissions: 0o755, size: 0, hash: .empty))
+                SnapshotEntry(path: tree.path(of: node).string, kind: .directory, permissions: 0o755, size: 0, hash: .empty))
         }
         return TreeSnapshot.assemble(result)
     }

@@ -40,7 +40,7 @@ public final class ZipArchive: @unchecked Sendable {
     let file: FileDescriptor
     /// The entries' paths as a tree (parents, implied directories): see `PathTree`.
     let tree: PathTree
-    private let indexByPath: [PathKey: Int]
+    private let indexByPath: [RelativePath: Int]
 
     private init(
         path: String, file: consuming FileDescriptor, fileSize: Int64, entries: [ZipEntry], tree: PathTree,
@@ -56,14 +56,18 @@ public final class ZipArchive: @unchecked Sendable {
         self.centralDirectoryOffset = centralDirectoryOffset
         self.isZip64 = isZip64
         self.limits = limits
-        var index: [PathKey: Int] = [:]
+        var index: [RelativePath: Int] = [:]
         index.reserveCapacity(entries.count)
-        for (position, entry) in entries.enumerated() { index[PathKey(entry.path)] = position }
+        for (position, entry) in entries.enumerated() { index[entry.relativePath] = position }
         self.indexByPath = index
     }
 
-    /// The entry at `path` (no trailing slash for directories).
-    public func entry(at path: String) -> ZipEntry? { indexByPath[PathKey(path)].map { entries[$0] } }
+    /// The entry at `path`, byte for byte (`é` does not find `e\u{301}`).
+    public func entry(at path: RelativePath) -> ZipEntry? { indexByPath[path].map { entries[$0] } }
+
+    /// The entry at `path` (no trailing slash for directories), byte for byte; nil when
+    /// `path` is not a normalised relative path.
+    public func entry(at path: String) -> ZipEntry? { RelativePath(validating: path).flatMap { entry(at: $0) } }
 
     /// Whether the file at `path` starts like a ZIP archive (a local header, or an empty
     /// archive's end record): a cheap test for commands that accept trees or archives.

@@ -3,8 +3,10 @@ import PackageCore
 /// One entry of an opened archive, as its central directory describes it after every
 /// check of `ZipArchive.open` passed.
 public struct ZipEntry: Sendable, Equatable {
-    /// The relative path, "/"-separated, without a directory's trailing slash.
-    public var path: String
+    /// The relative path, without a directory's trailing slash: what the entry is compared,
+    /// looked up, ordered and extracted by, as bytes (`é` and `e\u{301}` are two entries).
+    /// It passed `RelativePath`'s rules and the ZIP-only ones of `ZipNames` at open.
+    public var relativePath: RelativePath
     /// Regular file, directory or symbolic link (other Unix types are read as files).
     public var kind: FileKind
     /// Permission bits (`0o777`): from the Unix mode when the archive records one (made on
@@ -53,6 +55,10 @@ public struct ZipEntry: Sendable, Equatable {
     /// components, which are read as "/" (as unzip and bsdtar do).
     var usesBackslashSeparators = false
 
+    /// The relative path's text, for display ("/"-separated, without a directory's trailing
+    /// slash). Compare and look up entries by `relativePath`, never by this string.
+    public var path: String { relativePath.string }
+
     /// The name as stored in the archive: the path, with "/" after a directory's.
     public var name: String { kind == .directory ? path + "/" : path }
 
@@ -60,7 +66,7 @@ public struct ZipEntry: Sendable, Equatable {
     /// Without our hash field the hash is `ContentHash.empty` unless `hash` is given.
     public func snapshotEntry(hash: ContentHash? = nil) -> SnapshotEntry {
         SnapshotEntry(
-            path: path, kind: kind, permissions: permissions,
+            path: relativePath.string, kind: kind, permissions: permissions,
             size: kind == .directory ? 0 : uncompressedSize, hash: hash ?? contentHash ?? .empty,
             modificationTime: modificationTime, linkTarget: linkTarget)
     }

@@ -32,51 +32,96 @@ enum ZipNames {
         return String(decoding: name.utf8.map { $0 == UInt8(ascii: "\\") ? UInt8(ascii: "/") : $0 }, as: UTF8.self)
     }
 
-    /// Why a name is unsafe or not a plain relative path, or nil when it is fine.
+    /// Why an entry's name is refused: one line, and whether it passes a length limit
+    /// (`ZipError.Kind.limit`) rather than being unsafe (`.unsafeName`).
+    struct Refusal: Error {
+        var reason: String
+        var isLimit = false
+    }
+
+    /// The entry's path and whether its name ends in "/" (a directory's), or why the name
+    /// is refused.
     ///
-    /// `name` is as stored, a directory's with its trailing "/". Refused: empty names, NUL,
-    /// absolute paths, drive letters, empty, "." and ".." components, with "\\" counted as a
-    /// separator as well as "/"; paths (without a directory's "/") longer than
-    /// `maximumLength` bytes, components longer than 255 (NAME_MAX).
-    static func problem(with name: String, maximumLength: Int) -> String? {
-        let bytes = Array(name.utf8)
-        if bytes.isEmpty { return "the name is empty" }
-        let length = bytes.last == UInt8(ascii: "/") ? bytes.count - 1 : bytes.count
-        if length > maximumLength {
-            return "the path is \(length) bytes long, over the limit of \(maximumLength) (PATH_MAX is 4096 bytes with the NUL)"
+    /// `name` is as stored (separators fixed, "./" pairs dropped). Its path must pass
+    /// `RelativePath`'s rules, the one validation of paths from outside (no empty, "." or
+    /// ".." component, no NUL, at most 4,095 bytes: `RelativePath.problem(with:)`). On top of
+    /// them, only what is ZIP's own: an absolute name or a drive letter is refused with
+    /// its own message; `\` counts as a separator for the checks (a Windows tool would
+    /// climb out of "..\\x"), though the path keeps it as an ordinary byte; a path (without
+    /// a directory's "/") over `maximumLength` bytes or a component over 255 (NAME_MAX)
+    /// is past a limit.
+    static func path(of name: String, maximumLength: Int) -> Result<(path: RelativePath, isDirectory: Bool), Refusal> {
+        let bytes = name.utf8
+        guard let first = bytes.first else { return .failure(Refusal(reason: "the name is empty")) }
+        let isDirectory = bytes.last == UInt8(ascii: "/")
+        let body = isDirectory ? String(Substring(bytes.dropLast())) : name
+        let length = body.utf8.count
+        if length > maximumLength { return .failure(tooLong(length, limit: maximumLength)) }
+        if first == UInt8(ascii: "/") || first == UInt8(ascii: "\\") {
+            return .failure(Refusal(reason: "the name is an absolute path"))
         }
-        if bytes.contains(0) { return "the name contains a NUL byte" }
-        // A backslash is an ordinary character on Linux, but a separator to Windows tools:
-        // the checks below treat it as one, so "..\\x" and "\\x" are refused too.
-        if bytes[0] == UInt8(ascii: "/") || bytes[0] == UInt8(ascii: "\\") { return "the name is an absolute path" }
-        if bytes.count >= 2, bytes[1] == UInt8(ascii: ":"), isLetter(bytes[0]) {
-            return "the name starts with a drive letter"
+        if bytes.count >= 2, bytes[bytes.index(after: bytes.startIndex)] == UInt8(ascii: ":"), isLetter(first) {
+            return .failure(Refusal(reason: "the name starts with a drive letter"))
         }
-        var body = bytes[...]
-        if body.last == UInt8(ascii: "/") { body = body.dropLast() }
-        if body.isEmpty { return "the name is empty" }
-        // One pass over the components (no array of slices: names may be 64 KiB long).
-        var start = body.startIndex
-        for end in body.startIndex...body.endIndex
-        where end == body.endIndex || body[end] == UInt8(ascii: "/") || body[end] == UInt8(ascii: "\\") {
-            let count = end - start
-            if count == 0 { return "the name has an empty component (two separators in a row)" }
-            if count == 1 && body[start] == UInt8(ascii: ".") { return "the name has a '.' component" }
-            if count == 2 && body[start] == UInt8(ascii: ".") && body[start + 1] == UInt8(ascii: ".") {
-                return "the name has a '..' component (path traversal)"
+        if body.isEmpty { return .failure(Refusal(reason: "the name is empty")) }
+        // The checks read "\\" as "/"; the path itself keeps it (an ordinary byte on Linux).
+        let checked =
+            body.utf8.contains(UInt8(ascii: "\\"))
+            ? String(decoding: body.utf8.map { $0 == UInt8(ascii: "\\") ? UInt8(ascii: "/") : $0 }, as: UTF8.self) : body
+        if let problem = RelativePath.problem(with: checked) { return .failure(refusal(problem)) }
+        let longest = longestComponent(checked)
+        if longest > 255 {
+            return .failure(
+                Refusal(
+                    reason: "a component of the name is \(longest) bytes long, over the limit of 255 (NAME_MAX)", isLimit: true))
+        }
+        // Cannot fail once `checked` passed: `body` has the same components or longer ones.
+        guard let path = RelativePath(validating: body) else {
+            return .failure(Refusal(reason: "the name is not a relative path"))
+        }
+        return .success((path, isDirectory))
+    }
+
+    private static func tooLong(_ length: Int, limit: Int) -> Refusal {
+        Refusal(
+            reason:
+                "the path is \(length) bytes long, over the limit of \(limit) (PATH_MAX is 4096 bytes with the NUL)",
+            isLimit: true)
+    }
+
+    /// `RelativePath`'s reason, in the words of an archive's name.
+    private static func refusal(_ problem: RelativePath.Problem) -> Refusal {
+        switch problem {
+        case .tooLong(let bytes): return tooLong(bytes, limit: RelativePath.maximumLength)
+        case .nul: return Refusal(reason: "the name contains a NUL byte")
+        case .emptyComponent: return Refusal(reason: "the name has an empty component (two separators in a row)")
+        case .dot: return Refusal(reason: "the name has a '.' component")
+        case .dotDot: return Refusal(reason: "the name has a '..' component (path traversal)")
+        }
+    }
+
+    /// The bytes of the longest "/"-separated component (one pass, no array of slices:
+    /// names may be 64 KiB long).
+    private static func longestComponent(_ path: String) -> Int {
+        var longest = 0
+        var current = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") {
+                current = 0
+            } else {
+                current += 1
+                longest = max(longest, current)
             }
-            if count > 255 { return "a component of the name is \(count) bytes long, over the limit of 255 (NAME_MAX)" }
-            start = end + 1
         }
-        return nil
+        return longest
     }
 
     /// Why the link at `path` (relative to the archive's root) to `target` leads out of
     /// the tree, read lexically ("a/b" → "../../x" climbs out); nil when it stays inside.
     /// The reader also follows chains through other links; this is the writer's warning.
-    static func linkLeadsOut(path: String, target: String) -> String? {
+    static func linkLeadsOut(path: RelativePath, target: String) -> String? {
         if target.utf8.first == UInt8(ascii: "/") { return "the link points to an absolute path ('\(target)')" }
-        var depth = RelativePath.components(of: path).count - 1
+        var depth = RelativePath.depth(of: path.string)
         for component in RelativePath.components(of: target) {
             if component.utf8.elementsEqual("..".utf8) {
                 depth -= 1
@@ -101,16 +146,19 @@ enum ZipNames {
         return start == bytes.startIndex ? name : String(name[start...])
     }
 
-    /// The top-level name reserved for pkgtool's own state (`.pkgtool`), and any name a
-    /// case-folding or normalising file system would take for it (`.PKGTOOL`, or with the
-    /// Kelvin sign U+212A for the k): such an archive is refused, never extracted.
-    /// Trailing dots and spaces count too (`.pkgtool.`): vfat and Windows drop them.
-    static func isReservedTopLevel(_ name: String) -> Bool {
+    /// Whether `path` is pkgtool's reserved top-level name (`.pkgtool`) or lies beneath it,
+    /// also as a case-folding or normalising file system would take its first component
+    /// (`.PKGTOOL`, or with the Kelvin sign U+212A for the k): such an archive is refused,
+    /// never extracted. Trailing dots and spaces count too (`.pkgtool.`): vfat and Windows
+    /// drop them. The reserved name is `RelativePath.isInReservedTopLevel`'s, the one check;
+    /// only the folding is ZIP's.
+    static func isReservedTopLevel(_ path: RelativePath) -> Bool {
+        if path.isInReservedTopLevel { return true }
         // Split on the byte: a "/" followed by a combining mark is one Character, not "/".
-        var first = Substring(name.utf8.prefix { $0 != UInt8(ascii: "/") })
+        var first = Substring(path.string.utf8.prefix { $0 != UInt8(ascii: "/") })
+        guard first.utf8.count <= 3 * PackageLayout.metadataDirectoryName.utf8.count else { return false }
         while let last = first.last, last == "." || last == " ", first.count > 1 { first = first.dropLast() }
-        return first.utf8.count <= 3 * PackageLayout.metadataDirectoryName.utf8.count
-            && first.lowercased() == PackageLayout.metadataDirectoryName
+        return RelativePath(trusted: first.lowercased()).isInReservedTopLevel
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
@@ -130,16 +178,4 @@ enum ZipNames {
         0x2261, 0x00B1, 0x2265, 0x2264, 0x2320, 0x2321, 0x00F7, 0x2248, 0x00B0, 0x2219, 0x00B7, 0x221A, 0x207F, 0x00B2,
         0x25A0, 0x00A0,
     ]
-}
-
-/// A path as its UTF-8 bytes, for dictionaries and sets: Swift's `String` equality and
-/// hashing follow Unicode canonical equivalence, which would make "é" (precomposed) and
-/// "é" (e + combining accent), two distinct names on Linux, one key.
-struct PathKey: Hashable, Sendable {
-    let bytes: [UInt8]
-    init(_ path: String) { bytes = Array(path.utf8) }
-    init<S: StringProtocol>(_ path: S) { bytes = Array(path.utf8) }
-
-    /// The bytes as one block (the synthesized hash would feed them one at a time).
-    func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
 }

@@ -178,7 +178,9 @@ public enum ZipPacker {
         let scan = try scanner.scan(source)
         report.skipped = scan.skipped.map(\.path)
         for entry in scan.snapshot.entries where entry.kind == .symbolicLink {
-            if let target = entry.linkTarget, let reason = ZipNames.linkLeadsOut(path: entry.path, target: target) {
+            if let target = entry.linkTarget,
+                let reason = ZipNames.linkLeadsOut(path: RelativePath(trusted: entry.path), target: target)
+            {
                 report.linksLeadingOut.append((entry.path, reason))
             }
         }
@@ -186,7 +188,10 @@ public enum ZipPacker {
         var snapshotEntries = scan.snapshot.entries
         // `.pkgtool` itself was left out above; a name a case-folding file system would take
         // for it (`.PKGTOOL`) is refused rather than written into an archive unpack refuses.
-        if let reserved = snapshotEntries.first(where: { !$0.path.contains("/") && ZipNames.isReservedTopLevel($0.path) }) {
+        // The scan's paths are normalised: `RelativePath(trusted:)` only gives them the type.
+        if let reserved = snapshotEntries.first(where: { entry in
+            RelativePath.depth(of: entry.path) == 0 && ZipNames.isReservedTopLevel(RelativePath(trusted: entry.path))
+        }) {
             throw FileSystemError(
                 FileOperation(verb: "pack", systemCall: "-"), path: PackageLayout.joined(source, reserved.path),
                 reason:
@@ -205,8 +210,7 @@ public enum ZipPacker {
         }
         if let given = options.first {
             // "./mimetype" names the same file as "mimetype".
-            var first = ZipNames.droppingDotSlashes(given)
-            while first.count > 1 && first.hasSuffix("/") { first.removeLast() }
+            let first = RelativePath.trimmingTrailingSlashes(ZipNames.droppingDotSlashes(given))
             guard let index = snapshotEntries.firstIndex(where: { PathOrder.sameBytes($0.path, first) }) else {
                 throw ZipPackError("--first names '\(given)', which is not in '\(source)'")
             }
@@ -226,7 +230,7 @@ public enum ZipPacker {
             let isFirst = options.first != nil && index == 0
             entries.append(
                 PackEntry(
-                    path: entry.path, kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    path: RelativePath(trusted: entry.path), kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     modificationTime: seconds, linkTarget: entry.linkTarget, isFirst: isFirst,
                     forcedMethod: isFirst || options.level == 0 ? .stored : nil, reuse: reusable[index]))
         }
@@ -291,7 +295,7 @@ public enum ZipPacker {
         guard let base else { return result }
         var candidates: [Int] = []
         for (index, entry) in entries.enumerated() where entry.kind == .regular {
-            guard let old = base.entry(at: entry.path), old.kind == .regular, old.contentHash != nil,
+            guard let old = base.entry(at: RelativePath(trusted: entry.path)), old.kind == .regular, old.contentHash != nil,
                 old.uncompressedSize == entry.size
             else { continue }
             if options.first != nil && index == 0 && old.method != .stored { continue }
@@ -327,7 +331,7 @@ public enum ZipPacker {
                         entry.path, relativeTo: root, options: [.nonBlocking, .noFollow],
                         displayPath: source + "/" + entry.path)
                     let (hash, size) = try ContentHash.ofFile(file, buffer: buffer, expectedSize: entry.size)
-                    if let old = base.entry(at: entry.path), size == entry.size, hash == old.contentHash {
+                    if let old = base.entry(at: RelativePath(trusted: entry.path)), size == entry.size, hash == old.contentHash {
                         found[index] = old
                     }
                 }
@@ -342,7 +346,8 @@ public enum ZipPacker {
 /// One entry to write. Immutable but for the compression decision of a multi-chunk file,
 /// which the first worker to need it makes under the lock.
 final class PackEntry: Sendable {
-    let path: String
+    /// Where the entry lies in the source (and in the archive), compared as bytes.
+    let path: RelativePath
     let kind: FileKind
     let permissions: UInt32
     let size: Int64
@@ -354,7 +359,7 @@ final class PackEntry: Sendable {
     let decision = Mutex<ZipMethod?>(nil)
 
     init(
-        path: String, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, linkTarget: String?,
+        path: RelativePath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, linkTarget: String?,
         isFirst: Bool, forcedMethod: ZipMethod?, reuse: ZipEntry?
     ) {
         self.path = path
@@ -368,7 +373,7 @@ final class PackEntry: Sendable {
         self.reuse = reuse
     }
 
-    var name: String { kind == .directory ? path + "/" : path }
+    var name: String { kind == .directory ? path.string + "/" : path.string }
     /// Whether workers compress this entry (a new or changed regular file).
     var needsCompression: Bool { kind == .regular && reuse == nil }
     var chunkCount: Int { max(1, Int((size + Int64(ZipPacker.chunkSize) - 1) / Int64(ZipPacker.chunkSize))) }

@@ -76,12 +76,55 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     // MARK: Operations on path text
 
     /// Whether `text` is a normalised relative path ("" counts: the root).
-    package static func isNormalized(_ text: String) -> Bool {
-        if text.isEmpty { return true }
-        if text.utf8.count > 4095 { return false }
-        return text.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).allSatisfy { part in
-            !part.isEmpty && !part.elementsEqual(".".utf8) && !part.elementsEqual("..".utf8) && !part.contains(0)
+    package static func isNormalized(_ text: String) -> Bool { problem(with: text) == nil }
+
+    /// Why a text is not a normalised relative path.
+    package enum Problem: Sendable, Equatable {
+        /// Over `maximumLength` bytes.
+        case tooLong(bytes: Int)
+        /// A NUL byte.
+        case nul
+        /// An empty component: a leading, trailing or doubled "/".
+        case emptyComponent
+        /// A "." component.
+        case dot
+        /// A ".." component.
+        case dotDot
+    }
+
+    /// The longest path, in bytes (PATH_MAX 4096 with the NUL).
+    package static let maximumLength = 4095
+
+    /// Why `text` is not a normalised relative path, or nil when it is ("" is: the root).
+    /// The rules of the type, written once: readers that refuse names with their own
+    /// message (ZIP's central directory) ask this rather than check components again.
+    ///
+    /// - Complexity: one pass over the bytes, no allocation.
+    package static func problem(with text: String) -> Problem? {
+        let bytes = text.utf8
+        if bytes.isEmpty { return nil }
+        if bytes.count > maximumLength { return .tooLong(bytes: bytes.count) }
+        if bytes.contains(0) { return .nul }
+        var length = 0
+        var dots = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "/") {
+                if let problem = componentProblem(length: length, dots: dots) { return problem }
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
         }
+        return componentProblem(length: length, dots: dots)
+    }
+
+    private static func componentProblem(length: Int, dots: Int) -> Problem? {
+        if length == 0 { return .emptyComponent }
+        if length == 1 && dots == 1 { return .dot }
+        if length == 2 && dots == 2 { return .dotDot }
+        return nil
     }
 
     /// Whether `name` can be one component: not empty, not `.` or `..`, no `/` and no NUL.
@@ -110,7 +153,9 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     package static func splitLast(_ path: String) -> (directory: String, name: String) {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
         let directory = String(path[..<slash])
-        let name = String(path[path.index(after: slash)...])
+        // `utf8.index(after:)`: `path.index(after:)` steps a whole Character, and a "/"
+        // followed by a combining mark is one ("a/\u{301}b" would lose its mark).
+        let name = String(path[path.utf8.index(after: slash)...])
         return (directory.isEmpty && path.utf8.first == UInt8(ascii: "/") ? "/" : directory, name)
     }
 
@@ -123,7 +168,7 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
     /// The last component of `path`.
     package static func lastComponent(of path: String) -> String {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.index(after: slash)...])
+        return String(path[path.utf8.index(after: slash)...])
     }
 
     /// `path` without trailing slashes ("/" stays "/").
@@ -133,6 +178,12 @@ public struct RelativePath: Hashable, Comparable, Sendable, CustomStringConverti
             trimmed = Substring(trimmed.utf8.dropLast())
         }
         return String(trimmed)
+    }
+
+    /// Whether this path is a top-level name pkgtool reserves for its own state (`.pkgtool`)
+    /// or lies beneath one, by bytes: `PackageReservedNames`, the one list and the one check.
+    package var isInReservedTopLevel: Bool {
+        PackageReservedNames.isReserved(String(Substring(string.utf8.prefix { $0 != UInt8(ascii: "/") })))
     }
 
     /// The number of slashes: 0 for a top-level entry.
