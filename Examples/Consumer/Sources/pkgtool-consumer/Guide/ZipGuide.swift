@@ -29,12 +29,12 @@ func guideZipOptions(book: String, epub: String) throws -> ZipPackReport {
 }
 
 /// An archive from a stranger, read within tight limits, one entry at a time.
-func guideZipUntrusted(archive: String) throws -> [String: Int] {
+func guideZipUntrusted(archive: String) throws -> [RelativePath: Int] {
     let limits = ZipLimits(maximumEntries: 10_000, maximumTotalSize: 256 << 20, maximumEntrySize: 64 << 20)
     let zip = try ZipArchive.open(archive, limits: limits)
-    var sizes: [String: Int] = [:]
+    var sizes: [RelativePath: Int] = [:]  // keyed by bytes: "é" and "e\u{301}" are two entries
     for entry in zip.entries where entry.kind == .regular {
-        sizes[entry.path] = try zip.contents(of: entry).count  // checked like verify() does
+        sizes[entry.relativePath] = try zip.contents(of: entry).count  // checked like verify() does
     }
     return sizes
 }
