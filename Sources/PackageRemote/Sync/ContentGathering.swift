@@ -32,6 +32,8 @@ struct ContentGathering {
     /// Assembled contents of one blob to fetch: written to their ready files by the
     /// transfers, which hand back their stat data.
     var wholeCount = 0
+    /// The stamps `finish` will hold: one a content assembled in the staging area.
+    var stampsExpected: Int { wholeCount + pending.count + resumedReady.count }
     /// The contents an interrupted pull left in the staging area, sorted: only these are
     /// looked for there (a fresh pull asks nothing of the file system per content).
     var stagedReady: [FileKey] = []
@@ -211,7 +213,7 @@ struct ContentGathering {
     /// Once the blobs are fetched: every assembled content checked whole against its XXH3,
     /// the streams' staged blobs hashed, the chunk lists made; then every content handed
     /// over as the save engine will ask for it.
-    consuming func finish(readied: PullOperation.Readied, result: inout PullResult) throws -> PulledContents {
+    consuming func finish(readied: consuming PullOperation.Readied, result: inout PullResult) throws -> PulledContents {
         for key in pending.lazy.map({ found.order[Int($0)] }) {
             let hashes = try staging.finish(key, pieces: blobs(of: key).map { Int($0.length) }, buffer: buffer)
             if hashes.count > 1 { pieceHashes[key] = hashes }
@@ -236,7 +238,9 @@ struct ContentGathering {
                 "\(wholeCount - readied.stamps.count) of the contents fetched did not arrive; DEST was not changed")
         }
         if wholeCount > 0 { contents.device = readied.device }
-        contents.staged.append(contentsOf: readied.stamps)
+        // Taken, not copied: at a million files the stamps are 40 MB, and a copy shared
+        // with `readied` would be copied again (and regrown) by the first addition below.
+        contents.staged.take(&readied.stamps, reservingRoomFor: pending.count + resumedReady.count)
         for key in (pending + resumedReady).lazy.map({ found.order[Int($0)] }) {
             let status = try staging.readyStatus(key)
             contents.device = status.device

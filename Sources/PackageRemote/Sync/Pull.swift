@@ -329,10 +329,10 @@ enum PullOperation {
         var readied = Readied()
         if !ranges.isEmpty {
             readied = try download(
-                ranges, of: wanted, expectingWhole: gathering.wholeCount, staging: staging, store: store,
+                ranges, of: wanted, reserving: gathering.stampsExpected, staging: staging, store: store,
                 progress: progress, result: &result)
         }
-        return try gathering.finish(readied: readied, result: &result)
+        return try gathering.finish(readied: consume readied, result: &result)
     }
 
     /// The ready files the transfers wrote (contents of one blob), with their stat data, and
@@ -343,9 +343,10 @@ enum PullOperation {
     }
 
     /// Fetches `ranges` of packs (their needs point into `wanted`) into the staging area,
-    /// `--transfers` at a time. Returns the ready files written (about `expectingWhole`).
+    /// `--transfers` at a time. Returns the ready files written, in an array with room for
+    /// `reserving` stamps (those and the ones the caller adds: one array, never regrown).
     static func download(
-        _ ranges: [PackRange], of wanted: [RemoteEntry], expectingWhole: Int = 0, staging: PullStaging,
+        _ ranges: [PackRange], of wanted: [RemoteEntry], reserving: Int = 0, staging: PullStaging,
         store: RemoteStore, progress: ProgressManager?, result: inout PullResult
     ) throws -> Readied {
         let workers = store.workers(store.configuration.transport.concurrency)
@@ -353,7 +354,7 @@ enum PullOperation {
         // Reserved inside the mutex: a reserved local handed to `Mutex(_:)` would stay alive
         // beside it, and the first append would copy the whole array (40 bytes a file twice).
         let readied = Mutex(Readied())
-        readied.withLock { $0.stamps.reserveCapacity(expectingWhole) }
+        readied.withLock { $0.stamps.reserveCapacity(reserving) }
         for range in ranges {
             let location = store.location
             workers.submit { connection in

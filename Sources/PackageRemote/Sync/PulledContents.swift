@@ -85,15 +85,18 @@ struct StagedStamps: Sendable {
         return nil
     }
 
-    /// Adds the stamps of many contents at once (later values for a key win).
-    mutating func append(contentsOf more: [(key: FileKey, stamp: PulledContents.Stamp)]) {
-        guard !more.isEmpty else { return }
+    /// Adds the stamps of many contents at once (later values for a key win), taking
+    /// `more`'s buffer when there are none yet and leaving `more` empty, with room for
+    /// `extra` records added one at a time afterwards.
+    mutating func take(_ more: inout [(key: FileKey, stamp: PulledContents.Stamp)], reservingRoomFor extra: Int) {
+        if !more.isEmpty { sorted = false }
         if records.isEmpty {
-            records = more
+            swap(&records, &more)
         } else {
             records.append(contentsOf: more)
+            more = []
         }
-        sorted = false
+        records.reserveCapacity(records.count + extra)
     }
 
     /// Sorts the records for lookups by binary search (until then a lookup is a linear
