@@ -247,6 +247,9 @@ struct ContentGathering {
             contents.staged[key] = PulledContents.Stamp(status)
         }
         for (key, parts) in streamed { contents.origins[key] = .stream(StagedContentStream(parts: parts)) }
+        // Sorted now, while nothing but the version's entries is held beside the stamps: the
+        // sort's scratch is gone before the version's tree is built.
+        contents.staged.sortForLookups()
         return contents
     }
 

@@ -84,8 +84,8 @@ package enum DiffCommand: Command {
             guard let remoteSnapshots else { return RemoteHelper.forward(spec.name, arguments, console: console) }
             (old, new) = try remoteSnapshots(arguments, spec.usageLine, workers, console)
         } else {
-            old = try SnapshotLoading.load(arguments.positionals[0], workers: workers, console: console).snapshot
-            new = try SnapshotLoading.load(arguments.positionals[1], workers: workers, console: console).snapshot
+            (old, new) = try SnapshotLoading.loadPair(
+                arguments.positionals[0], arguments.positionals[1], workers: workers, console: console)
         }
         let changes =
             old.rootHash == new.rootHash

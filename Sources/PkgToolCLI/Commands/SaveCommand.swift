@@ -124,10 +124,13 @@ enum SaveCommand: Command {
         try SnapshotLoading.requireDirectory(source)
         var scanner = TreeScanner(workers: workers, excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.exclusions = arguments.exclusions
-        let new = try scanner.scan(source).snapshot
+        // The package first: its scan, beside its manifest, is the larger of the two, and
+        // is better over before the source's tree is held (as `diff` orders its sides).
         let old =
             try FileSystem.statusIfExists(package) == nil
             ? TreeSnapshot.empty : try SnapshotLoading.load(package, workers: workers, console: console).snapshot
+        ProcessEnvironment.releaseFreeMemory()
+        let new = try scanner.scan(source).snapshot
         let changes = old.rootHash == new.rootHash ? [] : TreeDiff.changes(from: old, to: new, detectRenames: true)
         DiffCommand.print(changes, json: arguments.flag("json"), summary: arguments.flag("stats"), console: console)
         return .success
