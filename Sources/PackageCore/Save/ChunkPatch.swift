@@ -57,88 +57,114 @@ extension SaveContext {
         let chunks = patch.changedChunks
         let entry = plan.new.entries[index]
         let shown = package.inside(entry.path)
-        let hasher = ContentHasher()
-        func refuse(_ source: String) -> SaveRefusal {
-            SaveRefusal(path: source, reason: .sourceChanged(""))
-        }
         let origin = plan.origin(at: index)
         switch origin {
-        case .file(let path, _)?, .adopt(let path, _)?:
-            var seen: FileStatus?
-            switch origin {
-            case .file(_, let status)?: seen = status
-            case .adopt(_, let status)?: seen = status
-            default: seen = nil
-            }
-            let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
-            let before = try source.status()
-            guard before.kind == .regular, before.size == entry.size,
-                seen.map({ $0.inode == before.inode && $0.modificationTime == before.modificationTime }) ?? true
-            else { throw refuse(path) }
-            let buffer = writer.buffer
-            for chunk in chunks {
-                hasher.reset()
-                var offset = chunk.offset
-                while offset < chunk.end {
-                    try checkCancellation()
-                    let wanted = Int(min(Int64(buffer.count), chunk.end - offset))
-                    let piece = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted])
-                    guard try source.readFully(into: piece, at: offset) == wanted else { throw refuse(path) }
-                    hasher.update(UnsafeRawBufferPointer(piece))
-                    try body(offset, UnsafeRawBufferPointer(piece))
-                    progress.chunkWritten(Int64(wanted))
-                    offset += Int64(wanted)
-                }
-                guard hasher.digest() == chunk.hash else { throw refuse(path) }
-            }
-            let after = try source.status()
-            guard after.size == before.size, after.modificationTime == before.modificationTime,
-                after.changeTime == before.changeTime
-            else { throw refuse(path) }
+        case .file(let path, let seen)?:
+            try forEachChangedPiece(ofFile: path, seen: seen, size: entry.size, chunks: chunks, body)
+        case .adopt(let path, let verified)?:
+            try forEachChangedPiece(ofFile: path, seen: verified, size: entry.size, chunks: chunks, body)
         case .bytes(let bytes)?:
-            try bytes.withUnsafeBytes { raw in
-                guard raw.count == entry.size else { throw refuse(shown) }
-                for chunk in chunks {
-                    let piece = UnsafeRawBufferPointer(rebasing: raw[Int(chunk.offset)..<Int(chunk.end)])
-                    guard ContentHash.of(piece) == chunk.hash else { throw refuse(shown) }
-                    try checkCancellation()
-                    try body(chunk.offset, piece)
-                    progress.chunkWritten(chunk.length)
-                }
-            }
+            try forEachChangedPiece(of: bytes, shownAs: shown, size: entry.size, chunks: chunks, body)
         case .stream(let stream)?:
-            // Read through; the pieces inside changed chunks are passed on.
-            var position: Int64 = 0
-            var next = 0
-            hasher.reset()
-            try stream.forEachPiece { piece in
-                var start = 0
-                while start < piece.count, next < chunks.count {
-                    let chunk = chunks[next]
-                    let here = position + Int64(start)
-                    if here < chunk.offset {
-                        start += Int(min(chunk.offset - here, Int64(piece.count - start)))
-                        continue
-                    }
-                    let length = Int(min(chunk.end - here, Int64(piece.count - start)))
-                    let slice = UnsafeRawBufferPointer(rebasing: piece[start..<(start + length)])
-                    hasher.update(slice)
-                    try body(here, slice)
-                    progress.chunkWritten(Int64(length))
-                    start += length
-                    if here + Int64(length) == chunk.end {
-                        guard hasher.digest() == chunk.hash else { throw refuse(shown) }
-                        hasher.reset()
-                        next += 1
-                        try checkCancellation()
-                    }
-                }
-                position += Int64(piece.count)
-            }
-            guard next == chunks.count, position == entry.size else { throw refuse(shown) }
+            try forEachChangedPiece(of: stream, shownAs: shown, size: entry.size, chunks: chunks, body)
         case nil:
             throw SaveRefusal(path: shown, reason: .missingContent)
         }
+    }
+
+    /// The refusal of a source (`path`, as the source names it) whose bytes are not those
+    /// it described.
+    private static func sourceChanged(_ path: String) -> SaveRefusal {
+        SaveRefusal(path: path, reason: .sourceChanged(""))
+    }
+
+    /// `forEachChangedPiece` from a file at `path`: only the changed chunks are read, and
+    /// the file must be the one described (`seen`, `size`) before and unchanged after —
+    /// a file rewritten in place meanwhile is refused, not patched from two versions.
+    private func forEachChangedPiece(
+        ofFile path: String, seen: FileStatus?, size: Int64, chunks: [FileChunk],
+        _ body: (_ offset: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let hasher = ContentHasher()
+        let source = try FileDescriptor.open(path, options: [.noFollow, .nonBlocking])
+        let before = try source.status()
+        guard before.kind == .regular, before.size == size,
+            seen.map({ $0.inode == before.inode && $0.modificationTime == before.modificationTime }) ?? true
+        else { throw Self.sourceChanged(path) }
+        let buffer = writer.buffer
+        for chunk in chunks {
+            hasher.reset()
+            var offset = chunk.offset
+            while offset < chunk.end {
+                try checkCancellation()
+                let wanted = Int(min(Int64(buffer.count), chunk.end - offset))
+                let piece = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[..<wanted])
+                guard try source.readFully(into: piece, at: offset) == wanted else { throw Self.sourceChanged(path) }
+                hasher.update(UnsafeRawBufferPointer(piece))
+                try body(offset, UnsafeRawBufferPointer(piece))
+                progress.chunkWritten(Int64(wanted))
+                offset += Int64(wanted)
+            }
+            guard hasher.digest() == chunk.hash else { throw Self.sourceChanged(path) }
+        }
+        let after = try source.status()
+        guard after.size == before.size, after.modificationTime == before.modificationTime,
+            after.changeTime == before.changeTime
+        else { throw Self.sourceChanged(path) }
+    }
+
+    /// `forEachChangedPiece` from bytes in memory: each changed chunk whole.
+    private func forEachChangedPiece(
+        of bytes: [UInt8], shownAs shown: String, size: Int64, chunks: [FileChunk],
+        _ body: (_ offset: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try bytes.withUnsafeBytes { raw in
+            guard raw.count == size else { throw Self.sourceChanged(shown) }
+            for chunk in chunks {
+                let piece = UnsafeRawBufferPointer(rebasing: raw[Int(chunk.offset)..<Int(chunk.end)])
+                guard ContentHash.of(piece) == chunk.hash else { throw Self.sourceChanged(shown) }
+                try checkCancellation()
+                try body(chunk.offset, piece)
+                progress.chunkWritten(chunk.length)
+            }
+        }
+    }
+
+    /// `forEachChangedPiece` from a stream: read through, the pieces inside changed chunks
+    /// passed on, its unchanged bytes skipped.
+    private func forEachChangedPiece(
+        of stream: any ContentStream, shownAs shown: String, size: Int64, chunks: [FileChunk],
+        _ body: (_ offset: Int64, _ bytes: UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        let hasher = ContentHasher()
+        var position: Int64 = 0
+        var next = 0
+        hasher.reset()
+        try stream.forEachPiece { piece in
+            var start = 0
+            while start < piece.count, next < chunks.count {
+                let chunk = chunks[next]
+                let here = position + Int64(start)
+                if here < chunk.offset {
+                    start += Int(min(chunk.offset - here, Int64(piece.count - start)))
+                    continue
+                }
+                let length = Int(min(chunk.end - here, Int64(piece.count - start)))
+                let slice = UnsafeRawBufferPointer(rebasing: piece[start..<(start + length)])
+                hasher.update(slice)
+                try body(here, slice)
+                progress.chunkWritten(Int64(length))
+                start += length
+                if here + Int64(length) == chunk.end {
+                    guard hasher.digest() == chunk.hash else { throw Self.sourceChanged(shown) }
+                    hasher.reset()
+                    next += 1
+                    try checkCancellation()
+                }
+            }
+            position += Int64(piece.count)
+        }
+        guard next == chunks.count, position == size else { throw Self.sourceChanged(shown) }
     }
 
     /// The package-side stat a patched file will have once the journal applied it: the same

@@ -90,33 +90,68 @@ public enum ConflictResolver {
         let remaining = list.removing(under: path)
         let settledBases = list.bases.filter { ConflictVersion.isSameOrBeneath($0.path, path) }
         let current = scan.snapshot
-
-        // The versions to write, and where.
-        var restore: [ConflictVersion] = []
-        var removeAt: RelativePath?
-        var copyRoot: RelativePath?
-        switch keep {
-        case .local:
-            restore = settled.filter { $0.side == .local }
-            if !restore.isEmpty { removeAt = path }
-        case .other:
-            restore = settled.filter { $0.side == .other }
-            if !restore.isEmpty { removeAt = path }
-        case .both:
-            restore = settled.filter { $0.kind != .deleted && $0.side != .base }
-            if let top = restore.first {
-                copyRoot = ConflictCopyName.path(for: top.path, day: day, host: host, avoiding: current)
-            }
-        }
+        let choice = Restoration(settled, at: path, keep: keep, day: day, host: host, current: current)
         var entries = current.entries.filter { entry in
-            guard let removeAt else { return true }
+            guard let removeAt = choice.removeAt else { return true }
             return !ConflictVersion.isSameOrBeneath(RelativePath(trusted: entry.path), removeAt)
         }
+        let (origins, written) = try addRestored(choice, to: &entries, packagePath: packagePath)
+        addMissingParents(of: written, to: &entries)
+        let tree = TreeSnapshot.assemble(entries)
+        let contents = contentOrigins(of: tree, restored: origins, current: current, packagePath: packagePath)
+        let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
+        var saveOptions = options
+        saveOptions.trustManifest = scan.manifest?.snapshot.rootHash == current.rootHash
+        saveOptions.conflictsRecord = remaining.encoded()
+        saveOptions.requiredCurrentRoot = current.rootHash
+        try PackageSaver.save(
+            FixedTreeSource(tree: SourceTree(snapshot: tree, contents: contents, rootPermissions: rootPermissions)),
+            to: packagePath, options: saveOptions)
+        removeSettledContents(of: settled + settledBases, remaining: remaining, packagePath: packagePath)
+        return (settled, written)
+    }
+
+    /// The versions to write, and where: in place of what the tree holds at the path
+    /// (`local`, `other`), or beside it under a conflict-copy name (`both`).
+    private struct Restoration {
+        var restore: [ConflictVersion] = []
+        /// Where the tree's own entries give way to the restored ones.
+        var removeAt: RelativePath?
+        /// Where the conflict copy's top entry goes (`both`).
+        var copyRoot: RelativePath?
+
+        init(
+            _ settled: [ConflictVersion], at path: RelativePath, keep: ConflictKeep, day: CalendarDay, host: String,
+            current: TreeSnapshot
+        ) {
+            switch keep {
+            case .local:
+                restore = settled.filter { $0.side == .local }
+                if !restore.isEmpty { removeAt = path }
+            case .other:
+                restore = settled.filter { $0.side == .other }
+                if !restore.isEmpty { removeAt = path }
+            case .both:
+                restore = settled.filter { $0.kind != .deleted && $0.side != .base }
+                if let top = restore.first {
+                    copyRoot = ConflictCopyName.path(for: top.path, day: day, host: host, avoiding: current)
+                }
+            }
+        }
+    }
+
+    /// Adds the restored versions to `entries` and returns where each restored file's bytes
+    /// are kept (checked against their stat data as the engine writes them) and the paths
+    /// written.
+    private static func addRestored(
+        _ choice: Restoration, to entries: inout [SnapshotEntry], packagePath: String
+    ) throws -> (origins: [RelativePath: ContentOrigin], written: [RelativePath]) {
+        let restore = choice.restore
         var origins: [RelativePath: ContentOrigin] = [:]  // names are bytes
         var written: [RelativePath] = []
         for version in restore where version.kind != .deleted {
             var target = version.path
-            if let copyRoot, let top = restore.first {
+            if let copyRoot = choice.copyRoot, let top = restore.first {
                 let suffix = PathOrder.droppingBytes(top.path.string.utf8.count, from: version.path.string)
                 target = RelativePath(trusted: copyRoot.string + suffix)
             }
@@ -136,7 +171,11 @@ public enum ConflictResolver {
                 }
             }
         }
-        // Parents a restored entry needs and the tree lacks (a deleted folder) come back as folders.
+        return (origins, written)
+    }
+
+    /// Parents a restored entry needs and the tree lacks (a deleted folder) come back as folders.
+    private static func addMissingParents(of written: [RelativePath], to entries: inout [SnapshotEntry]) {
         var present = Set(entries.map { RelativePath(trusted: $0.path) })
         for target in written {
             var parent = target.parent
@@ -146,10 +185,17 @@ public enum ConflictResolver {
                 parent = parent.parent
             }
         }
-        let tree = TreeSnapshot.assemble(entries)
+    }
+
+    /// Where each file of `tree` comes from: a restored version's kept bytes, or the
+    /// package's own file with the stat data the scan saw (a file changed since refuses the
+    /// save).
+    private static func contentOrigins(
+        of tree: TreeSnapshot, restored origins: [RelativePath: ContentOrigin], current: TreeSnapshot, packagePath: String
+    ) -> [ContentOrigin?] {
         var currentByPath: [RelativePath: SnapshotEntry] = [:]  // names are bytes
         for entry in current.entries { currentByPath[RelativePath(trusted: entry.path)] = entry }
-        let contents = tree.entries.map { entry -> ContentOrigin? in
+        return tree.entries.map { entry -> ContentOrigin? in
             guard entry.kind == .regular else { return nil }
             if let origin = origins[RelativePath(trusted: entry.path)] { return origin }
             guard let old = currentByPath[RelativePath(trusted: entry.path)] else { return nil }
@@ -159,27 +205,23 @@ public enum ConflictResolver {
                     kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
                     changeTime: old.changeTime, inode: old.inode, device: old.device))
         }
-        let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
-        var saveOptions = options
-        saveOptions.trustManifest = scan.manifest?.snapshot.rootHash == current.rootHash
-        saveOptions.conflictsRecord = remaining.encoded()
-        saveOptions.requiredCurrentRoot = current.rootHash
-        try PackageSaver.save(
-            FixedTreeSource(tree: SourceTree(snapshot: tree, contents: contents, rootPermissions: rootPermissions)),
-            to: packagePath, options: saveOptions)
-        // The settled contents no remaining version names are no longer needed.
+    }
+
+    /// The settled contents no remaining version names are no longer needed (best effort).
+    private static func removeSettledContents(
+        of versions: [ConflictVersion], remaining: ConflictList, packagePath: String
+    ) {
         let stillNamed = Set(
             remaining.lines.filter { $0.kind == .file }.map {
                 RelativePath(trusted: ConflictStore.contentName($0.hash, size: $0.size))
             })
-        for version in settled + settledBases where version.kind == .file && version.size > 0 {
+        for version in versions where version.kind == .file && version.size > 0 {
             let name = ConflictStore.contentName(version.hash, size: version.size)
             guard !stillNamed.contains(RelativePath(trusted: name)),
                 let folder = try? ConflictStore.openFolder(packagePath: packagePath)
             else { continue }
             try? FileSystem.remove(name, relativeTo: folder.rawValue)
         }
-        return (settled, written)
     }
 }
 

@@ -58,6 +58,27 @@ final class EntryWriter {
             name, relativeTo: directory, access: .writeOnly, options: [.create, .exclusive, .noFollow],
             permissions: 0o600, displayPath: displayPath)
         hasher.reset(expectedSize: expected.size)
+        let size = try copy(origin, into: file, expectedSize: expected.size)
+        let digest = hasher.finish()
+        let hash = digest.hash
+        guard size == expected.size, hash == expected.hash else {
+            throw SaveRefusal(
+                path: origin.displayName ?? displayPath,
+                reason: .sourceChanged("expected \(expected.size) bytes hashing \(expected.hash), read \(size) bytes hashing \(hash)"))
+        }
+        try file.setPermissions(permissions)
+        if let modificationTime { try file.setModificationTime(modificationTime) }
+        if durability == .full && !defersFileSync { try file.sync() }
+        let status = try file.status()
+        try file.close()
+        progress.fileWritten()
+        return Written(status: status, size: size, chunks: digest.chunks)
+    }
+
+    /// Copies the bytes of `origin` (anything but an adopted file on the same file system)
+    /// into `file` through the hasher, reporting each chunk and checking cancellation after
+    /// it; returns the number of bytes copied.
+    private func copy(_ origin: ContentOrigin, into file: borrowing FileDescriptor, expectedSize: Int64) throws -> Int64 {
         var size: Int64 = 0
         let chunkDone: (Int64) throws -> Void = { [progress, checkpoint] bytes in
             progress.chunkWritten(bytes)
@@ -65,10 +86,10 @@ final class EntryWriter {
         }
         switch origin {
         case .file(let path, let seen):
-            size = try copyFile(path, seen: seen, expectedSize: expected.size, into: file, chunkDone: chunkDone)
+            size = try copyFile(path, seen: seen, expectedSize: expectedSize, into: file, chunkDone: chunkDone)
         case .adopt(let path, let verified):
             // Another file system: copied, and checked like any file.
-            size = try copyFile(path, seen: verified, expectedSize: expected.size, into: file, chunkDone: chunkDone)
+            size = try copyFile(path, seen: verified, expectedSize: expectedSize, into: file, chunkDone: chunkDone)
         case .bytes(let bytes):
             try bytes.withUnsafeBytes { raw in
                 var offset = 0
@@ -90,20 +111,7 @@ final class EntryWriter {
                 try chunkDone(Int64(piece.count))
             }
         }
-        let digest = hasher.finish()
-        let hash = digest.hash
-        guard size == expected.size, hash == expected.hash else {
-            throw SaveRefusal(
-                path: origin.displayName ?? displayPath,
-                reason: .sourceChanged("expected \(expected.size) bytes hashing \(expected.hash), read \(size) bytes hashing \(hash)"))
-        }
-        try file.setPermissions(permissions)
-        if let modificationTime { try file.setModificationTime(modificationTime) }
-        if durability == .full && !defersFileSync { try file.sync() }
-        let status = try file.status()
-        try file.close()
-        progress.fileWritten()
-        return Written(status: status, size: size, chunks: digest.chunks)
+        return size
     }
 
     /// Moves the source's own file at `path` into place as `name` in `directory` and gives it

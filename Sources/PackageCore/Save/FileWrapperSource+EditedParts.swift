@@ -216,19 +216,7 @@ struct EditedTreeWalk {
         let path = RelativePath.join(parent, name)
         let kind = child.kind
         guard kind == status.kind else {
-            if let record = child.state.withLock({ $0.diskRecord }), record.status.kind == kind,
-                PathOrder.sameBytes(record.path, package.inside(path))
-            {
-                // What the tree read here was replaced by another kind of item behind its
-                // back: someone else's, not to be overwritten unseen.
-                throw SaveRefusal(
-                    path: package.inside(path),
-                    reason: .refusedBySource(
-                        "'\(path)' in it was a \(kind) when it was read and is a \(status.kind) now: someone else "
-                            + "replaced it, and saving here would overwrite it; save elsewhere, or move it away"))
-            }
-            try addRemoved(name, status, parent: parent, descriptor: descriptor)
-            try addCreated(child, path: path)
+            try replaceKind(of: child, with: disk, path: path, parent: parent, descriptor: descriptor)
             return
         }
         let expectedPath = package.inside(path)
@@ -260,37 +248,73 @@ struct EditedTreeWalk {
             current.append(before)
             try addCreated(child, path: path)
         default:
-            var backed = (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false) && (record?.stillDescribes(status) ?? false)
-            if (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false), !backed, child.contents == nil {
-                // Modified behind the tree's back, never loaded: the version on disk stays.
-                try child.read(from: URLPath.fileURL(expectedPath))
-                notes.append("'\(path)' changed behind the document's back: the version on disk was kept")
-                backed = true
-            }
-            let hash = try child.contentHash
-            let size = child.regularFileSize
-            let threshold = ChunkingParameters.standard.fileThreshold
-            if backed {
-                before.hash = hash
-            } else if status.size != size && (status.size < threshold || size < threshold) {
-                unknownContent.insert(RelativePath(trusted: path))
-            } else {
-                // A new wrapper: compare with the bytes on disk — of the same size, so that a
-                // file rewritten with identical content is not written again; large, so that
-                // the engine can write only the chunks that changed (one read of the old file,
-                // which costs less than writing it whole).
-                let file = try FileDescriptor.open(
-                    name, relativeTo: descriptor.rawValue, options: [.noFollow], displayPath: expectedPath)
-                var chunker = ChunkingHasher()
-                let digest = try ContentHash.ofFileWithChunks(
-                    file, buffer: ChunkBuffer(), expectedSize: status.size, chunker: &chunker)
-                before.hash = digest.hash
-                before.chunks = digest.chunks
-                filesHashed += 1
-                bytesHashed += status.size
-            }
+            try compareFile(child, with: disk, path: path, record: record, before: &before, descriptor: descriptor)
             current.append(before)
             try addCreated(child, path: path)
+        }
+    }
+
+    /// A name whose kind on disk differs from the tree's: removed and created anew — unless
+    /// the tree read that very item and someone else replaced it since, which is refused.
+    private mutating func replaceKind(
+        of child: FileWrapper, with disk: (name: String, status: FileStatus), path: String, parent: String,
+        descriptor: borrowing FileDescriptor
+    ) throws {
+        let (name, status) = disk
+        let kind = child.kind
+        if let record = child.state.withLock({ $0.diskRecord }), record.status.kind == kind,
+            PathOrder.sameBytes(record.path, package.inside(path))
+        {
+            // What the tree read here was replaced by another kind of item behind its
+            // back: someone else's, not to be overwritten unseen.
+            throw SaveRefusal(
+                path: package.inside(path),
+                reason: .refusedBySource(
+                    "'\(path)' in it was a \(kind) when it was read and is a \(status.kind) now: someone else "
+                        + "replaced it, and saving here would overwrite it; save elsewhere, or move it away"))
+        }
+        try addRemoved(name, status, parent: parent, descriptor: descriptor)
+        try addCreated(child, path: path)
+    }
+
+    /// A regular file on disk and in memory: what the package holds (`before`'s hash) is
+    /// known from the file the tree is still backed by, or read from disk when a new
+    /// wrapper may hold the same bytes or change only some chunks; otherwise it is unknown
+    /// and the file is rewritten.
+    private mutating func compareFile(
+        _ child: FileWrapper, with disk: (name: String, status: FileStatus), path: String, record: DiskRecord?,
+        before: inout SnapshotEntry, descriptor: borrowing FileDescriptor
+    ) throws {
+        let (name, status) = disk
+        let expectedPath = package.inside(path)
+        var backed = (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false) && (record?.stillDescribes(status) ?? false)
+        if (record.map { PathOrder.sameBytes($0.path, expectedPath) } ?? false), !backed, child.contents == nil {
+            // Modified behind the tree's back, never loaded: the version on disk stays.
+            try child.read(from: URLPath.fileURL(expectedPath))
+            notes.append("'\(path)' changed behind the document's back: the version on disk was kept")
+            backed = true
+        }
+        let hash = try child.contentHash
+        let size = child.regularFileSize
+        let threshold = ChunkingParameters.standard.fileThreshold
+        if backed {
+            before.hash = hash
+        } else if status.size != size && (status.size < threshold || size < threshold) {
+            unknownContent.insert(RelativePath(trusted: path))
+        } else {
+            // A new wrapper: compare with the bytes on disk — of the same size, so that a
+            // file rewritten with identical content is not written again; large, so that
+            // the engine can write only the chunks that changed (one read of the old file,
+            // which costs less than writing it whole).
+            let file = try FileDescriptor.open(
+                name, relativeTo: descriptor.rawValue, options: [.noFollow], displayPath: expectedPath)
+            var chunker = ChunkingHasher()
+            let digest = try ContentHash.ofFileWithChunks(
+                file, buffer: ChunkBuffer(), expectedSize: status.size, chunker: &chunker)
+            before.hash = digest.hash
+            before.chunks = digest.chunks
+            filesHashed += 1
+            bytesHashed += status.size
         }
     }
 

@@ -114,9 +114,30 @@ package enum PackageRecovery {
             return
         }
         let metadata = try FileDescriptor.openDirectory(metadataName, relativeTo: root.rawValue, displayPath: package.metadataPath)
-        var needsCheck = false
+        var (present, needsCheck) = try setAsideMisplacedPieces(in: metadata, package: package, report: &report)
+        if present.contains(RelativePath(trusted: SaveJournal.fileName)) {
+            switch try recoverJournal(of: package, root: root, metadata: metadata, durability: durability, report: &report) {
+            case .rolledForward: break
+            case .refused: needsCheck = true
+            case .abandoned: return
+            }
+        }
+        if present.contains(RelativePath(trusted: SaveJournal.temporaryDirectoryName)) {
+            let removed = try removeTemporaries(in: metadata, package: package)
+            report.temporariesRemoved += removed
+            if removed > 0 { needsCheck = true }
+        }
+        if needsCheck { try markForCheck(metadata, durability: durability) }
+    }
 
-        // Pieces of the wrong type cannot be used, nor trusted: set aside.
+    /// Sets aside the pieces of `.pkgtool` of the wrong type, which cannot be used nor
+    /// trusted, and removes half-written atomic replacements of the journal or manifest
+    /// files. Returns the names present afterwards, and whether the package needs a check
+    /// (a piece that speaks for its content was set aside).
+    private static func setAsideMisplacedPieces(
+        in metadata: borrowing FileDescriptor, package: PackageLocation, report: inout Report
+    ) throws -> (present: Set<RelativePath>, needsCheck: Bool) {
+        var needsCheck = false
         let expectedKinds: [String: FileKind] = [
             SaveJournal.fileName: .regular, SaveJournal.temporaryDirectoryName: .directory,
             PackageLayout.indexFileName: .regular, checkMarkerName: .regular, setAsideDirectoryName: .directory,
@@ -155,67 +176,98 @@ package enum PackageRecovery {
                         && !PathOrder.sameBytes(name, PackageLayout.conflictsDirectoryName))
             }
         }
+        return (present, needsCheck)
+    }
 
-        // A committed journal: validated, then rolled forward; refused, set aside.
+    /// What became of a committed journal.
+    private enum JournalRecovery {
+        /// Applied, removed, `.pkgtool` fsynced.
+        case rolledForward
+        /// Refused by validation, set aside unapplied: the package needs a check.
+        case refused
+        /// Set aside halfway, the check marker already left: recovery stops there.
+        case abandoned
+    }
+
+    /// A committed journal: validated (its bytes, and its binding to this package root and
+    /// its `.pkgtool/tmp`), then rolled forward; refused, set aside and never applied.
+    private static func recoverJournal(
+        of package: PackageLocation, root: borrowing FileDescriptor, metadata: borrowing FileDescriptor,
+        durability: Durability, report: inout Report
+    ) throws -> JournalRecovery {
+        let journalPath = package.metadataPath + "/" + SaveJournal.fileName
+        let bytes = try readAll(SaveJournal.fileName, relativeTo: metadata.rawValue, displayPath: journalPath)
+        let temporaryInode =
+            (try? FileSystem.status(SaveJournal.temporaryDirectoryName, relativeTo: metadata.rawValue).inode) ?? 0
+        let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: temporaryInode)
+        switch SaveJournal.decode(bytes, expected: binding) {
+        case .success(let journal):
+            guard try rollForward(journal, of: package, root: root, metadata: metadata, durability: durability, report: &report)
+            else { return .abandoned }
+            try FileSystem.remove(SaveJournal.fileName, relativeTo: metadata.rawValue)
+            if durability == .full { try metadata.sync() }
+            report.rolledForward = true
+            return .rolledForward
+        case .failure(let refusal):
+            try setAside(SaveJournal.fileName, in: metadata, package: package)
+            report.warnings.append(
+                "set aside the journal '\(journalPath)' without applying it: \(refusal.reason)")
+            return .refused
+        }
+    }
+
+    /// Applies a valid journal. False when the package no longer is what the journal was
+    /// written for (a patched file replaced, a link where it expects a folder): then it is
+    /// set aside unfinished, never forced, and the package marked for a check. Any other
+    /// error is an obstacle to wait out: thrown, the journal kept for the next command.
+    private static func rollForward(
+        _ journal: SaveJournal, of package: PackageLocation, root: borrowing FileDescriptor,
+        metadata: borrowing FileDescriptor, durability: Durability, report: inout Report
+    ) throws -> Bool {
+        let journalPath = package.metadataPath + "/" + SaveJournal.fileName
+        do {
+            _ = try journal.apply(root: root, package: package, durability: durability)
+            return true
+        } catch let refusal as SaveJournal.Refusal {
+            // The package no longer is what the journal was written for (a patched
+            // file replaced, its data gone): never forced; set aside.
+            try setAside(SaveJournal.fileName, in: metadata, package: package)
+            report.warnings.append(
+                "set aside the journal '\(journalPath)' without finishing it: \(refusal.reason); the next save checks the package")
+            try markForCheck(metadata, durability: durability)
+            return false
+        } catch let error as FileSystemError
+            where error.errno == .tooManySymbolicLinks || error.errno == .notDirectory
+        {
+            // A link (or a file) stands where the journal expects a folder: it was
+            // never pkgtool's to follow. Not an obstacle to wait out: set aside.
+            try setAside(SaveJournal.fileName, in: metadata, package: package)
+            report.warnings.append(
+                "set aside the journal '\(journalPath)' without finishing it: \(error); the next save checks the package")
+            try markForCheck(metadata, durability: durability)
+            return false
+        } catch let error as FileSystemError {
+            var explained = error
+            explained.reason = [error.reason, "an earlier save of '\(package)' could not be finished; once this is fixed, any pkgtool command on it finishes it"]
+                .compactMap { $0 }.joined(separator: "; ")
+            throw explained
+        }
+    }
+
+    /// Removes the temporaries of a save that never committed and returns how many. (Without
+    /// a journal they may also be what is left of one applied halfway and then lost: the
+    /// caller marks the package for a check.)
+    private static func removeTemporaries(in metadata: borrowing FileDescriptor, package: PackageLocation) throws -> Int {
         let temporaryName = SaveJournal.temporaryDirectoryName
-        if present.contains(RelativePath(trusted: SaveJournal.fileName)) {
-            let journalPath = package.metadataPath + "/" + SaveJournal.fileName
-            let bytes = try readAll(SaveJournal.fileName, relativeTo: metadata.rawValue, displayPath: journalPath)
-            let temporaryInode = (try? FileSystem.status(temporaryName, relativeTo: metadata.rawValue).inode) ?? 0
-            let binding = SaveJournal.Binding(root: try root.status().inode, temporaryDirectory: temporaryInode)
-            switch SaveJournal.decode(bytes, expected: binding) {
-            case .success(let journal):
-                do {
-                    _ = try journal.apply(root: root, package: package, durability: durability)
-                } catch let refusal as SaveJournal.Refusal {
-                    // The package no longer is what the journal was written for (a patched
-                    // file replaced, its data gone): never forced; set aside.
-                    try setAside(SaveJournal.fileName, in: metadata, package: package)
-                    report.warnings.append(
-                        "set aside the journal '\(journalPath)' without finishing it: \(refusal.reason); the next save checks the package")
-                    try markForCheck(metadata, durability: durability)
-                    return
-                } catch let error as FileSystemError
-                    where error.errno == .tooManySymbolicLinks || error.errno == .notDirectory
-                {
-                    // A link (or a file) stands where the journal expects a folder: it was
-                    // never pkgtool's to follow. Not an obstacle to wait out: set aside.
-                    try setAside(SaveJournal.fileName, in: metadata, package: package)
-                    report.warnings.append(
-                        "set aside the journal '\(journalPath)' without finishing it: \(error); the next save checks the package")
-                    try markForCheck(metadata, durability: durability)
-                    return
-                } catch let error as FileSystemError {
-                    var explained = error
-                    explained.reason = [error.reason, "an earlier save of '\(package)' could not be finished; once this is fixed, any pkgtool command on it finishes it"]
-                        .compactMap { $0 }.joined(separator: "; ")
-                    throw explained
-                }
-                try FileSystem.remove(SaveJournal.fileName, relativeTo: metadata.rawValue)
-                if durability == .full { try metadata.sync() }
-                report.rolledForward = true
-            case .failure(let refusal):
-                try setAside(SaveJournal.fileName, in: metadata, package: package)
-                report.warnings.append(
-                    "set aside the journal '\(journalPath)' without applying it: \(refusal.reason)")
-                needsCheck = true
-            }
+        let temporary = try FileDescriptor.openDirectory(
+            temporaryName, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + temporaryName)
+        var removed = 0
+        for leftover in try DirectoryListing.names(in: temporary) {
+            try FileSystem.removeTree(
+                leftover, relativeTo: temporary.rawValue, displayPath: package.metadataPath + "/" + temporaryName + "/" + leftover)
+            removed += 1
         }
-
-        // Temporaries of a save that never committed. (Without a journal they may also be
-        // what is left of one applied halfway and then lost: the next save checks.)
-        if present.contains(RelativePath(trusted: temporaryName)) {
-            let temporary = try FileDescriptor.openDirectory(
-                temporaryName, relativeTo: metadata.rawValue, displayPath: package.metadataPath + "/" + temporaryName)
-            for leftover in try DirectoryListing.names(in: temporary) {
-                try FileSystem.removeTree(
-                    leftover, relativeTo: temporary.rawValue, displayPath: package.metadataPath + "/" + temporaryName + "/" + leftover)
-                report.temporariesRemoved += 1
-                needsCheck = true
-            }
-        }
-
-        if needsCheck { try markForCheck(metadata, durability: durability) }
+        return removed
     }
 
     /// Moves `name` out of the way into `.pkgtool/set-aside/` (replacing what an earlier

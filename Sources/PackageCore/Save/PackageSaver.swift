@@ -86,36 +86,11 @@ public enum PackageSaver {
             if packageExists, options.strategy == .journaled, options.trustManifest,
                 let parts = try (source as? any EditedPartsSource)?.changedParts(in: context)
             {
-                try requireCurrentRoot(parts.head.rootHash, of: package, options: options)
-                statistics.filesHashed = parts.filesHashed
-                statistics.bytesHashed = parts.bytesHashed
-                statistics.notes += parts.notes
-                let plan = SavePlan(
-                    old: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.current), rootHash: parts.head.rootHash),
-                    new: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.new), rootHash: parts.newRootHash),
-                    origins: parts.contents, unknownOldContent: parts.unknownContent)
-                let saving = SaveContext(
-                    package: package, plan: plan, manifest: PackageManifest(head: parts.head), options: options,
-                    rootPermissions: parts.rootPermissions, newEntryCount: parts.newEntryCount)
-                executed = try saving.execute(packageExists: true, statistics: statistics)
+                executed = try saveEditedParts(parts, at: package, options: options, statistics: &statistics)
             } else {
-                let current = try currentState(of: opened, exists: packageExists, options: options, statistics: &statistics)
-                try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
-                context.manifest = current.manifest
-                let tree = try source.wholeTree(in: context).assembled(in: context)
-                statistics.filesHashed += tree.filesHashed
-                statistics.bytesHashed += tree.bytesHashed
-                statistics.notes += tree.notes
-                let plan = SavePlan(
-                    old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
-                    contentLookup: tree.contentLookup,
-                    recorded: current.recorded,
-                    reread: Set(tree.rehashed.map { FileName($0.string) }))
-                let saving = SaveContext(
-                    package: package, plan: plan, manifest: current.manifest, options: options,
-                    rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)
-                saving.recordsNewBase = current.recorded != nil
-                executed = try saving.execute(packageExists: packageExists, statistics: statistics)
+                executed = try saveWholeTree(
+                    source, opened: opened, at: package, exists: packageExists, options: options, context: &context,
+                    statistics: &statistics)
             }
             var outcome = SaveOutcome(statistics: executed.statistics, head: executed.head, writtenFiles: executed.written)
             if markedForCheck {
@@ -127,6 +102,51 @@ public enum PackageSaver {
             source.didSave(outcome, in: context)
             return outcome
         }
+    }
+
+    /// The edited parts of a tree that knows its edits (`EditedPartsSource`), planned
+    /// against the manifest head they build on and saved journaled: only what changed is
+    /// compared.
+    private static func saveEditedParts(
+        _ parts: PartialSourceTree, at package: PackageLocation, options: SaveOptions, statistics: inout SaveStatistics
+    ) throws -> SaveContext.Result {
+        try requireCurrentRoot(parts.head.rootHash, of: package, options: options)
+        statistics.filesHashed = parts.filesHashed
+        statistics.bytesHashed = parts.bytesHashed
+        statistics.notes += parts.notes
+        let plan = SavePlan(
+            old: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.current), rootHash: parts.head.rootHash),
+            new: TreeSnapshot(entries: PackageManifest.withDescendantCounts(parts.new), rootHash: parts.newRootHash),
+            origins: parts.contents, unknownOldContent: parts.unknownContent)
+        let saving = SaveContext(
+            package: package, plan: plan, manifest: PackageManifest(head: parts.head), options: options,
+            rootPermissions: parts.rootPermissions, newEntryCount: parts.newEntryCount)
+        return try saving.execute(packageExists: true, statistics: statistics)
+    }
+
+    /// The whole new tree, compared with the package's current state (its manifest, or a
+    /// check of the package when the manifest cannot be trusted).
+    private static func saveWholeTree(
+        _ source: some SaveSource, opened: OpenPackage, at package: PackageLocation, exists packageExists: Bool,
+        options: SaveOptions, context: inout SaveSourceContext, statistics: inout SaveStatistics
+    ) throws -> SaveContext.Result {
+        let current = try currentState(of: opened, exists: packageExists, options: options, statistics: &statistics)
+        try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
+        context.manifest = current.manifest
+        let tree = try source.wholeTree(in: context).assembled(in: context)
+        statistics.filesHashed += tree.filesHashed
+        statistics.bytesHashed += tree.bytesHashed
+        statistics.notes += tree.notes
+        let plan = SavePlan(
+            old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
+            contentLookup: tree.contentLookup,
+            recorded: current.recorded,
+            reread: Set(tree.rehashed.map { FileName($0.string) }))
+        let saving = SaveContext(
+            package: package, plan: plan, manifest: current.manifest, options: options,
+            rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)
+        saving.recordsNewBase = current.recorded != nil
+        return try saving.execute(packageExists: packageExists, statistics: statistics)
     }
 
     /// Refuses the save when the package does not hold `SaveOptions.requiredCurrentRoot`.

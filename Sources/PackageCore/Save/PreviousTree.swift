@@ -65,84 +65,30 @@ extension SaveContext {
         let packageDescriptor = SharedDescriptor(try FileDescriptor.openDirectory(packagePath))
         let packageRoot = packageDescriptor.rawValue
         defer { withExtendedLifetime(packageDescriptor) {} }
-        let fromPrevious = SavePlan(
-            old: previous.snapshot, new: plan.new, origins: plan.origins, contentDirectory: plan.contentDirectory,
-            contentLookup: plan.contentLookup)
-        let createdSincePrevious = Set(fromPrevious.creations)
-        let modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
-        let modeChangedInPackage = Set(plan.permissionChanges)
+        var update = PreviousTreeUpdate(
+            from: SavePlan(
+                old: previous.snapshot, new: plan.new, origins: plan.origins, contentDirectory: plan.contentDirectory,
+                contentLookup: plan.contentLookup),
+            package: plan)
         let windowStart = FileClock.lowerBound()
         let parents = stagingParents(staging)
-        // Directories whose entries change, to be fsynced; the root among them.
-        var touched: Set<RelativePath> = [.root]
-        var created: [String] = []
-        // Directories of the kept tree its owner may not write (a read-only folder): opened
-        // up while it is brought up to date; every directory gets its final bits at the end.
-        var openedUp: [String] = []
-        for entry in previous.snapshot.entries where entry.kind == .directory && entry.permissions & 0o300 != 0o300 {
-            guard let (folder, name) = try? parents.locate(entry.path) else { continue }
-            if (try? FileSystem.setPermissions(name, entry.permissions | 0o700, relativeTo: folder)) != nil {
-                openedUp.append(entry.path)
-            }
-        }
-
-        for index in fromPrevious.removals {
-            let path = previous.snapshot.entries[index].path
-            let (folder, name) = try parents.locate(path)
-            try FileSystem.removeTree(name, relativeTo: folder, displayPath: package.inside(path))
-            parents.forget(path)
-            touched.insert(RelativePath(trusted: RelativePath.parent(of: path)))
-        }
-        var pendingLinks: [PendingLink] = []
-        var toWrite: [Int] = []
+        update.openedUp = openUpReadOnlyDirectories(of: previous, parents: parents)
+        try removeEntriesGone(from: previous, update: &update, parents: parents)
         for (index, entry) in plan.new.entries.enumerated() {
-            switch entry.kind {
-            case .directory:
-                if createdSincePrevious.contains(index) {
-                    let (folder, name) = try parents.locate(entry.path)
-                    try FileSystem.makeDirectory(
-                        name, relativeTo: folder, permissions: 0o700, displayPath: package.inside(entry.path))
-                    touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
-                    created.append(entry.path)
-                    statistics.directoriesCreated += 1
-                } else if modeChangedSincePrevious.contains(index) {
-                    // Directories belong to one tree only: changing their bits is safe.
-                    openedUp.append(entry.path)
-                }
-            case .symbolicLink:
-                guard fromPrevious.unchangedOld[index] == nil else { continue }
-                let (folder, name) = try parents.locate(entry.path)
-                try removeIfPresent(name, in: folder, path: entry.path)
-                writtenStatus[index] = try writer.writeSymbolicLink(
-                    target: entry.linkTarget ?? "", named: name, in: folder, displayPath: package.inside(entry.path))
-                touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
-                statistics.symbolicLinksWritten += 1
-            default:
-                let sameAsPrevious = fromPrevious.unchangedOld[index] != nil && !modeChangedSincePrevious.contains(index)
-                let packageOld = modeChangedInPackage.contains(index) ? nil : plan.unchangedOld[index]
-                // Kept only when it is also the package's file: the manifest then describes it.
-                if sameAsPrevious && packageOld != nil { continue }
-                let (folder, name) = try parents.locate(entry.path)
-                try removeIfPresent(name, in: folder, path: entry.path)
-                touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
-                if let packageOld {
-                    pendingLinks.append(PendingLink(from: plan.old.entries[packageOld].path, to: entry.path, index: index))
-                } else {
-                    toWrite.append(index)
-                }
-            }
+            try bringUpToDate(index, entry, update: &update, parents: parents, statistics: &statistics)
         }
+        let toWrite = update.toWrite
         var units: Int64 = 0
         for index in toWrite { units += plan.new.entries[index].size }
-        progress.plan(files: toWrite.count + pendingLinks.count, bytes: units)
+        progress.plan(files: toWrite.count + update.pendingLinks.count, bytes: units)
         for index in toWrite {
             try writeStagedFile(
                 index, into: parents,
-                standsInForLink: plan.unchangedOld[index] != nil && !modeChangedInPackage.contains(index),
+                standsInForLink: plan.unchangedOld[index] != nil && !update.modeChangedInPackage.contains(index),
                 statistics: &statistics)
         }
         let outcome = try linkUnchanged(
-            pendingLinks, from: packageRoot, into: staging, parents: parents, statistics: &statistics)
+            update.pendingLinks, from: packageRoot, into: staging, parents: parents, statistics: &statistics)
         let window: ClosedRange<Int64>? = windowStart...FileClock.upperBound()
         // The previous tree's manifest described the version before; the new one builds on
         // the package's.
@@ -150,25 +96,113 @@ extension SaveContext {
         try writeStagedManifest(
             staging, package: packageRoot, buildsOnPackage: !outcome.linksImpossible, window: window, statistics: &statistics)
         statistics.reusedPrevious = true
-        // Final bits of the directories created or opened up, deepest first.
+        try setFinalDirectoryBits(of: update.created + update.openedUp, parents: parents)
+        if try !makeDurableInBulk(staging), durable {
+            try syncChangedDirectories(of: staging, update: update, parents: parents)
+        }
+    }
+
+    /// Directories of the kept tree its owner may not write (a read-only folder): opened up
+    /// while it is brought up to date, so that their entries can change; every directory
+    /// gets its final bits at the end. Returns their paths.
+    private func openUpReadOnlyDirectories(of previous: PreviousTree, parents: TreeParents) -> [String] {
+        var openedUp: [String] = []
+        for entry in previous.snapshot.entries where entry.kind == .directory && entry.permissions & 0o300 != 0o300 {
+            guard let (folder, name) = try? parents.locate(entry.path) else { continue }
+            if (try? FileSystem.setPermissions(name, entry.permissions | 0o700, relativeTo: folder)) != nil {
+                openedUp.append(entry.path)
+            }
+        }
+        return openedUp
+    }
+
+    /// Removes the previous tree's subtrees the new snapshot does not hold (deleted, or of
+    /// another kind now).
+    private func removeEntriesGone(
+        from previous: PreviousTree, update: inout PreviousTreeUpdate, parents: TreeParents
+    ) throws {
+        for index in update.fromPrevious.removals {
+            let path = previous.snapshot.entries[index].path
+            let (folder, name) = try parents.locate(path)
+            try FileSystem.removeTree(name, relativeTo: folder, displayPath: package.inside(path))
+            parents.forget(path)
+            update.touched.insert(RelativePath(trusted: RelativePath.parent(of: path)))
+        }
+    }
+
+    /// New entry `index`: a directory is created or re-permissioned; a link that differs is
+    /// replaced at once; a file that differs from the new snapshot, or whose package
+    /// counterpart differs, is unlinked and queued to be linked from the package or written
+    /// fresh. Nothing is changed in place: its inode is shared with the package.
+    private func bringUpToDate(
+        _ index: Int, _ entry: SnapshotEntry, update: inout PreviousTreeUpdate, parents: TreeParents,
+        statistics: inout SaveStatistics
+    ) throws {
+        switch entry.kind {
+        case .directory:
+            if update.createdSincePrevious.contains(index) {
+                let (folder, name) = try parents.locate(entry.path)
+                try FileSystem.makeDirectory(
+                    name, relativeTo: folder, permissions: 0o700, displayPath: package.inside(entry.path))
+                update.touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
+                update.created.append(entry.path)
+                statistics.directoriesCreated += 1
+            } else if update.modeChangedSincePrevious.contains(index) {
+                // Directories belong to one tree only: changing their bits is safe.
+                update.openedUp.append(entry.path)
+            }
+        case .symbolicLink:
+            guard update.fromPrevious.unchangedOld[index] == nil else { return }
+            let (folder, name) = try parents.locate(entry.path)
+            try removeIfPresent(name, in: folder, path: entry.path)
+            writtenStatus[index] = try writer.writeSymbolicLink(
+                target: entry.linkTarget ?? "", named: name, in: folder, displayPath: package.inside(entry.path))
+            update.touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
+            statistics.symbolicLinksWritten += 1
+        default:
+            let sameAsPrevious =
+                update.fromPrevious.unchangedOld[index] != nil && !update.modeChangedSincePrevious.contains(index)
+            let packageOld = update.modeChangedInPackage.contains(index) ? nil : plan.unchangedOld[index]
+            // Kept only when it is also the package's file: the manifest then describes it.
+            if sameAsPrevious && packageOld != nil { return }
+            let (folder, name) = try parents.locate(entry.path)
+            try removeIfPresent(name, in: folder, path: entry.path)
+            update.touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
+            if let packageOld {
+                update.pendingLinks.append(PendingLink(from: plan.old.entries[packageOld].path, to: entry.path, index: index))
+            } else {
+                update.toWrite.append(index)
+            }
+        }
+    }
+
+    /// Final bits of the directories created or opened up, deepest first (a read-only
+    /// folder gets its children before it closes).
+    private func setFinalDirectoryBits(of paths: [String], parents: TreeParents) throws {
         // (Keyed by bytes: twin folders `é` and `e\u{301}` keep their own bits.)
         let newDirectories = Dictionary(
             plan.new.entries.lazy.filter { $0.kind == .directory }.map { (RelativePath(trusted: $0.path), $0.permissions) },
             uniquingKeysWith: { first, _ in first })
-        let finishing = Set((created + openedUp).map { RelativePath(trusted: $0) })
+        let finishing = Set(paths.map { RelativePath(trusted: $0) })
         for path in finishing.sorted(by: { RelativePath.depth(of: $0.string) > RelativePath.depth(of: $1.string) }) {
             guard let bits = newDirectories[path] else { continue }
             let (folder, name) = try parents.locate(path.string)
             try FileSystem.setPermissions(name, bits, relativeTo: folder)
         }
-        if try !makeDurableInBulk(staging), durable {
-            try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
-            // Children before parents; new directories are among them.
-            let directories = touched.union(created.map { RelativePath(trusted: $0) })
-                .sorted { $0.string.utf8.count > $1.string.utf8.count }
-            for directory in directories {
-                try FileSystem.syncDirectory(".", relativeTo: try parents.directory(directory.string))
-            }
+    }
+
+    /// With `--fsync full` and files fsynced one by one: fsyncs `.pkgtool` and every
+    /// directory whose entries changed, children before parents, before the exchange
+    /// publishes them.
+    private func syncChangedDirectories(
+        of staging: borrowing FileDescriptor, update: PreviousTreeUpdate, parents: TreeParents
+    ) throws {
+        try FileSystem.syncDirectory(PackageLayout.metadataDirectoryName, relativeTo: staging.rawValue)
+        // Children before parents; new directories are among them.
+        let directories = update.touched.union(update.created.map { RelativePath(trusted: $0) })
+            .sorted { $0.string.utf8.count > $1.string.utf8.count }
+        for directory in directories {
+            try FileSystem.syncDirectory(".", relativeTo: try parents.directory(directory.string))
         }
     }
 
@@ -180,5 +214,31 @@ extension SaveContext {
         } catch {
             if !error.isNotFound { throw error }
         }
+    }
+}
+
+/// What bringing a kept previous tree up to date compares, and what its steps found.
+private struct PreviousTreeUpdate {
+    /// From the previous tree to the new snapshot.
+    let fromPrevious: SavePlan
+    let createdSincePrevious: Set<Int>
+    let modeChangedSincePrevious: Set<Int>
+    let modeChangedInPackage: Set<Int>
+    /// Directories whose entries change, to be fsynced; the root among them.
+    var touched: Set<RelativePath> = [.root]
+    /// Directories created in the kept tree.
+    var created: [String] = []
+    /// Directories whose bits are set at the end: opened up, or changed since.
+    var openedUp: [String] = []
+    /// Files to hard-link from the package (its file is unchanged).
+    var pendingLinks: [SaveContext.PendingLink] = []
+    /// Files to write fresh.
+    var toWrite: [Int] = []
+
+    init(from fromPrevious: SavePlan, package plan: SavePlan) {
+        self.fromPrevious = fromPrevious
+        createdSincePrevious = Set(fromPrevious.creations)
+        modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
+        modeChangedInPackage = Set(plan.permissionChanges)
     }
 }

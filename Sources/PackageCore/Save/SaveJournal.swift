@@ -299,32 +299,16 @@ package struct SaveJournal: Equatable {
                     touched.insert(RelativePath(trusted: parentPath))
                 }
             case .makeDirectory(_, let permissions):
-                if let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) {
-                    if status.kind != .directory {
-                        throw FileSystemError(
-                            .makeDirectory, path: shown, errno: .fileExists,
-                            reason: "a \(status.kind) stands where the saved version has a folder")
-                    }
-                } else {
-                    try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
-                        do throws(FileSystemError) {
-                            try FileSystem.makeDirectory(name, relativeTo: parent.rawValue, permissions: permissions)
-                        } catch {
-                            throw error.naming(shown)
-                        }
-                    }
+                if try Self.makeDirectory(
+                    name, in: parent, permissions: permissions, shownAs: shown, parentShownAs: package.inside(parentPath))
+                {
                     touched.insert(RelativePath(trusted: parentPath))
                 }
             case .rename(let temporaryName, _):
-                if try FileSystem.statusIfExists(temporaryName, relativeTo: temporary.rawValue) != nil {
-                    try PackageTreeAccess.withWritable(parent, shownAs: package.inside(parentPath)) {
-                        do throws(FileSystemError) {
-                            try FileSystem.rename(
-                                temporaryName, to: name, fromDirectory: temporary.rawValue, toDirectory: parent.rawValue)
-                        } catch {
-                            throw error.naming(shown, destination: nil)
-                        }
-                    }
+                if try Self.rename(
+                    temporaryName, from: temporary, to: name, in: parent, shownAs: shown,
+                    parentShownAs: package.inside(parentPath))
+                {
                     touched.insert(RelativePath(trusted: parentPath))
                     touched.insert(RelativePath(trusted: temporaryPath))
                 }
@@ -333,26 +317,79 @@ package struct SaveJournal: Equatable {
                     name, in: parent, shownAs: shown, data: data, temporary: temporary, inode: inode, size: size,
                     permissions: permissions, modificationTime: modificationTime, ranges: ranges, durability: durability)
             case .setPermissions(_, let permissions):
-                guard let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) else {
-                    throw FileSystemError(.setPermissions, path: shown, errno: .noSuchFileOrDirectory)
-                }
-                // Never through a link: permissions of link targets are not the package's.
-                if status.kind != .symbolicLink {
-                    do throws(FileSystemError) { try FileSystem.setPermissions(name, permissions, relativeTo: parent.rawValue) } catch {
-                        throw error.naming(shown)
-                    }
-                }
+                try Self.setPermissions(name, in: parent, to: permissions, shownAs: shown)
             }
         }
-        if durability == .full {
-            // Deeper directories first, so a parent's entry for a new child directory is
-            // flushed after the child's own entries.
-            for directory in touched.map(\.string).sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
-                let handle = try PackageTreeAccess.openDirectory(directory, in: root, package: package)
-                try handle.sync()
-            }
-        }
+        if durability == .full { try Self.syncDirectories(touched, in: root, package: package) }
         return removedEntries
+    }
+
+    /// Applies one `.makeDirectory`: nothing when the folder is there already (applied
+    /// before), refused when something else stands there. Returns whether it made one.
+    private static func makeDirectory(
+        _ name: String, in parent: borrowing FileDescriptor, permissions: UInt32, shownAs shown: String,
+        parentShownAs parentShown: String
+    ) throws -> Bool {
+        if let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) {
+            if status.kind != .directory {
+                throw FileSystemError(
+                    .makeDirectory, path: shown, errno: .fileExists,
+                    reason: "a \(status.kind) stands where the saved version has a folder")
+            }
+            return false
+        }
+        try PackageTreeAccess.withWritable(parent, shownAs: parentShown) {
+            do throws(FileSystemError) {
+                try FileSystem.makeDirectory(name, relativeTo: parent.rawValue, permissions: permissions)
+            } catch {
+                throw error.naming(shown)
+            }
+        }
+        return true
+    }
+
+    /// Applies one `.rename`, skipped when the temporary is gone (already done). Returns
+    /// whether it renamed.
+    private static func rename(
+        _ temporaryName: String, from temporary: borrowing FileDescriptor, to name: String,
+        in parent: borrowing FileDescriptor, shownAs shown: String, parentShownAs parentShown: String
+    ) throws -> Bool {
+        guard try FileSystem.statusIfExists(temporaryName, relativeTo: temporary.rawValue) != nil else { return false }
+        try PackageTreeAccess.withWritable(parent, shownAs: parentShown) {
+            do throws(FileSystemError) {
+                try FileSystem.rename(
+                    temporaryName, to: name, fromDirectory: temporary.rawValue, toDirectory: parent.rawValue)
+            } catch {
+                throw error.naming(shown, destination: nil)
+            }
+        }
+        return true
+    }
+
+    /// Applies one `.setPermissions`, never through a link: permissions of link targets are
+    /// not the package's.
+    private static func setPermissions(
+        _ name: String, in parent: borrowing FileDescriptor, to permissions: UInt32, shownAs shown: String
+    ) throws {
+        guard let status = try FileSystem.statusIfExists(name, relativeTo: parent.rawValue) else {
+            throw FileSystemError(.setPermissions, path: shown, errno: .noSuchFileOrDirectory)
+        }
+        if status.kind != .symbolicLink {
+            do throws(FileSystemError) { try FileSystem.setPermissions(name, permissions, relativeTo: parent.rawValue) } catch {
+                throw error.naming(shown)
+            }
+        }
+    }
+
+    /// fsyncs every directory whose entries changed, deeper ones first, so a parent's entry
+    /// for a new child directory is flushed after the child's own entries.
+    private static func syncDirectories(
+        _ touched: Set<RelativePath>, in root: borrowing FileDescriptor, package: PackageLocation
+    ) throws {
+        for directory in touched.map(\.string).sorted(by: { RelativePath.depth(of: $0) > RelativePath.depth(of: $1) }) {
+            let handle = try PackageTreeAccess.openDirectory(directory, in: root, package: package)
+            try handle.sync()
+        }
     }
 }
 

@@ -71,63 +71,100 @@ struct SavePlan {
         self.contentDirectory = contentDirectory
         self.contentLookup = contentLookup
         self.unchangedOld = Array(repeating: nil, count: new.entries.count)
-        let before = old.entries
-        let after = new.entries
+        var comparison = Comparison(before: old.entries, after: new.entries, unchangedOld: self.unchangedOld)
+        comparison.compareEntries(unknownOldContent: unknownOldContent)
+        comparison.refreshReread(reread, in: new)
+        if let recorded { comparison.refreshUnvouched(by: recorded) }
+        self.creations = comparison.creations
+        self.removals = comparison.removals
+        self.permissionChanges = comparison.permissionChanges
+        self.refreshes = comparison.refreshes
+        self.unchangedOld = comparison.unchangedOld
+    }
+
+    /// The comparison of two trees' entries, as it builds the plan's lists.
+    private struct Comparison {
+        let before: [SnapshotEntry]
+        let after: [SnapshotEntry]
+        var unchangedOld: [Int?]
         var creations: [Int] = []
         var removals: [Int] = []
         var permissionChanges: [Int] = []
         var refreshes: [Int] = []
-        var unchangedOld = self.unchangedOld
-        func createSubtree(_ root: Int) {
-            for index in root..<(root + after[root].subtreeSpan) { creations.append(index) }
+
+        init(before: [SnapshotEntry], after: [SnapshotEntry], unchangedOld: [Int?]) {
+            self.before = before
+            self.after = after
+            self.unchangedOld = unchangedOld
         }
-        PathOrder.mergeJoin(before, after) { step in
-            switch step {
-            case .left(let i):
-                removals.append(i)
-                return (before[i].subtreeSpan, 0)
-            case .right(let j):
-                createSubtree(j)
-                return (0, after[j].subtreeSpan)
-            case .both(let i, let j):
-                let was = before[i]
-                let now = after[j]
-                if was.kind != now.kind {
+
+        /// One merge of the two path-sorted lists: a path on one side only is removed or
+        /// created with its subtree; on both, compared by kind, then content and bits.
+        mutating func compareEntries(unknownOldContent: Set<RelativePath>) {
+            PathOrder.mergeJoin(before, after) { step in
+                switch step {
+                case .left(let i):
                     removals.append(i)
+                    return (before[i].subtreeSpan, 0)
+                case .right(let j):
                     createSubtree(j)
-                    return (was.subtreeSpan, now.subtreeSpan)
-                }
-                switch now.kind {
-                case .directory:
-                    if was.permissions != now.permissions { permissionChanges.append(j) }
-                case .symbolicLink:
-                    if was.hash == now.hash { unchangedOld[j] = i } else { creations.append(j) }
-                default:
-                    let known = unknownOldContent.isEmpty || !unknownOldContent.contains(RelativePath(trusted: was.path))
-                    if known && was.hash == now.hash && was.size == now.size {
-                        unchangedOld[j] = i
-                        if was.permissions != now.permissions {
-                            permissionChanges.append(j)
-                        } else if was.source != now.source {
-                            refreshes.append(j)
-                        }
-                    } else {
-                        creations.append(j)
+                    return (0, after[j].subtreeSpan)
+                case .both(let i, let j):
+                    let was = before[i]
+                    let now = after[j]
+                    if was.kind != now.kind {
+                        removals.append(i)
+                        createSubtree(j)
+                        return (was.subtreeSpan, now.subtreeSpan)
                     }
+                    compare(was, i, with: now, j, unknownOldContent: unknownOldContent)
+                    return (1, 1)
                 }
-                return (1, 1)
             }
         }
-        // Unchanged files that were reread although their stamps agree (racy ones): found by
-        // path, so that the walk above hashes no path of the files nobody reread.
-        for path in reread {
-            guard let j = new.index(of: path.string), after[j].kind == .regular, let i = unchangedOld[j] else { continue }
-            if before[i].permissions == after[j].permissions && before[i].source == after[j].source { refreshes.append(j) }
+
+        private mutating func createSubtree(_ root: Int) {
+            for index in root..<(root + after[root].subtreeSpan) { creations.append(index) }
         }
-        // Package files the manifest's stat cache no longer vouches for (a save's own
-        // renames move ctimes; racy entries): record them afresh so they are not reread
-        // next time.
-        if let recorded {
+
+        /// Old entry `i` and new entry `j` at one path, of one kind. Unchanged means equal
+        /// content hash and size, never a date alone.
+        private mutating func compare(
+            _ was: SnapshotEntry, _ i: Int, with now: SnapshotEntry, _ j: Int, unknownOldContent: Set<RelativePath>
+        ) {
+            switch now.kind {
+            case .directory:
+                if was.permissions != now.permissions { permissionChanges.append(j) }
+            case .symbolicLink:
+                if was.hash == now.hash { unchangedOld[j] = i } else { creations.append(j) }
+            default:
+                let known = unknownOldContent.isEmpty || !unknownOldContent.contains(RelativePath(trusted: was.path))
+                if known && was.hash == now.hash && was.size == now.size {
+                    unchangedOld[j] = i
+                    if was.permissions != now.permissions {
+                        permissionChanges.append(j)
+                    } else if was.source != now.source {
+                        refreshes.append(j)
+                    }
+                } else {
+                    creations.append(j)
+                }
+            }
+        }
+
+        /// Unchanged files that were reread although their stamps agree (racy ones): found
+        /// by path, so that the walk above hashes no path of the files nobody reread.
+        mutating func refreshReread(_ reread: Set<FileName>, in new: TreeSnapshot) {
+            for path in reread {
+                guard let j = new.index(of: path.string), after[j].kind == .regular, let i = unchangedOld[j] else { continue }
+                if before[i].permissions == after[j].permissions && before[i].source == after[j].source { refreshes.append(j) }
+            }
+        }
+
+        /// Package files the manifest's stat cache no longer vouches for (a save's own
+        /// renames move ctimes; racy entries): recorded afresh so they are not reread next
+        /// time.
+        mutating func refreshUnvouched(by recorded: PackageManifest) {
             let refreshed = Set(refreshes)
             for (index, entry) in after.enumerated() where entry.kind == .regular {
                 guard let oldIndex = unchangedOld[index] else { continue }
@@ -141,11 +178,6 @@ struct SavePlan {
                 }
             }
         }
-        self.creations = creations
-        self.removals = removals
-        self.permissionChanges = permissionChanges
-        self.refreshes = refreshes
-        self.unchangedOld = unchangedOld
     }
 
     /// Whether the package already holds exactly the new tree.
