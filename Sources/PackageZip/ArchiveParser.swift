@@ -149,6 +149,26 @@ struct ArchiveParser {
         let tailLength = Int(min(size, Int64(ZipFormat.maximumEndSearch + ZipFormat.zip64LocatorSize)))
         let tailStart = size - Int64(tailLength)
         let tail = try read(file, at: tailStart, count: tailLength, what: "end of the archive")
+        let (position, recordEnd) = try locateEnd(in: tail)
+        try refuseHiddenRecords(in: Array(tail[..<recordEnd]), commentStart: position + ZipFormat.endRecordSize)
+        var record = tail.withUnsafeBytes { bytes in
+            EndRecord(
+                position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
+                centralDisk: UInt32(bytes.le16(position + 6)), entriesOnDisk: UInt64(bytes.le16(position + 8)),
+                totalEntries: UInt64(bytes.le16(position + 10)), centralSize: UInt64(bytes.le32(position + 12)),
+                centralOffset: UInt64(bytes.le32(position + 16)),
+                comment: Array(bytes[(position + ZipFormat.endRecordSize)..<recordEnd]), zip64RecordOffset: nil)
+        }
+        try readZip64EndIfAny(file, tail: tail, endRecordAt: position, record: &record)
+        return record
+    }
+
+    /// The earliest end-record signature in `tail` (the file's last bytes) whose comment
+    /// reaches the end exactly or the zero padding there: its position and where its
+    /// comment ends. A signature that fits no way is junk after the archive; none at all,
+    /// no archive.
+    private func locateEnd(in tail: [UInt8]) throws -> (position: Int, recordEnd: Int) {
+        let tailLength = tail.count
         var found: Int?
         var sawSignature = false
         var recordEnd = tailLength
@@ -178,16 +198,15 @@ struct ArchiveParser {
             }
             throw fail(.notAnArchive, nil, "not a ZIP archive (no end-of-central-directory record)")
         }
-        try refuseHiddenRecords(in: Array(tail[..<recordEnd]), commentStart: position + ZipFormat.endRecordSize)
-        var record = tail.withUnsafeBytes { bytes in
-            EndRecord(
-                position: tailStart + Int64(position), disk: UInt32(bytes.le16(position + 4)),
-                centralDisk: UInt32(bytes.le16(position + 6)), entriesOnDisk: UInt64(bytes.le16(position + 8)),
-                totalEntries: UInt64(bytes.le16(position + 10)), centralSize: UInt64(bytes.le32(position + 12)),
-                centralOffset: UInt64(bytes.le32(position + 16)),
-                comment: Array(bytes[(position + ZipFormat.endRecordSize)..<recordEnd]), zip64RecordOffset: nil)
-        }
-        // A ZIP64 locator sits right before the end record when the archive needed one.
+        return (position, recordEnd)
+    }
+
+    /// Reads the ZIP64 end record when its locator sits right before the end record
+    /// (at `endRecordAt` in `tail`). Without one, fields holding ZIP64 markers are refused,
+    /// except exactly 65,535 entries, which is legal without ZIP64.
+    private func readZip64EndIfAny(
+        _ file: borrowing FileDescriptor, tail: [UInt8], endRecordAt position: Int, record: inout EndRecord
+    ) throws {
         let locatorPosition = position - ZipFormat.zip64LocatorSize
         let hasLocator =
             locatorPosition >= 0
@@ -204,7 +223,6 @@ struct ArchiveParser {
         } else if needsZip64 {
             throw fail(.inconsistent, nil, "the end record's fields are ZIP64 markers, but there is no ZIP64 locator")
         }
-        return record
     }
 
     /// Refuses an archive whose comment holds another end record (classic or ZIP64) or a

@@ -247,81 +247,143 @@ final class PackPipeline: Sendable {
         return tail
     }
 
+    /// What `write` gathers across the entries: the output's position, the raw copies and
+    /// the central directory that come after the last entry.
+    private struct Written {
+        let out: OutputBuffer
+        /// Unchanged entries' bytes: ranges of the output left for parallel kernel copies.
+        var copies: [RawCopy] = []
+        var central: RecordBuilder
+        /// Appending, the first central record carries the dead ranges: written last.
+        var firstCentral: EntryHeader?
+
+        /// Adds `header`'s central record, or holds it back as the first one of an append.
+        mutating func addCentral(_ header: EntryHeader, heldBack: Bool) {
+            if heldBack { firstCentral = header } else { HeaderWriter.central(header, into: &central) }
+        }
+    }
+
+    /// Writes every entry in order, then the central directory and end record; appending,
+    /// returns those instead (`run`).
     private func write(
         to file: borrowing FileDescriptor, base: ZipArchive?, appending: AppendLayout?, report: inout ZipPackReport,
         progress: (@Sendable (Int64) -> Void)?
     ) throws -> ArchiveTail? {
-        let out = OutputBuffer(startingAt: appending?.start ?? 0)
-        // Unchanged entries' bytes: ranges of the output left for parallel kernel copies.
-        var copies: [RawCopy] = []
-        var central = RecordBuilder(capacity: entries.count * 96 + 64)
-        // Appending, the first central record carries the dead ranges: written last.
-        var firstCentral: EntryHeader?
+        var written = Written(
+            out: OutputBuffer(startingAt: appending?.start ?? 0), central: RecordBuilder(capacity: entries.count * 96 + 64))
         let hasher = ContentHasher()
         for (index, entry) in entries.enumerated() {
             if cancellation?.isCancelled == true { throw CancellationError() }
             if let kept = appending?.kept[index] {
                 // In place already: only its central record is new.
                 count(kept, as: entry, report: &report, progress: progress)
-                if index == 0 { firstCentral = kept } else { HeaderWriter.central(kept, into: &central) }
+                written.addCentral(kept, heldBack: index == 0)
                 continue
             }
-            var header = PackPipeline.header(for: entry)
-            header.localHeaderOffset = out.position
-            switch entry.kind {
-            case .directory:
-                try out.append(HeaderWriter.local(header).bytes, to: file)
-                report.directories += 1
-            case .symbolicLink:
-                let target = PackPipeline.fillLink(&header, entry)
-                try out.append(HeaderWriter.local(header).bytes, to: file)
-                try out.append(target, to: file)
-                report.links += 1
-                report.stored += 1
-                report.inputBytes += header.uncompressedSize
-            default:
-                if let old = entry.reuse, base != nil {
-                    PackPipeline.fillReused(&header, from: old)
-                    let local = HeaderWriter.local(header).bytes
-                    if try sameLocalHeader(local, as: old, in: base) {
-                        // Header and data as they are: one range, merged with its neighbours.
-                        let length = old.dataOffset - old.localHeaderOffset + old.compressedSize
-                        let at = try out.reserve(length, in: file)
-                        RawCopy.add(RawCopy(source: old.localHeaderOffset, destination: at, length: length), to: &copies)
-                    } else {
-                        try out.append(local, to: file)
-                        let at = try out.reserve(old.compressedSize, in: file)
-                        RawCopy.add(RawCopy(source: old.dataOffset, destination: at, length: old.compressedSize), to: &copies)
-                    }
-                    report.reused += 1
-                    if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
-                    progress?(header.uncompressedSize)
-                } else {
-                    try writeFile(index, entry, header: &header, out: out, file: file, hasher: hasher, progress: progress)
-                    if header.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
-                }
-                report.files += 1
-                report.inputBytes += header.uncompressedSize
-            }
-            if appending != nil && index == 0 { firstCentral = header } else { HeaderWriter.central(header, into: &central) }
+            let header = try writeEntry(
+                index, to: file, base: base, written: &written, hasher: hasher, report: &report, progress: progress)
+            written.addCentral(header, heldBack: appending != nil && index == 0)
             report.entries += 1
         }
-        if let appending {
-            try out.flush(to: file)
-            if let base, !copies.isEmpty {
-                try RawCopy.run(
-                    copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
+        if let appending { return try appendTail(appending, written, to: file, base: base, report: &report) }
+        try finishArchive(written, to: file, base: base, report: &report)
+        return nil
+    }
+
+    /// Writes one entry that is not kept in place: a directory, a link, a file copied raw
+    /// from the base or a new file. Returns its header, for the central directory.
+    private func writeEntry(
+        _ index: Int, to file: borrowing FileDescriptor, base: ZipArchive?, written: inout Written,
+        hasher: borrowing ContentHasher, report: inout ZipPackReport, progress: (@Sendable (Int64) -> Void)?
+    ) throws -> EntryHeader {
+        let entry = entries[index]
+        let out = written.out
+        var header = PackPipeline.header(for: entry)
+        header.localHeaderOffset = out.position
+        switch entry.kind {
+        case .directory:
+            try out.append(HeaderWriter.local(header).bytes, to: file)
+            report.directories += 1
+        case .symbolicLink:
+            let target = PackPipeline.fillLink(&header, entry)
+            try out.append(HeaderWriter.local(header).bytes, to: file)
+            try out.append(target, to: file)
+            report.links += 1
+            report.stored += 1
+            report.inputBytes += header.uncompressedSize
+        default:
+            if let old = entry.reuse, base != nil {
+                try writeReused(old, header: &header, to: file, base: base, written: &written)
+                report.reused += 1
+                if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
+                progress?(header.uncompressedSize)
+            } else {
+                try writeFile(index, entry, header: &header, out: out, file: file, hasher: hasher, progress: progress)
+                if header.method == .deflated { report.deflated += 1 } else { report.stored += 1 }
             }
-            var head = RecordBuilder(capacity: 256 + appending.deadField.count)
-            if let firstCentral { HeaderWriter.central(firstCentral, extra: appending.deadField, into: &head) }
-            let centralBytes = head.bytes + central.bytes
-            let centralOffset = out.position
-            let end = HeaderWriter.end(
-                entryCount: entries.count, centralOffset: centralOffset, centralSize: Int64(centralBytes.count))
-            report.archiveBytes = centralOffset + Int64(centralBytes.count + end.count)
-            if cancellation?.isCancelled == true { throw CancellationError() }
-            return ArchiveTail(offset: centralOffset, bytes: centralBytes + end)
+            report.files += 1
+            report.inputBytes += header.uncompressedSize
         }
+        return header
+    }
+
+    /// An unchanged file: room for its bytes is reserved in the output, to be copied raw
+    /// from the base after the last entry (the base's local header too, when it is the
+    /// same bytes; else a new one is written and only the data copied).
+    private func writeReused(
+        _ old: ZipEntry, header: inout EntryHeader, to file: borrowing FileDescriptor, base: ZipArchive?,
+        written: inout Written
+    ) throws {
+        PackPipeline.fillReused(&header, from: old)
+        let local = HeaderWriter.local(header).bytes
+        let out = written.out
+        if try sameLocalHeader(local, as: old, in: base) {
+            // Header and data as they are: one range, merged with its neighbours.
+            let length = old.dataOffset - old.localHeaderOffset + old.compressedSize
+            let at = try out.reserve(length, in: file)
+            RawCopy.add(RawCopy(source: old.localHeaderOffset, destination: at, length: length), to: &written.copies)
+        } else {
+            try out.append(local, to: file)
+            let at = try out.reserve(old.compressedSize, in: file)
+            RawCopy.add(RawCopy(source: old.dataOffset, destination: at, length: old.compressedSize), to: &written.copies)
+        }
+    }
+
+    /// The end of an append: what is buffered is flushed and the raw copies made; the new
+    /// central directory (its first record carrying the dead ranges) and end record are
+    /// returned, not written, for `InPlaceAppend` to record first.
+    private func appendTail(
+        _ appending: AppendLayout, _ written: Written, to file: borrowing FileDescriptor, base: ZipArchive?,
+        report: inout ZipPackReport
+    ) throws -> ArchiveTail {
+        let out = written.out
+        try out.flush(to: file)
+        if let base, !written.copies.isEmpty {
+            try RawCopy.run(
+                written.copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path,
+                workers: workerCount)
+        }
+        var head = RecordBuilder(capacity: 256 + appending.deadField.count)
+        if let firstCentral = written.firstCentral {
+            HeaderWriter.central(firstCentral, extra: appending.deadField, into: &head)
+        }
+        let centralBytes = head.bytes + written.central.bytes
+        let centralOffset = out.position
+        let end = HeaderWriter.end(
+            entryCount: entries.count, centralOffset: centralOffset, centralSize: Int64(centralBytes.count))
+        report.archiveBytes = centralOffset + Int64(centralBytes.count + end.count)
+        if cancellation?.isCancelled == true { throw CancellationError() }
+        return ArchiveTail(offset: centralOffset, bytes: centralBytes + end)
+    }
+
+    /// The end of a whole archive: the central directory and end record written and
+    /// flushed, then the raw copies made into the room left for them, and the file's
+    /// offset left at its end.
+    private func finishArchive(
+        _ written: Written, to file: borrowing FileDescriptor, base: ZipArchive?, report: inout ZipPackReport
+    ) throws {
+        let out = written.out
+        let central = written.central
         let centralOffset = out.position
         try out.append(central.bytes, to: file)
         try out.append(
@@ -330,14 +392,15 @@ final class PackPipeline: Sendable {
         try out.flush(to: file)
         report.archiveBytes = out.position
         if cancellation?.isCancelled == true { throw CancellationError() }
-        if let base, !copies.isEmpty {
-            try RawCopy.run(copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path, workers: workerCount)
+        if let base, !written.copies.isEmpty {
+            try RawCopy.run(
+                written.copies, from: base.file.rawValue, path: base.path, to: file.rawValue, path: file.path,
+                workers: workerCount)
         }
         // Asked once more before the archive replaces OUT.zip: a repack spends its time in
         // the copies above, after the last entry's check.
         if cancellation?.isCancelled == true { throw CancellationError() }
         try file.seek(to: report.archiveBytes)
-        return nil
     }
 
     /// The header every entry starts from: name, kind, mode, time; sizes to come.

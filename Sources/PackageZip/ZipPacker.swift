@@ -160,13 +160,44 @@ public enum ZipPacker {
             throw FileSystemError(.open, path: source, errno: .notDirectory, reason: "pack expects a directory")
         }
         var report = ZipPackReport()
-        // The base archive, for raw copies of unchanged entries.
-        var base: ZipArchive?
+        let base = try openBase(output: output, options: options, report: &report)
+        var snapshotEntries = try scan(source, base: base, options: options, report: &report)
+        try refuseReservedTopLevelName(snapshotEntries, source: source)
+        droppingOwnFiles(&snapshotEntries, output: output)
+        try movingFirst(&snapshotEntries, source: source, options: options)
+        options.progressTotal?(snapshotEntries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) })
+        let root = try FileDescriptor.openDirectory(source)
+        let reusable = try findReusable(snapshotEntries, base: base, root: root.rawValue, source: source, options: options)
+        let entries = packEntries(snapshotEntries, reusable: reusable, options: options)
+        let pipeline = PackPipeline(
+            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
+            cancellation: options.cancellation)
+        try write(
+            pipeline, to: PackTarget(given: given, output: output, base: base, entries: entries), options: options,
+            report: &report)
+        withExtendedLifetime(root) {}
+        return report
+    }
+
+    /// The base archive, for raw copies of unchanged entries: the explicit `base` (refused
+    /// with its error), else the existing output (when it does not open, the reason goes to
+    /// `report.baseIgnored` and the archive is rebuilt in full).
+    private static func openBase(output: String, options: ZipPackOptions, report: inout ZipPackReport) throws
+        -> ZipArchive?
+    {
         if let explicit = options.base {
-            base = try ZipArchive.open(explicit)
+            return try ZipArchive.open(explicit)
         } else if options.reuseExistingOutput, (try? FileSystem.statusIfExists(output)) != nil {
-            do { base = try ZipArchive.open(output) } catch { report.baseIgnored = "\(error)" }
+            do { return try ZipArchive.open(output) } catch { report.baseIgnored = "\(error)" }
         }
+        return nil
+    }
+
+    /// The entries of `source` to pack, with what was skipped and the links that lead out
+    /// recorded in `report`.
+    private static func scan(_ source: String, base: ZipArchive?, options: ZipPackOptions, report: inout ZipPackReport)
+        throws -> [SnapshotEntry]
+    {
         // A package's `.pkgtool` directory is pkgtool's metadata, not content. With a base,
         // its manifest's stat cache (when sound) vouches for the hashes of unchanged files,
         // which then need not be read to be recognised.
@@ -184,12 +215,14 @@ public enum ZipPacker {
                 report.linksLeadingOut.append((entry.path, reason))
             }
         }
+        return scan.snapshot.entries
+    }
 
-        var snapshotEntries = scan.snapshot.entries
-        // `.pkgtool` itself was left out above; a name a case-folding file system would take
-        // for it (`.PKGTOOL`) is refused rather than written into an archive unpack refuses.
+    /// `.pkgtool` itself was left out by the scan; a name a case-folding file system would
+    /// take for it (`.PKGTOOL`) is refused rather than written into an archive unpack refuses.
+    private static func refuseReservedTopLevelName(_ entries: [SnapshotEntry], source: String) throws {
         // The scan's paths are normalised: `RelativePath(trusted:)` only gives them the type.
-        if let reserved = snapshotEntries.first(where: { entry in
+        if let reserved = entries.first(where: { entry in
             RelativePath.depth(of: entry.path) == 0 && ZipNames.isReservedTopLevel(RelativePath(trusted: entry.path))
         }) {
             throw FileSystemError(
@@ -198,34 +231,43 @@ public enum ZipPacker {
                     "a top-level name that folds to '\(PackageLayout.metadataDirectoryName)' is reserved for pkgtool's own state, and unpack refuses it (rename it)"
             )
         }
-        // An existing output inside the source is not packed into itself, nor is the
-        // previous archive kept beside it (whether or not this pack keeps one).
+    }
+
+    /// An existing output inside the source is not packed into itself, nor is the previous
+    /// archive kept beside it (whether or not this pack keeps one).
+    private static func droppingOwnFiles(_ entries: inout [SnapshotEntry], output: String) {
         let ownFiles = [
             try? FileSystem.status(output, followSymlinks: true), try? FileSystem.status(PreviousArchive.path(for: output)),
         ].compactMap { $0 }.filter { $0.kind == .regular }
         if !ownFiles.isEmpty {
-            snapshotEntries.removeAll { entry in
+            entries.removeAll { entry in
                 entry.kind == .regular && ownFiles.contains { $0.inode == entry.inode && $0.device == entry.device }
             }
         }
-        if let given = options.first {
-            // "./mimetype" names the same file as "mimetype".
-            let first = RelativePath.trimmingTrailingSlashes(ZipNames.droppingDotSlashes(given))
-            guard let index = snapshotEntries.firstIndex(where: { PathOrder.sameBytes($0.path, first) }) else {
-                throw ZipPackError("--first names '\(given)', which is not in '\(source)'")
-            }
-            guard snapshotEntries[index].kind == .regular else {
-                throw ZipPackError("--first names '\(given)', which is not a regular file")
-            }
-            snapshotEntries.insert(snapshotEntries.remove(at: index), at: 0)
-        }
-        options.progressTotal?(snapshotEntries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) })
-        let root = try FileDescriptor.openDirectory(source)
-        let reusable = try findReusable(snapshotEntries, base: base, root: root.rawValue, source: source, options: options)
+    }
 
+    /// Puts the `first` entry (EPUB's `mimetype`) before all others; it must be a regular file.
+    private static func movingFirst(_ entries: inout [SnapshotEntry], source: String, options: ZipPackOptions) throws {
+        guard let given = options.first else { return }
+        // "./mimetype" names the same file as "mimetype".
+        let first = RelativePath.trimmingTrailingSlashes(ZipNames.droppingDotSlashes(given))
+        guard let index = entries.firstIndex(where: { PathOrder.sameBytes($0.path, first) }) else {
+            throw ZipPackError("--first names '\(given)', which is not in '\(source)'")
+        }
+        guard entries[index].kind == .regular else {
+            throw ZipPackError("--first names '\(given)', which is not a regular file")
+        }
+        entries.insert(entries.remove(at: index), at: 0)
+    }
+
+    /// What the pipeline writes for each scanned entry: its time (fixed or floored to the
+    /// second), the stored method the `first` entry and level 0 force, and its reusable copy.
+    private static func packEntries(_ scanned: [SnapshotEntry], reusable: [ZipEntry?], options: ZipPackOptions)
+        -> [PackEntry]
+    {
         var entries: [PackEntry] = []
-        entries.reserveCapacity(snapshotEntries.count)
-        for (index, entry) in snapshotEntries.enumerated() {
+        entries.reserveCapacity(scanned.count)
+        for (index, entry) in scanned.enumerated() {
             let seconds = options.modificationTime ?? Self.floorSeconds(entry.modificationTime)
             let isFirst = options.first != nil && index == 0
             entries.append(
@@ -234,11 +276,27 @@ public enum ZipPacker {
                     modificationTime: seconds, linkTarget: entry.linkTarget, isFirst: isFirst,
                     forcedMethod: isFirst || options.level == 0 ? .stored : nil, reuse: reusable[index]))
         }
+        return entries
+    }
 
-        let pipeline = PackPipeline(
-            entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
-            cancellation: options.cancellation)
-        if let base, let layout = try appendLayout(given, output: output, base: base, entries: entries, options: options),
+    /// Where and over what a pack writes: the output as given and as resolved, the base,
+    /// and the entries (what `appendLayout` decides from).
+    private struct PackTarget {
+        let given: String
+        let output: String
+        let base: ZipArchive?
+        let entries: [PackEntry]
+    }
+
+    /// Runs the pipeline one of three ways: appending the changed entries in place, over the
+    /// previous archive's blocks (`keepsPrevious`), or into a new file that replaces the output.
+    private static func write(
+        _ pipeline: PackPipeline, to target: PackTarget, options: ZipPackOptions, report: inout ZipPackReport
+    ) throws {
+        let output = target.output
+        let base = target.base
+        if let base,
+            let layout = try appendLayout(target.given, output: output, base: base, entries: target.entries, options: options),
             try InPlaceAppend.append(to: output, base: base, layout: layout, durability: options.durability, { file in
                 let tail = try pipeline.run(
                     writingTo: file, base: base, appending: layout, report: &report, progress: options.progress)
@@ -261,8 +319,6 @@ public enum ZipPacker {
                 try pipeline.run(writingTo: file, base: base, report: &report, progress: options.progress)
             }
         }
-        withExtendedLifetime(root) {}
-        return report
     }
 
     /// The layout of an in-place append to `output` (`given` as the caller named it), or

@@ -229,17 +229,54 @@ public struct ParsedArguments: Sendable, Equatable {
 /// short flags (`-lr`), and `--` to end options. Everything else that starts with "-"
 /// (except "-" alone, the conventional name of standard input) is an unknown option.
 public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(UsageError) -> ParsedArguments {
-    var result = ParsedArguments()
-    result.commandLine = arguments
-    var index = 0
+    var parser = ArgumentScan(arguments, spec: spec)
     var optionsEnded = false
-    let byLong = Dictionary(
-        spec.options.flatMap { option in ([option.long] + option.aliases).map { ($0, option) } },
-        uniquingKeysWith: { first, _ in first })
-    let byShort = Dictionary(
-        spec.options.compactMap { option in option.short.map { ($0, option) } }, uniquingKeysWith: { first, _ in first })
+    while let argument = parser.next() {
+        if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+            parser.result.positionals.append(argument)
+        } else if argument == "--" {
+            optionsEnded = true
+        } else if argument.hasPrefix("--") {
+            try parser.longOption(argument.dropFirst(2))
+        } else {
+            try parser.shortOptions(argument.dropFirst())
+        }
+    }
+    if parser.result.helpRequested { return parser.result }
+    try checkPositionalCount(parser.result.positionals, spec: spec)
+    return parser.result
+}
 
-    func record(_ option: OptionSpec, _ value: String) {
+/// The state of one `parseArguments`: the arguments not yet taken, what they gave so
+/// far, and the spec's options by spelling.
+private struct ArgumentScan {
+    let arguments: [String]
+    let spec: CommandSpec
+    var index = 0
+    var result = ParsedArguments()
+    let byLong: [String: OptionSpec]
+    let byShort: [Character: OptionSpec]
+
+    init(_ arguments: [String], spec: CommandSpec) {
+        self.arguments = arguments
+        self.spec = spec
+        result.commandLine = arguments
+        byLong = Dictionary(
+            spec.options.flatMap { option in ([option.long] + option.aliases).map { ($0, option) } },
+            uniquingKeysWith: { first, _ in first })
+        byShort = Dictionary(
+            spec.options.compactMap { option in option.short.map { ($0, option) } }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The next argument, taken; nil at the end.
+    mutating func next() -> String? {
+        guard index < arguments.count else { return nil }
+        index += 1
+        return arguments[index - 1]
+    }
+
+    /// Records one occurrence: a repeatable option keeps every value, others the last.
+    mutating func record(_ option: OptionSpec, _ value: String) {
         if option.long == "help" { result.helpRequested = true }
         if option.repeatable {
             result.values[option.long, default: []].append(value)
@@ -248,50 +285,40 @@ public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(Usag
         }
     }
 
-    while index < arguments.count {
-        let argument = arguments[index]
-        index += 1
-        if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
-            result.positionals.append(argument)
-            continue
+    /// `--name`, `--name=value` or `--name value` (`body` is what follows the dashes).
+    mutating func longOption(_ body: Substring) throws(UsageError) {
+        let name: String
+        var inlineValue: String?
+        if let equals = body.firstIndex(of: "=") {
+            name = String(body[..<equals])
+            inlineValue = String(body[body.index(after: equals)...])
+        } else {
+            name = String(body)
         }
-        if argument == "--" {
-            optionsEnded = true
-            continue
+        guard let option = byLong[name] else {
+            let hint = Suggestions.hint(for: name, among: spec.options.map(\.long) + ["help"], prefix: "--")
+            throw UsageError("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine: spec.usageLine)
         }
-        if argument.hasPrefix("--") {
-            let body = argument.dropFirst(2)
-            let name: String
-            var inlineValue: String?
-            if let equals = body.firstIndex(of: "=") {
-                name = String(body[..<equals])
-                inlineValue = String(body[body.index(after: equals)...])
+        if option.takesValue {
+            if let inlineValue {
+                record(option, inlineValue)
+            } else if let value = next() {
+                record(option, value)
             } else {
-                name = String(body)
+                throw UsageError("option '--\(name)' needs a value", usageLine: spec.usageLine)
             }
-            guard let option = byLong[name] else {
-                let hint = Suggestions.hint(for: name, among: spec.options.map(\.long) + ["help"], prefix: "--")
-                throw UsageError("unknown option '--\(name)' for '\(spec.name)'\(hint)", usageLine: spec.usageLine)
+        } else {
+            if inlineValue != nil {
+                throw UsageError("option '--\(name)' takes no value", usageLine: spec.usageLine)
             }
-            if option.takesValue {
-                if let inlineValue {
-                    record(option, inlineValue)
-                } else if index < arguments.count {
-                    record(option, arguments[index])
-                    index += 1
-                } else {
-                    throw UsageError("option '--\(name)' needs a value", usageLine: spec.usageLine)
-                }
-            } else {
-                if inlineValue != nil {
-                    throw UsageError("option '--\(name)' takes no value", usageLine: spec.usageLine)
-                }
-                record(option, "")
-            }
-            continue
+            record(option, "")
         }
-        // Short options, possibly bundled.
-        var characters = Substring(argument.dropFirst())
+    }
+
+    /// `-x`, bundled flags (`-lr`), `-x value` or `-xVALUE` (`letters` follow the dash): a
+    /// letter that takes a value takes the rest of the argument, or else the next one.
+    mutating func shortOptions(_ letters: Substring) throws(UsageError) {
+        var characters = letters
         while let letter = characters.first {
             characters = characters.dropFirst()
             guard let option = byShort[letter] else {
@@ -300,35 +327,34 @@ public func parseArguments(_ arguments: [String], spec: CommandSpec) throws(Usag
             if option.takesValue {
                 if !characters.isEmpty {
                     record(option, String(characters))
-                } else if index < arguments.count {
-                    record(option, arguments[index])
-                    index += 1
+                } else if let value = next() {
+                    record(option, value)
                 } else {
                     throw UsageError("option '-\(letter)' needs a value", usageLine: spec.usageLine)
                 }
-                break
+                return
             }
             record(option, "")
         }
     }
+}
 
-    if result.helpRequested { return result }
-    let count = result.positionals.count
-    if !spec.positionalRange.contains(count) {
-        let expected: String
-        let range = spec.positionalRange
-        if range.lowerBound == range.upperBound {
-            expected = "\(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
-        } else if range.upperBound == Int.max {
-            expected = "at least \(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
-        } else {
-            expected = "\(range.lowerBound) to \(range.upperBound) arguments"
-        }
-        let message =
-            count < range.lowerBound
-            ? "'\(spec.name)' needs \(expected), got \(count)"
-            : "'\(spec.name)' takes \(expected), got \(count): unexpected '\(result.positionals[range.upperBound])'"
-        throw UsageError(message, usageLine: spec.usageLine)
+/// Refuses too few or too many positional arguments for `spec`, naming the first extra one.
+private func checkPositionalCount(_ positionals: [String], spec: CommandSpec) throws(UsageError) {
+    let count = positionals.count
+    let range = spec.positionalRange
+    guard !range.contains(count) else { return }
+    let expected: String
+    if range.lowerBound == range.upperBound {
+        expected = "\(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
+    } else if range.upperBound == Int.max {
+        expected = "at least \(range.lowerBound) argument\(range.lowerBound == 1 ? "" : "s")"
+    } else {
+        expected = "\(range.lowerBound) to \(range.upperBound) arguments"
     }
-    return result
+    let message =
+        count < range.lowerBound
+        ? "'\(spec.name)' needs \(expected), got \(count)"
+        : "'\(spec.name)' takes \(expected), got \(count): unexpected '\(positionals[range.upperBound])'"
+    throw UsageError(message, usageLine: spec.usageLine)
 }

@@ -1,8 +1,28 @@
 /// The manual page, `pkgtool.1`, written in roff (man(7) macros) from the commands' tables:
 /// the same summaries, details, options and exit statuses as `--help`.
 public enum ManualPage {
+    /// The whole page for `commands` (pkgtool's own by default), sections in man(7)'s order.
     public static func roff(commands: [CommandSpec] = PkgTool.commands.map { $0.spec }) -> String {
-        var page: [String] = [
+        var page = head()
+        page += options(PkgTool.globalOptions)
+        page += [".SH COMMANDS"]
+        for command in commands {
+            page += section(command)
+        }
+        page += exitStatusSection() + outputSection() + environmentSection() + filesSection()
+        page += [".SH EXAMPLES"]
+        page += examples()
+        page += [
+            ".SH SEE ALSO",
+            "git(1), xxhsum(1), zip(1), unzip(1), diff(1), cmp(1)",
+            "",
+        ]
+        return page.joined(separator: "\n")
+    }
+
+    /// The title, NAME, SYNOPSIS and DESCRIPTION, up to the global options' heading.
+    private static func head() -> [String] {
+        [
             ".\\\" pkgtool(1), written by 'pkgtool man' (pkgtool \(PkgTool.version)) from its option tables.",
             ".TH PKGTOOL 1 \"\" \"pkgtool \(PkgTool.version)\" \"User Commands\"",
             ".SH NAME",
@@ -26,16 +46,15 @@ public enum ManualPage {
             ".PP",
             text("Global options:"),
         ]
-        page += options(PkgTool.globalOptions)
-        page += [".SH COMMANDS"]
-        for command in commands {
-            page += section(command)
-        }
-        page += [".SH EXIT STATUS"]
+    }
+
+    /// EXIT STATUS: the general meanings, then how commands differ.
+    private static func exitStatusSection() -> [String] {
+        var lines = [".SH EXIT STATUS"]
         for meaning in PkgTool.exitStatusSummary {
-            page += [".TP", ".B \(meaning.status.rawValue)", text(meaning.meaning)]
+            lines += [".TP", ".B \(meaning.status.rawValue)", text(meaning.meaning)]
         }
-        page += [
+        return lines + [
             ".PP",
             text(
                 """
@@ -44,6 +63,12 @@ public enum ManualPage {
                 as diff(1) and cmp(1) do; verify exits 1 when what it verifies is damaged, and 2
                 when it cannot reach a verdict.
                 """),
+        ]
+    }
+
+    /// OUTPUT: where results and errors go, and how names are quoted.
+    private static func outputSection() -> [String] {
+        [
             ".SH OUTPUT",
             text(
                 """
@@ -56,6 +81,12 @@ public enum ManualPage {
                 printed as they are. --json prints one JSON document, keys in a fixed order,
                 control characters escaped.
                 """),
+        ]
+    }
+
+    /// ENVIRONMENT: the variables pack and the remote commands read.
+    private static func environmentSection() -> [String] {
+        [
             ".SH ENVIRONMENT",
             ".TP",
             ".B SOURCE_DATE_EPOCH",
@@ -72,6 +103,12 @@ public enum ManualPage {
             ".TP",
             ".B PKGTOOL_CACHE_DIR",
             text("Where the remote commands keep their cache of packs and manifests (default: $XDG_CACHE_HOME/pkgtool, else ~/.cache/pkgtool)."),
+        ]
+    }
+
+    /// FILES: what pkgtool keeps beside and inside packages, and where.
+    private static func filesSection() -> [String] {
+        [
             ".SH FILES",
             ".TP",
             ".I PKG/.pkgtool/",
@@ -97,15 +134,7 @@ public enum ManualPage {
             ".TP",
             ".I (no lock file)",
             text("A save locks the package directory itself with flock(2)."),
-            ".SH EXAMPLES",
         ]
-        page += examples()
-        page += [
-            ".SH SEE ALSO",
-            "git(1), xxhsum(1), zip(1), unzip(1), diff(1), cmp(1)",
-            "",
-        ]
-        return page.joined(separator: "\n")
     }
 
     /// A person's first commands, each with a line saying what it does.

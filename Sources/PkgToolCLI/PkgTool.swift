@@ -140,42 +140,58 @@ public enum PkgTool {
             console.line("pkgtool \(version)")
             return .success
         case "help":
-            guard arguments.count <= 2 else {
-                console.error("'help' takes at most one command name")
-                console.errorText("usage: pkgtool help [COMMAND]\n")
-                return .trouble
-            }
-            guard arguments.count == 2, !["--help", "-h", "help"].contains(arguments[1]) else {
-                console.write(usageText(width: console.helpWidth))
-                return .success
-            }
-            guard let command = command(named: arguments[1], in: table) else {
-                let hint = Suggestions.hint(for: arguments[1], among: table.map { $0.spec.name })
-                console.error("unknown command '\(arguments[1])'\(hint); 'pkgtool --help' lists them")
-                return .trouble
-            }
-            console.write(command.spec.helpText(width: console.helpWidth))
-            return .success
+            return helpCommand(arguments, table: table, console: console)
         default:
             break
         }
         guard let command = command(named: first, in: table) else {
-            if first.hasPrefix("-") {
-                let hint = Suggestions.hint(
-                    for: String(first.drop { $0 == "-" }), among: ["help", "version"], prefix: "--")
-                console.error("unknown option '\(first)'\(hint)")
-            } else {
-                let hint = Suggestions.hint(for: first, among: table.map { $0.spec.name })
-                console.error("unknown command '\(first)'\(hint); 'pkgtool --help' lists them")
-            }
-            console.errorText("usage: pkgtool COMMAND [options] [arguments]\n")
+            refuseUnknown(first, table: table, console: console)
             return .trouble
         }
+        return runCommand(command, arguments: Array(arguments.dropFirst()), console: console)
+    }
+
+    /// `pkgtool help [COMMAND]`: the general usage, or one command's help.
+    private static func helpCommand(_ arguments: [String], table: [any Command.Type], console: Console) -> ExitStatus {
+        guard arguments.count <= 2 else {
+            console.error("'help' takes at most one command name")
+            console.errorText("usage: pkgtool help [COMMAND]\n")
+            return .trouble
+        }
+        guard arguments.count == 2, !["--help", "-h", "help"].contains(arguments[1]) else {
+            console.write(usageText(width: console.helpWidth))
+            return .success
+        }
+        guard let command = command(named: arguments[1], in: table) else {
+            let hint = Suggestions.hint(for: arguments[1], among: table.map { $0.spec.name })
+            console.error("unknown command '\(arguments[1])'\(hint); 'pkgtool --help' lists them")
+            return .trouble
+        }
+        console.write(command.spec.helpText(width: console.helpWidth))
+        return .success
+    }
+
+    /// Says that `first` is no command (or no global option), with the nearest one that is.
+    private static func refuseUnknown(_ first: String, table: [any Command.Type], console: Console) {
+        if first.hasPrefix("-") {
+            let hint = Suggestions.hint(
+                for: String(first.drop { $0 == "-" }), among: ["help", "version"], prefix: "--")
+            console.error("unknown option '\(first)'\(hint)")
+        } else {
+            let hint = Suggestions.hint(for: first, among: table.map { $0.spec.name })
+            console.error("unknown command '\(first)'\(hint); 'pkgtool --help' lists them")
+        }
+        console.errorText("usage: pkgtool COMMAND [options] [arguments]\n")
+    }
+
+    /// Parses `arguments` (after the command's name) for `command` and runs it; a usage
+    /// error exits 2 with the usage line, any other error as `report` maps it.
+    private static func runCommand(_ command: any Command.Type, arguments: [String], console: Console) -> ExitStatus {
         do {
             if let raw = command as? any RawArgumentsCommand.Type {
-                return try raw.run(rawArguments: Array(arguments.dropFirst()), console: console)
+                return try raw.run(rawArguments: arguments, console: console)
             }
-            let parsed = try parseArguments(Array(arguments.dropFirst()), spec: command.spec)
+            let parsed = try parseArguments(arguments, spec: command.spec)
             if parsed.helpRequested {
                 console.write(command.spec.helpText(width: console.helpWidth))
                 return .success

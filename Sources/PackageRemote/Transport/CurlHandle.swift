@@ -114,48 +114,74 @@ final class CurlHandle {
             pkg_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
             pkg_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, PKG_CURL_HTTP_VERSION_1_1)
             pkg_curl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1)
-            pkg_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds)
-            // A transfer slower than the low-speed limit for this long is abandoned, and every
-            // request has a deadline: a server trickling bytes cannot hold the operation forever.
-            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, settings.effectiveMinimumBytesPerSecond)
-            pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, settings.stallTimeoutSeconds))
-            pkg_curl_setopt_long(
-                handle, CURLOPT_TIMEOUT_MS,
-                settings.deadlineMilliseconds(forBytes: request.bodyLength ?? request.responseLimit))
-            // libcurl reads up to 100 buffers in a row before it looks at the speed cap: with
-            // 256 KiB buffers a fast server (a local one) gets 25 MiB through at once. A capped
-            // transfer therefore reads in buffers of 1/256 of its rate (4–256 KiB).
-            let bufferSize = settings.maximumBytesPerSecond.map { min(max(Int($0 / 256), 4 << 10), 256 << 10) } ?? 256 << 10
-            pkg_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, bufferSize)
-            pkg_curl_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, max(bufferSize, 16 << 10))
-            if let rate = settings.maximumBytesPerSecond {
-                pkg_curl_setopt_offset(handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate))
-                pkg_curl_setopt_offset(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate))
-            }
-            if let bundle = settings.certificateBundle {
-                pkg_curl_setopt_pointer(handle, CURLOPT_CAINFO, bundle)
-            }
-            switch request.method {
-            case "GET": break
-            case "HEAD": pkg_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
-            case "PUT":
-                pkg_curl_setopt_long(handle, CURLOPT_UPLOAD, 1)
-                pkg_curl_setopt_offset(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.bodyLength ?? 0))
-                pkg_curl_setopt_read_function(handle, curlReadCallback)
-                pkg_curl_setopt_pointer(handle, CURLOPT_READDATA, context)
-                pkg_curl_setopt_seek_function(handle, curlSeekCallback)
-                pkg_curl_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
-            default: pkg_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, request.method)
-            }
-            pkg_curl_setopt_write_function(handle, curlWriteCallback)
-            pkg_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
-            pkg_curl_setopt_header_function(handle, curlHeaderCallback)
-            pkg_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
-            pkg_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
-            pkg_curl_setopt_xferinfo_function(handle, curlProgressCallback)
-            pkg_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
+            setLimits(for: request)
+            setMethod(of: request, context: context)
+            setCallbacks(context: context)
             return withExtendedLifetime(exchange) { curl_easy_perform(handle) }
         }
+        return outcome(code, of: exchange, errorText: errorText)
+    }
+
+    /// The connect timeout, the low-speed limit and the deadline, the buffer sizes, the
+    /// speed cap and the CA bundle, from `settings`.
+    private func setLimits(for request: HTTPRequest) {
+        pkg_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds)
+        // A transfer slower than the low-speed limit for this long is abandoned, and every
+        // request has a deadline: a server trickling bytes cannot hold the operation forever.
+        pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, settings.effectiveMinimumBytesPerSecond)
+        pkg_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, settings.stallTimeoutSeconds))
+        pkg_curl_setopt_long(
+            handle, CURLOPT_TIMEOUT_MS,
+            settings.deadlineMilliseconds(forBytes: request.bodyLength ?? request.responseLimit))
+        // libcurl reads up to 100 buffers in a row before it looks at the speed cap: with
+        // 256 KiB buffers a fast server (a local one) gets 25 MiB through at once. A capped
+        // transfer therefore reads in buffers of 1/256 of its rate (4–256 KiB).
+        let bufferSize = settings.maximumBytesPerSecond.map { min(max(Int($0 / 256), 4 << 10), 256 << 10) } ?? 256 << 10
+        pkg_curl_setopt_long(handle, CURLOPT_BUFFERSIZE, bufferSize)
+        pkg_curl_setopt_long(handle, CURLOPT_UPLOAD_BUFFERSIZE, max(bufferSize, 16 << 10))
+        if let rate = settings.maximumBytesPerSecond {
+            pkg_curl_setopt_offset(handle, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(rate))
+            pkg_curl_setopt_offset(handle, CURLOPT_MAX_RECV_SPEED_LARGE, curl_off_t(rate))
+        }
+        if let bundle = settings.certificateBundle {
+            pkg_curl_setopt_pointer(handle, CURLOPT_CAINFO, bundle)
+        }
+    }
+
+    /// The method: HEAD asks for no body, PUT streams `RequestBody` through the read and
+    /// seek callbacks, anything else but GET is a custom request.
+    private func setMethod(of request: HTTPRequest, context: UnsafeMutableRawPointer) {
+        switch request.method {
+        case "GET": break
+        case "HEAD": pkg_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        case "PUT":
+            pkg_curl_setopt_long(handle, CURLOPT_UPLOAD, 1)
+            pkg_curl_setopt_offset(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.bodyLength ?? 0))
+            pkg_curl_setopt_read_function(handle, curlReadCallback)
+            pkg_curl_setopt_pointer(handle, CURLOPT_READDATA, context)
+            pkg_curl_setopt_seek_function(handle, curlSeekCallback)
+            pkg_curl_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
+        default: pkg_curl_setopt_pointer(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+    }
+
+    /// The body, header and progress callbacks, each reaching the exchange through `context`
+    /// (the progress one polls the cancellation).
+    private func setCallbacks(context: UnsafeMutableRawPointer) {
+        pkg_curl_setopt_write_function(handle, curlWriteCallback)
+        pkg_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+        pkg_curl_setopt_header_function(handle, curlHeaderCallback)
+        pkg_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+        pkg_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
+        pkg_curl_setopt_xferinfo_function(handle, curlProgressCallback)
+        pkg_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
+    }
+
+    /// The response, or why there is none: the cause a body source or sink gave, the
+    /// cancellation, or libcurl's own message (`errorText`, else its text for `code`).
+    private func outcome(_ code: CURLcode, of exchange: CurlExchange, errorText: [CChar])
+        -> Result<HTTPResponse, CurlFailure>
+    {
         if code == CURLE_WRITE_ERROR, exchange.errorBodyComplete {
             // An error document cut at its cap: the status and what arrived are the answer.
             return .success(HTTPResponse(status: exchange.status, headers: exchange.headers, errorBody: exchange.errorBody))

@@ -33,71 +33,90 @@ enum HashCommand: Command {
         // The cores are counted (a read of /sys and a syscall) only for a tree; a bad --jobs
         // is refused whatever the paths.
         let givenWorkers = arguments.value("jobs") == nil ? nil : try arguments.workers(usageLine: spec.usageLine)
-        let asJSON = arguments.flag("json")
+        var output = HashOutput(console: console, asJSON: arguments.flag("json"))
         var status = ExitStatus.success
-        var records: [JSON] = []
         let buffer = ChunkBuffer()
         for path in arguments.positionals {
             do {
-                if path == "-" {
-                    guard !console.inputWasClosed else {
-                        throw FileSystemError(.read, path: "standard input", errno: .badFileDescriptor)
-                    }
-                    let (hash, size) = try ContentHash.ofStandardInput(buffer: buffer)
-                    if asJSON {
-                        records.append(
-                            .object([
-                                ("path", .string(path)), ("kind", .string("stdin")),
-                                ("hash", .string(hash.description)), ("size", .int(size)),
-                            ]))
-                    } else {
-                        console.line("\(hash)  stdin")
-                    }
-                    continue
-                }
-                let target = try resolve(path)
-                switch target.kind {
-                case .directory:
-                    let result = try PackageAccess.reading(path, warn: { console.warning($0) }) {
-                        try TreeScanner(
-                            workers: givenWorkers ?? ProcessInfoCores.active, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
-                        ).scan(path)
-                    }
-                    for skipped in result.skipped {
-                        console.warning("skipped '\(join(path, skipped.path))': a \(skipped.kind) is not package content")
-                    }
-                    let snapshot = result.snapshot
-                    if asJSON {
-                        let bytes = snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) }
-                        records.append(
-                            .object([
-                                ("path", .string(path)), ("kind", .string("directory")),
-                                ("hash", .string(snapshot.rootHash.description)),
-                                ("entries", .int(snapshot.entries.count)), ("bytes", .int(bytes)),
-                            ]))
-                    } else {
-                        console.line("\(snapshot.rootHash)  \(NameQuoting.quoted(path))")
-                    }
-                default:
-                    let (hash, fileStatus) = try ContentHash.ofFile(atPath: path, buffer: buffer)
-                    if asJSON {
-                        records.append(
-                            .object([
-                                ("path", .string(path)), ("kind", .string("file")),
-                                ("hash", .string(hash.description)), ("size", .int(fileStatus.size)),
-                            ]))
-                    } else {
-                        console.line("\(hash)  \(NameQuoting.quoted(path))")
-                    }
-                }
+                try hash(path, workers: givenWorkers, buffer: buffer, into: &output)
             } catch {
                 // Like xxhsum: report and go on with the other paths; the exit status remembers.
                 let reported = PkgTool.report(error, console: console)
                 if reported.rawValue > status.rawValue { status = reported }
             }
         }
-        if asJSON { console.line(JSON.array(records).serialized(pretty: true)) }
+        output.finish()
         return status
+    }
+
+    /// Where results go: a line each as it comes, or with `--json` a record each, printed
+    /// as one array at the end.
+    private struct HashOutput {
+        let console: Console
+        let asJSON: Bool
+        var records: [JSON] = []
+
+        /// One path's result; only the form printed is built.
+        mutating func add(_ record: @autoclosure () -> JSON, line: @autoclosure () -> String) {
+            if asJSON { records.append(record()) } else { console.line(line()) }
+        }
+
+        /// Prints the JSON array, when that is the form.
+        func finish() {
+            if asJSON { console.line(JSON.array(records).serialized(pretty: true)) }
+        }
+    }
+
+    /// Hashes one command-line path: `-` (standard input), a tree, or a file.
+    private static func hash(_ path: String, workers: Int?, buffer: ChunkBuffer, into output: inout HashOutput) throws {
+        if path == "-" {
+            guard !output.console.inputWasClosed else {
+                throw FileSystemError(.read, path: "standard input", errno: .badFileDescriptor)
+            }
+            let (hash, size) = try ContentHash.ofStandardInput(buffer: buffer)
+            output.add(
+                .object([
+                    ("path", .string(path)), ("kind", .string("stdin")),
+                    ("hash", .string(hash.description)), ("size", .int(size)),
+                ]),
+                line: "\(hash)  stdin")
+            return
+        }
+        let target = try resolve(path)
+        switch target.kind {
+        case .directory:
+            try hashTree(path, workers: workers, into: &output)
+        default:
+            let (hash, fileStatus) = try ContentHash.ofFile(atPath: path, buffer: buffer)
+            output.add(
+                .object([
+                    ("path", .string(path)), ("kind", .string("file")),
+                    ("hash", .string(hash.description)), ("size", .int(fileStatus.size)),
+                ]),
+                line: "\(hash)  \(NameQuoting.quoted(path))")
+        }
+    }
+
+    /// A directory's root hash; what the scan skipped is warned about first.
+    private static func hashTree(_ path: String, workers: Int?, into output: inout HashOutput) throws {
+        let console = output.console
+        let result = try PackageAccess.reading(path, warn: { console.warning($0) }) {
+            try TreeScanner(
+                workers: workers ?? ProcessInfoCores.active, excludedTopLevelNames: [PackageLayout.metadataDirectoryName]
+            ).scan(path)
+        }
+        for skipped in result.skipped {
+            console.warning("skipped '\(join(path, skipped.path))': a \(skipped.kind) is not package content")
+        }
+        let snapshot = result.snapshot
+        output.add(
+            .object([
+                ("path", .string(path)), ("kind", .string("directory")),
+                ("hash", .string(snapshot.rootHash.description)),
+                ("entries", .int(snapshot.entries.count)),
+                ("bytes", .int(snapshot.entries.reduce(Int64(0)) { $0 + ($1.kind == .regular ? $1.size : 0) })),
+            ]),
+            line: "\(snapshot.rootHash)  \(NameQuoting.quoted(path))")
     }
 
     /// The status of a command-line path, following a symbolic link; a dangling link says so.

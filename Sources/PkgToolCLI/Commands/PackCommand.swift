@@ -60,6 +60,40 @@ enum PackCommand: Command {
 
     static func run(_ arguments: ParsedArguments, console: Console) throws -> ExitStatus {
         let usage = spec.usageLine
+        var options = try packOptions(arguments)
+        let source = arguments.positionals[0]
+        let output = arguments.positionals[1]
+        let cancellation = SaveCancellation()
+        options.cancellation = cancellation
+        console.stopOnInterrupt(cancellation)
+        let report: ZipPackReport
+        do {
+            report = try ProgressMeter.showing("packing", console: console, arguments: arguments) { meter in
+                if let meter {
+                    options.progress = { meter.add($0) }
+                    options.progressTotal = { meter.setTotal($0) }
+                }
+                return try ZipPacker.pack(source, to: output, options: options)
+            }
+        } catch let error as ZipPackError {
+            throw UsageError(error.description, usageLine: usage)
+        } catch {
+            console.finishInterrupted()
+            throw error
+        }
+        warn(report, source: source, output: output, console: console)
+        if arguments.flag("json") {
+            console.line(json(report, source: source, output: output).serialized(pretty: true))
+        } else if arguments.flag("stats") {
+            console.line(text(report))
+        }
+        return .success
+    }
+
+    /// The options the command line asks for; combinations that contradict each other
+    /// and a bad `--mtime` (or `SOURCE_DATE_EPOCH`) are usage errors.
+    private static func packOptions(_ arguments: ParsedArguments) throws -> ZipPackOptions {
+        let usage = spec.usageLine
         var options = ZipPackOptions()
         options.level = try arguments.integer("level", in: 0...9, default: 6, usageLine: usage)
         options.workers = try arguments.integer("jobs", in: 1...1024, default: ProcessInfoCores.active, usageLine: usage)
@@ -85,26 +119,12 @@ enum PackCommand: Command {
             }
             options.modificationTime = seconds
         }
-        let source = arguments.positionals[0]
-        let output = arguments.positionals[1]
-        let cancellation = SaveCancellation()
-        options.cancellation = cancellation
-        console.stopOnInterrupt(cancellation)
-        let report: ZipPackReport
-        do {
-            report = try ProgressMeter.showing("packing", console: console, arguments: arguments) { meter in
-                if let meter {
-                    options.progress = { meter.add($0) }
-                    options.progressTotal = { meter.setTotal($0) }
-                }
-                return try ZipPacker.pack(source, to: output, options: options)
-            }
-        } catch let error as ZipPackError {
-            throw UsageError(error.description, usageLine: usage)
-        } catch {
-            console.finishInterrupted()
-            throw error
-        }
+        return options
+    }
+
+    /// Warns about a base that could not serve, links that lead out of the tree, and what
+    /// the scan skipped.
+    private static func warn(_ report: ZipPackReport, source: String, output: String, console: Console) {
         if let reason = report.baseIgnored {
             console.warning("'\(output)' could not serve as a base and was rebuilt in full: \(reason)")
         }
@@ -115,12 +135,6 @@ enum PackCommand: Command {
         for path in report.skipped {
             console.warning("skipped '\(HashCommand.join(source, path))': not a file, link or directory")
         }
-        if arguments.flag("json") {
-            console.line(json(report, source: source, output: output).serialized(pretty: true))
-        } else if arguments.flag("stats") {
-            console.line(text(report))
-        }
-        return .success
     }
 
     static func text(_ r: ZipPackReport) -> String {
