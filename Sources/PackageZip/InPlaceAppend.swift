@@ -70,7 +70,7 @@ enum InPlaceAppend {
                 return nil
             }
         default:
-            guard let reused = entry.reuse, reused.localHeaderOffset == old.localHeaderOffset else { return nil }
+            guard entry.reuseIndex >= 0, Int(entry.reuseIndex) == old.index else { return nil }
             PackPipeline.fillReused(&header, from: old)
         }
         let local = HeaderWriter.local(header).bytes

@@ -265,12 +265,21 @@ final class PackPipeline: Sendable {
 
     /// Writes every entry in order, then the central directory and end record; appending,
     /// returns those instead (`run`).
+    /// Room for every central record at once (at a million entries, a regrown buffer would
+    /// hold two copies of about 100 MB): the fixed fields, the largest extras this writer
+    /// gives a record (ZIP64, timestamp, content hash) and the name with a directory's "/".
+    /// The slack is never written, so its pages cost no memory.
+    static func centralDirectoryBound(_ entries: [PackEntry]) -> Int {
+        let perRecord = 46 + (4 + 24) + (4 + 5) + (4 + ContentHashField.dataLength) + 1
+        return entries.reduce(64) { $0 + perRecord + $1.path.string.utf8.count }
+    }
+
     private func write(
         to file: borrowing FileDescriptor, base: ZipArchive?, appending: AppendLayout?, report: inout ZipPackReport,
         progress: (@Sendable (Int64) -> Void)?
     ) throws -> ArchiveTail? {
         var written = Written(
-            out: OutputBuffer(startingAt: appending?.start ?? 0), central: RecordBuilder(capacity: entries.count * 96 + 64))
+            out: OutputBuffer(startingAt: appending?.start ?? 0), central: RecordBuilder(capacity: Self.centralDirectoryBound(entries)))
         let hasher = ContentHasher()
         for (index, entry) in entries.enumerated() {
             if cancellation?.isCancelled == true { throw CancellationError() }
@@ -312,7 +321,7 @@ final class PackPipeline: Sendable {
             report.stored += 1
             report.inputBytes += header.uncompressedSize
         default:
-            if let old = entry.reuse, base != nil {
+            if let old = entry.reuse(in: base) {
                 try writeReused(old, header: &header, to: file, base: base, written: &written)
                 report.reused += 1
                 if old.method == .deflated { report.deflated += 1 } else { report.stored += 1 }

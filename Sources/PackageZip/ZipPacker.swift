@@ -168,7 +168,9 @@ public enum ZipPacker {
         options.progressTotal?(snapshotEntries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) })
         let root = try FileDescriptor.openDirectory(source)
         let reusable = try findReusable(snapshotEntries, base: base, root: root.rawValue, source: source, options: options)
-        let entries = packEntries(snapshotEntries, reusable: reusable, options: options)
+        // The scan's tree goes once the entries are made: at a million files it is as large
+        // as they are, and the central directory is yet to be built beside them.
+        let entries = packEntries(consume snapshotEntries, reusable: reusable, options: options)
         let pipeline = PackPipeline(
             entries: entries, root: root.rawValue, source: source, level: options.level, workers: max(1, options.workers),
             cancellation: options.cancellation)
@@ -262,7 +264,7 @@ public enum ZipPacker {
 
     /// What the pipeline writes for each scanned entry: its time (fixed or floored to the
     /// second), the stored method the `first` entry and level 0 force, and its reusable copy.
-    private static func packEntries(_ scanned: [SnapshotEntry], reusable: [ZipEntry?], options: ZipPackOptions)
+    private static func packEntries(_ scanned: [SnapshotEntry], reusable: [Int32], options: ZipPackOptions)
         -> [PackEntry]
     {
         var entries: [PackEntry] = []
@@ -274,7 +276,7 @@ public enum ZipPacker {
                 PackEntry(
                     path: RelativePath(trusted: entry.path), kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     modificationTime: seconds, linkTarget: entry.linkTarget, isFirst: isFirst,
-                    forcedMethod: isFirst || options.level == 0 ? .stored : nil, reuse: reusable[index]))
+                    forcedMethod: isFirst || options.level == 0 ? .stored : nil, reuseIndex: reusable[index]))
         }
         return entries
     }
@@ -344,10 +346,12 @@ public enum ZipPacker {
     /// The base entries that can be copied raw: same path, kind, size, and the file's hash
     /// equal to the one the base records. The hash comes from the package manifest's stat
     /// cache when the scan found it there, else the file is read now, on all cores.
+    /// - Returns: for each entry, the index of its copy among the base's entries, or
+    ///   `PackEntry.notReused` (4 bytes an entry, not an optional `ZipEntry` of 170).
     static func findReusable(
         _ entries: [SnapshotEntry], base: ZipArchive?, root: Int32, source: String, options: ZipPackOptions
-    ) throws -> [ZipEntry?] {
-        var result = [ZipEntry?](repeating: nil, count: entries.count)
+    ) throws -> [Int32] {
+        var result = [Int32](repeating: PackEntry.notReused, count: entries.count)
         guard let base else { return result }
         var candidates: [Int] = []
         for (index, entry) in entries.enumerated() where entry.kind == .regular {
@@ -357,7 +361,7 @@ public enum ZipPacker {
             if options.first != nil && index == 0 && old.method != .stored { continue }
             if entry.hash != .empty || entry.size == 0 {
                 // Known from the manifest's stat cache (or the empty file's hash).
-                if entry.hash == old.contentHash { result[index] = old }
+                if entry.hash == old.contentHash { result[index] = Int32(exactly: old.index) ?? PackEntry.notReused }
                 continue
             }
             candidates.append(index)
@@ -376,11 +380,12 @@ public enum ZipPacker {
             }
         }
         if !batch.isEmpty { batches.append(batch) }
-        let matches = Mutex<[Int: ZipEntry]>([:])
+        // (entry, base entry) pairs: 8 bytes a match, not a table of 170-byte entries.
+        let matches = Mutex<[(entry: Int32, base: Int32)]>([])
         try WorkQueue<[Int]>.run(
             initial: batches, workers: max(1, options.workers), makeContext: { ChunkBuffer() },
             process: { indices, buffer, _ in
-                var found: [Int: ZipEntry] = [:]
+                var found: [(entry: Int32, base: Int32)] = []
                 for index in indices {
                     let entry = entries[index]
                     let file = try FileDescriptor.openWithoutSymlinks(
@@ -388,13 +393,13 @@ public enum ZipPacker {
                         displayPath: source + "/" + entry.path)
                     let (hash, size) = try ContentHash.ofFile(file, buffer: buffer, expectedSize: entry.size)
                     if let old = base.entry(at: RelativePath(trusted: entry.path)), size == entry.size, hash == old.contentHash {
-                        found[index] = old
+                        found.append((Int32(index), Int32(exactly: old.index) ?? PackEntry.notReused))
                     }
                 }
                 let local = found
-                matches.withLock { $0.merge(local) { first, _ in first } }
+                matches.withLock { $0.append(contentsOf: local) }
             })
-        for (index, entry) in matches.withLock({ $0 }) { result[index] = entry }
+        for match in matches.withLock({ $0 }) { result[Int(match.entry)] = match.base }
         return result
     }
 }
@@ -411,12 +416,16 @@ final class PackEntry: Sendable {
     let linkTarget: String?
     let isFirst: Bool
     let forcedMethod: ZipMethod?
-    let reuse: ZipEntry?
+    /// The index among the base archive's entries of a copy to reuse raw, or `notReused`.
+    let reuseIndex: Int32
     let decision = Mutex<ZipMethod?>(nil)
+
+    /// `reuseIndex` of an entry written anew.
+    static let notReused: Int32 = -1
 
     init(
         path: RelativePath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, linkTarget: String?,
-        isFirst: Bool, forcedMethod: ZipMethod?, reuse: ZipEntry?
+        isFirst: Bool, forcedMethod: ZipMethod?, reuseIndex: Int32
     ) {
         self.path = path
         self.kind = kind
@@ -426,11 +435,17 @@ final class PackEntry: Sendable {
         self.linkTarget = linkTarget
         self.isFirst = isFirst
         self.forcedMethod = forcedMethod
-        self.reuse = reuse
+        self.reuseIndex = reuseIndex
+    }
+
+    /// The base's entry this one copies raw, nil when it is written anew.
+    func reuse(in base: ZipArchive?) -> ZipEntry? {
+        guard let base, reuseIndex >= 0 else { return nil }
+        return base.entries[Int(reuseIndex)]
     }
 
     var name: String { kind == .directory ? path.string + "/" : path.string }
     /// Whether workers compress this entry (a new or changed regular file).
-    var needsCompression: Bool { kind == .regular && reuse == nil }
+    var needsCompression: Bool { kind == .regular && reuseIndex < 0 }
     var chunkCount: Int { max(1, Int((size + Int64(ZipPacker.chunkSize) - 1) / Int64(ZipPacker.chunkSize))) }
 }
