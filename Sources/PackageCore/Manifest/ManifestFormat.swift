@@ -428,69 +428,86 @@ enum ManifestFormat {
 
     static func decodeDelta(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedDelta {
         let frame = try openFrame(bytes, magic: deltaMagic, headerSize: deltaHeaderSize, path: path)
-        let (version, checksum) = (frame.version, frame.checksum)
         var reader = ByteReader(frame.payload)
         do {
-            _ = try reader.read(UInt32.self)  // flags
-            let sequence = try reader.read(UInt64.self)
-            let baseChecksum = try reader.hash()
-            let previousChecksum = try reader.hash()
-            let rootHash = try reader.hash()
-            let windowStart = try reader.read(Int64.self)
-            let windowEnd = try reader.read(Int64.self)
-            let recordCount = try reader.read(UInt64.self)
-            let entryCount = try reader.read(UInt64.self)
-            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
-            guard windowStart <= windowEnd, recordCount <= UInt64(reader.remaining / 5) else {
-                throw ManifestError(path: path, reason: .inconsistent("malformed header"))
-            }
-            var upserts: [SnapshotEntry] = []
-            var removals: [String] = []
-            var previous: [UInt8] = []
-            var shared = 0
-            // One interner for all upserts: siblings share their folder's path.
-            var folders = FolderInterner()
-            var lastOperation = RecordOperation.remove
-            for _ in 0..<recordCount {
-                guard let operation = RecordOperation(rawValue: try reader.read(UInt8.self)) else {
-                    throw ManifestError(path: path, reason: .inconsistent("unknown record type"))
-                }
-                if operation != lastOperation {
-                    guard operation == .upsert else {
-                        throw ManifestError(path: path, reason: .inconsistent("removal after upserts"))
-                    }
-                    previous = []
-                    lastOperation = operation
-                }
-                switch operation {
-                case .remove:
-                    guard let removed = try readPath(&reader, previous: &previous), !removed.isEmpty else {
-                        throw ManifestError(path: path, reason: .inconsistent("malformed removal"))
-                    }
-                    removals.append(removed)
-                case .upsert:
-                    guard
-                        try readEntry(
-                            &reader, previous: &previous, shared: &shared, version: version, folders: &folders,
-                            appendingTo: &upserts)
-                    else {
-                        throw ManifestError(path: path, reason: .inconsistent("malformed record"))
-                    }
-                }
-            }
+            let (header, recordCount) = try readDeltaHeader(&reader, version: frame.version, path: path)
+            let (upserts, removals) = try readDeltaRecords(&reader, count: recordCount, version: frame.version, path: path)
             guard reader.remaining == 0 else {
                 throw ManifestError(path: path, reason: .inconsistent("bytes after the last record"))
             }
-            let header = DeltaHeader(
-                sequence: sequence, baseChecksum: baseChecksum, previousChecksum: previousChecksum,
-                rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount,
-                packageIdentity: version >= 2 ? identity : 0)
-            return DecodedDelta(header: header, upserts: upserts, removals: removals, checksum: checksum)
+            return DecodedDelta(header: header, upserts: upserts, removals: removals, checksum: frame.checksum)
         } catch let error as ManifestError {
             throw error
         } catch {
             throw ManifestError(path: path, reason: .truncated)
         }
+    }
+
+    /// A delta's header fields and its record count, the count checked against the bytes
+    /// that are there (a record takes at least 5), never trusted to size anything.
+    private static func readDeltaHeader(_ reader: inout ByteReader, version: UInt32, path: String) throws
+        -> (DeltaHeader, recordCount: UInt64)
+    {
+        _ = try reader.read(UInt32.self)  // flags
+        let sequence = try reader.read(UInt64.self)
+        let baseChecksum = try reader.hash()
+        let previousChecksum = try reader.hash()
+        let rootHash = try reader.hash()
+        let windowStart = try reader.read(Int64.self)
+        let windowEnd = try reader.read(Int64.self)
+        let recordCount = try reader.read(UInt64.self)
+        let entryCount = try reader.read(UInt64.self)
+        let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
+        guard windowStart <= windowEnd, recordCount <= UInt64(reader.remaining / 5) else {
+            throw ManifestError(path: path, reason: .inconsistent("malformed header"))
+        }
+        let header = DeltaHeader(
+            sequence: sequence, baseChecksum: baseChecksum, previousChecksum: previousChecksum,
+            rootHash: rootHash, relinkWindow: windowStart...windowEnd, entryCount: entryCount,
+            packageIdentity: version >= 2 ? identity : 0)
+        return (header, recordCount)
+    }
+
+    /// A delta's records: every removal, then every upsert (paths prefix-compressed
+    /// against the record before of the same kind; upserts share their folders).
+    private static func readDeltaRecords(_ reader: inout ByteReader, count: UInt64, version: UInt32, path: String) throws
+        -> (upserts: [SnapshotEntry], removals: [String])
+    {
+        var upserts: [SnapshotEntry] = []
+        var removals: [String] = []
+        var previous: [UInt8] = []
+        var shared = 0
+        // One interner for all upserts: siblings share their folder's path.
+        var folders = FolderInterner()
+        var lastOperation = RecordOperation.remove
+        for _ in 0..<count {
+            guard let operation = RecordOperation(rawValue: try reader.read(UInt8.self)) else {
+                throw ManifestError(path: path, reason: .inconsistent("unknown record type"))
+            }
+            if operation != lastOperation {
+                guard operation == .upsert else {
+                    throw ManifestError(path: path, reason: .inconsistent("removal after upserts"))
+                }
+                previous = []
+                lastOperation = operation
+            }
+            switch operation {
+            case .remove:
+                guard let removed = try readPath(&reader, previous: &previous), !removed.isEmpty else {
+                    throw ManifestError(path: path, reason: .inconsistent("malformed removal"))
+                }
+                removals.append(removed)
+            case .upsert:
+                guard
+                    try readEntry(
+                        &reader, previous: &previous, shared: &shared, version: version, folders: &folders,
+                        appendingTo: &upserts)
+                else {
+                    throw ManifestError(path: path, reason: .inconsistent("malformed record"))
+                }
+            }
+        }
+        return (upserts, removals)
     }
 
     /// The file's frame (`ChecksummedFrame`), refused as a manifest error: a file shorter

@@ -102,6 +102,19 @@ struct HeadRecord: Sendable, Equatable {
                 .notARemote,
                 "\(location) was written by a newer pkgtool (remote format \(version); this one reads \(formatVersion))")
         }
+        var record = try versions(of: object, damaged: damaged)
+        try readPruneState(of: object, into: &record, damaged: damaged)
+        guard version >= 2 || (record.pruned.isEmpty && record.index == nil && record.deleting.isEmpty && record.prunes == 0)
+        else {
+            throw damaged("format 1 cannot say what was pruned")
+        }
+        return record
+    }
+
+    /// The head and its history, which must be the head's chain of ancestors, newest first.
+    private static func versions(of object: RecordJSON, damaged: (String) -> RemoteError) throws(RemoteError)
+        -> HeadRecord
+    {
         guard let headObject = object.head, let head = summary(headObject) else {
             throw damaged("its head version is malformed")
         }
@@ -118,11 +131,16 @@ struct HeadRecord: Sendable, Equatable {
             }
             expected = item
         }
-        var record = HeadRecord(head: head, history: history)
-        // What a prune recorded: ranges ascending and disjoint below the head, ids well formed.
+        return HeadRecord(head: head, history: history)
+    }
+
+    /// What a prune recorded: ranges ascending and disjoint below the head, ids well formed.
+    private static func readPruneState(
+        of object: RecordJSON, into record: inout HeadRecord, damaged: (String) -> RemoteError
+    ) throws(RemoteError) {
         var below = 0
         for range in object.pruned ?? [] {
-            guard range.count == 2, range[0] > below, range[0] <= range[1], range[1] < head.sequence else {
+            guard range.count == 2, range[0] > below, range[0] <= range[1], range[1] < record.head.sequence else {
                 throw damaged("its pruned versions are out of order")
             }
             record.pruned.append(range[0]...range[1])
@@ -140,11 +158,6 @@ struct HeadRecord: Sendable, Equatable {
             guard prunes >= 1 else { throw damaged("its prune count is out of range") }
             record.prunes = prunes
         }
-        guard version >= 2 || (record.pruned.isEmpty && record.index == nil && record.deleting.isEmpty && record.prunes == 0)
-        else {
-            throw damaged("format 1 cannot say what was pruned")
-        }
-        return record
     }
 
     static func json(_ summary: VersionSummary) -> SummaryJSON {
