@@ -129,9 +129,10 @@ final class PackPipeline: Sendable {
 
     private func process(_ job: ChunkJob, into slot: ChunkSlot, worker: PackWorker) throws {
         let entry = entries[job.entry]
-        let shown = displayPath(entry.path.string)
+        let path = entry.entryPath.string
+        let shown = displayPath(path)
         let file = try FileDescriptor.openWithoutSymlinks(
-            entry.path.string, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: shown)
+            path, relativeTo: root, options: [.nonBlocking, .noFollow], displayPath: shown)
         var method: ZipMethod
         if let forced = entry.forcedMethod {
             method = forced
@@ -271,7 +272,7 @@ final class PackPipeline: Sendable {
     /// The slack is never written, so its pages cost no memory.
     static func centralDirectoryBound(_ entries: [PackEntry]) -> Int {
         let perRecord = 46 + (4 + 24) + (4 + 5) + (4 + ContentHashField.dataLength) + 1
-        return entries.reduce(64) { $0 + perRecord + $1.path.string.utf8.count }
+        return entries.reduce(64) { $0 + perRecord + $1.entryPath.byteCount }
     }
 
     private func write(

@@ -274,7 +274,7 @@ public enum ZipPacker {
             let isFirst = options.first != nil && index == 0
             entries.append(
                 PackEntry(
-                    path: RelativePath(trusted: entry.path), kind: entry.kind, permissions: entry.permissions, size: entry.size,
+                    entryPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     modificationTime: seconds, linkTarget: entry.linkTarget, isFirst: isFirst,
                     forcedMethod: isFirst || options.level == 0 ? .stored : nil, reuseIndex: reusable[index]))
         }
@@ -407,8 +407,10 @@ public enum ZipPacker {
 /// One entry to write. Immutable but for the compression decision of a multi-chunk file,
 /// which the first worker to need it makes under the lock.
 final class PackEntry: Sendable {
-    /// Where the entry lies in the source (and in the archive), compared as bytes.
-    let path: RelativePath
+    /// Where the entry lies in the source (and in the archive): its folder shared with its
+    /// siblings and its name inline, as the scan found it (a million entries to write hold
+    /// no path string each).
+    let entryPath: EntryPath
     let kind: FileKind
     let permissions: UInt32
     let size: Int64
@@ -424,10 +426,10 @@ final class PackEntry: Sendable {
     static let notReused: Int32 = -1
 
     init(
-        path: RelativePath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, linkTarget: String?,
+        entryPath: EntryPath, kind: FileKind, permissions: UInt32, size: Int64, modificationTime: Int64, linkTarget: String?,
         isFirst: Bool, forcedMethod: ZipMethod?, reuseIndex: Int32
     ) {
-        self.path = path
+        self.entryPath = entryPath
         self.kind = kind
         self.permissions = permissions
         self.size = size
@@ -444,7 +446,9 @@ final class PackEntry: Sendable {
         return base.entries[Int(reuseIndex)]
     }
 
-    var name: String { kind == .directory ? path.string + "/" : path.string }
+    /// The path, made when asked (compared as bytes).
+    var path: RelativePath { RelativePath(trusted: entryPath.string) }
+    var name: String { kind == .directory ? entryPath.string + "/" : entryPath.string }
     /// Whether workers compress this entry (a new or changed regular file).
     var needsCompression: Bool { kind == .regular && reuseIndex < 0 }
     var chunkCount: Int { max(1, Int((size + Int64(ZipPacker.chunkSize) - 1) / Int64(ZipPacker.chunkSize))) }

@@ -38,6 +38,9 @@ package struct EntryPath: Sendable, Hashable {
         return withBytes { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// The path's length in UTF-8 bytes, without assembling it.
+    package var byteCount: Int { (folder.map { $0.path.utf8.count + 1 } ?? 0) + tail.utf8.count }
+
     /// The last component.
     var name: Substring {
         if folder != nil { return tail[...] }
