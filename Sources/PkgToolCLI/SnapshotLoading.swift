@@ -18,7 +18,7 @@ package enum SnapshotLoading {
         switch status.kind {
         case .directory:
             let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) {
-                try PackageScan.scan(path, workers: workers, keepingManifest: false)
+                try PackageScan.scan(path, workers: workers, keepingManifest: false, recordingHashedPaths: false)
             }
             report(scan, root: path, console: console)
             return Loaded(snapshot: scan.snapshot, description: path)

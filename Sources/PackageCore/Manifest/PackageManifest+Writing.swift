@@ -150,10 +150,12 @@ public struct PackageScan: Sendable {
     /// `scan(_:useManifest:workers:excluding:)`; without `keepingManifest`, the manifest is
     /// used as the stat cache and let go before the scan assembles its result (`manifest`
     /// is then nil): for callers that want only the tree, whose peak it would otherwise
-    /// double at a million entries.
+    /// double at a million entries. Without `recordingHashedPaths`, `result.hashedPaths`
+    /// stays empty (a package whose stat cache vouches for nothing, after a copy, would
+    /// otherwise hold a path string per file).
     package static func scan(
         _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
-        excluding exclusions: PathExclusions = .none, keepingManifest: Bool
+        excluding exclusions: PathExclusions = .none, keepingManifest: Bool, recordingHashedPaths: Bool = true
     ) throws -> PackageScan {
         var manifest: PackageManifest?
         var problem: ManifestError?
@@ -167,18 +169,22 @@ public struct PackageScan: Sendable {
         guard keepingManifest else {
             // The scanner is a temporary handed over whole: once it lets its lookups go,
             // nothing holds the manifest.
-            let result = try scanner(statCache: manifest.take(), workers: workers, excluding: exclusions)
-                .scanReleasingLookups(path)
+            let result = try scanner(
+                statCache: manifest.take(), workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths
+            ).scanReleasingLookups(path)
             return PackageScan(result: result, manifest: nil, manifestProblem: problem)
         }
-        let result = try scanner(statCache: manifest, workers: workers, excluding: exclusions).scan(path)
+        let result = try scanner(
+            statCache: manifest, workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths
+        ).scan(path)
         return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
     }
 
     /// A scanner of a package leaving out its `.pkgtool`, taking hashes and chunk hints
     /// from `statCache` where the stat data prove them current.
-    private static func scanner(statCache manifest: PackageManifest?, workers: Int, excluding exclusions: PathExclusions)
-        -> TreeScanner
+    private static func scanner(
+        statCache manifest: PackageManifest?, workers: Int, excluding exclusions: PathExclusions, recordingHashedPaths: Bool
+    ) -> TreeScanner
     {
         var scanner = TreeScanner(
             workers: workers, knownHash: manifest?.hashLookup,
@@ -186,6 +192,7 @@ public struct PackageScan: Sendable {
         scanner.previousChunks = manifest?.chunkHints
         scanner.recordedContent = manifest?.recordedContentLookup
         scanner.exclusions = exclusions
+        scanner.recordsHashedPaths = recordingHashedPaths
         return scanner
     }
 }

@@ -43,6 +43,10 @@ public struct TreeScanner: Sendable {
     /// found by walking its recorded children beside its sorted listing, not by a search of
     /// the whole tree per file. When set, `knownHash` is not asked.
     package var recordedContent: RecordedContentLookup?
+    /// Whether `Result.hashedPaths` lists the files read when a lookup is set. Off for a
+    /// caller that wants only the tree: after a package is copied, its stat cache vouches
+    /// for nothing, and a million files read would be a million path strings held.
+    public var recordsHashedPaths = true
 
     /// A scanner; every parameter is the property of the same name. `PackageScan.scan` sets
     /// them up for a package (its manifest as `knownHash`, `.pkgtool` excluded).
@@ -215,7 +219,7 @@ final class ScanContext: Sendable {
             listed.append((entry.name, status))
         }
         listed = PathOrder.sortedByName(listed) { $0.name }
-        node.prepare(count: listed.count)
+        node.prepare(count: listed.count, statuses: listed.lazy.map(\.status), largeFileSize: scanner.chunking.fileThreshold)
         entryCount.add(listed.count, ordering: .relaxed)
 
         // Fill every slot first: once a job is queued, other workers read this node.
@@ -224,7 +228,7 @@ final class ScanContext: Sendable {
         // The recorded siblings, walked beside the sorted listing.
         var recordedChildren = scanner.recordedContent.map { RecordedChildren($0.snapshot, directory: node.path) }
         for (index, item) in listed.enumerated() {
-            node.statuses[index] = item.status
+            node.statuses[index] = ScanStat(item.status)
             switch item.status.kind {
             case .directory:
                 node.children[index] = ScanNode(path: node.childPath(item.name))
@@ -239,7 +243,7 @@ final class ScanContext: Sendable {
                 needsHash[index] = !takeKnownContent(node, index, status: item.status, recorded: &recordedChildren) && scanner.hashContents
             }
         }
-        for child in node.children { if let child { queue.push(.directory(child)) } }
+        for case let child? in node.children { queue.push(.directory(child)) }
         // Batches of about 64 files or 8 MiB keep both cores busy in flat directories
         // without paying a queue round-trip per small file.
         var batch: [Int] = []
@@ -271,7 +275,11 @@ final class ScanContext: Sendable {
         }
         guard let known else { return false }
         node.hashes[index] = known.hash
-        node.chunkLists[index] = known.chunks
+        if let chunks = known.chunks {
+            // Here, before any job of this node is queued, the slots may still be made.
+            node.makeChunkSlotsIfNeeded()
+            node.chunkLists[index] = chunks
+        }
         return true
     }
 
@@ -302,7 +310,9 @@ final class ScanContext: Sendable {
             }
             node.statuses[index].size = size
             filesHashed.add(1, ordering: .relaxed)
-            if scanner.knownHash != nil || scanner.recordedContent != nil { hashedPaths.withLock { $0.append(relative) } }
+            if scanner.recordsHashedPaths && (scanner.knownHash != nil || scanner.recordedContent != nil) {
+                hashedPaths.withLock { $0.append(relative) }
+            }
             bytesHashed.add(size, ordering: .relaxed)
             scanner.progress?(size)
         }
@@ -313,14 +323,20 @@ final class ScanContext: Sendable {
 ///
 /// Its arrays are filled by the job that lists it; afterwards each file slot is written by
 /// exactly one hashing job and read only after the whole queue has drained (the queue's
-/// lock orders those accesses), hence `@unchecked Sendable`.
+/// lock orders those accesses), hence `@unchecked Sendable`. A scan of a million files holds
+/// all its nodes at once, beside the tree it then assembles: the slots no entry of this
+/// directory needs (chunk lists without a large file, targets without a link, child nodes
+/// without a subdirectory) are not made.
 final class ScanNode: @unchecked Sendable {
     let path: String
     var names: [String] = []
-    var statuses: UnsafeMutableBufferPointer<FileStatus> = .init(start: nil, count: 0)
+    var statuses: UnsafeMutableBufferPointer<ScanStat> = .init(start: nil, count: 0)
     var hashes: UnsafeMutableBufferPointer<ContentHash> = .init(start: nil, count: 0)
+    /// Empty unless a file here is large enough to be chunked or known with chunks.
     var chunkLists: UnsafeMutableBufferPointer<ChunkList?> = .init(start: nil, count: 0)
+    /// Empty unless a link is here.
     var targets: [String?] = []
+    /// Empty unless a subdirectory is here.
     var children: [ScanNode?] = []
 
     init(path: String) { self.path = path }
@@ -330,24 +346,43 @@ final class ScanNode: @unchecked Sendable {
 
     func childPath(_ name: String) -> String { path.isEmpty ? name : path + "/" + name }
 
-    func prepare(count: Int) {
+    /// Makes the slots of `count` entries whose stat data are `statuses`: those every entry
+    /// has, and those only some kinds need when one of them is here.
+    func prepare(count: Int, statuses listed: some Sequence<FileStatus>, largeFileSize: Int64) {
         names.reserveCapacity(count)
         statuses = .allocate(capacity: count)
-        statuses.initialize(
-            repeating: FileStatus(kind: .unknown, permissions: 0, size: 0, modificationTime: 0, changeTime: 0))
+        statuses.initialize(repeating: ScanStat())
         hashes = .allocate(capacity: count)
         hashes.initialize(repeating: .empty)
+        var (large, link, directory) = (false, false, false)
+        for status in listed {
+            switch status.kind {
+            case .regular: large = large || status.size >= largeFileSize
+            case .symbolicLink: link = true
+            case .directory: directory = true
+            default: break
+            }
+        }
+        if large { makeChunkSlotsIfNeeded(count: count) }
+        if link { targets = Array(repeating: nil, count: count) }
+        if directory { children = Array(repeating: nil, count: count) }
+    }
+
+    /// The chunk-list slots, made once (by the listing job, before any hashing job).
+    func makeChunkSlotsIfNeeded(count: Int? = nil) {
+        guard chunkLists.baseAddress == nil else { return }
+        let count = count ?? hashes.count
         chunkLists = .allocate(capacity: count)
         chunkLists.initialize(repeating: nil)
-        targets = Array(repeating: nil, count: count)
-        children = Array(repeating: nil, count: count)
     }
 
     deinit {
         statuses.deallocate()
         hashes.deallocate()
-        _ = chunkLists.deinitialize()
-        chunkLists.deallocate()
+        if chunkLists.baseAddress != nil {
+            _ = chunkLists.deinitialize()
+            chunkLists.deallocate()
+        }
     }
 
     /// Appends this directory's entries depth-first and returns its Merkle hash. Each
@@ -364,15 +399,16 @@ final class ScanNode: @unchecked Sendable {
         let folder = path.isEmpty ? nil : SharedFolder(path)
         for index in names.indices {
             let status = statuses[index]
+            let hasChild = !children.isEmpty && children[index] != nil
             let position = entries.count
             entries.append(
                 SnapshotEntry(
                     storedPath: EntryPath(folder: folder, name: names[index]), kind: status.kind, permissions: status.permissions,
                     size: status.kind == .directory ? 0 : status.size, hash: hashes[index],
                     modificationTime: status.modificationTime, changeTime: status.changeTime,
-                    inode: status.inode, device: status.device, linkTarget: targets[index],
-                    chunks: chunkLists[index]))
-            if let child = children[index] {
+                    inode: status.inode, device: status.device, linkTarget: targets.isEmpty ? nil : targets[index],
+                    chunks: chunkLists.baseAddress == nil ? nil : chunkLists[index]))
+            if hasChild, let child = children[index] {
                 children[index] = nil
                 entries[position].hash = child.flatten(into: &entries, freedSinceRelease: &freedSinceRelease)
                 entries[position].descendantCount = entries.count - position - 1
@@ -385,5 +421,29 @@ final class ScanNode: @unchecked Sendable {
         }
         freedSinceRelease &+= names.count
         return builder.finish()
+    }
+}
+
+/// The stat data a scan keeps of each entry: what its snapshot entry records (48 bytes, not
+/// the 64 of a `FileStatus`, whose owner, group and link count no entry keeps).
+struct ScanStat {
+    var size: Int64 = 0
+    var modificationTime: Int64 = 0
+    var changeTime: Int64 = 0
+    var inode: UInt64 = 0
+    var device: UInt64 = 0
+    var permissions: UInt32 = 0
+    var kind: FileKind = .unknown
+
+    init() {}
+
+    init(_ status: FileStatus) {
+        size = status.size
+        modificationTime = status.modificationTime
+        changeTime = status.changeTime
+        inode = status.inode
+        device = status.device
+        permissions = status.permissions
+        kind = status.kind
     }
 }

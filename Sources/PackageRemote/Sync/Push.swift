@@ -94,7 +94,8 @@ enum PushOperation {
         let scan = try PackageAccess.reading(packagePath, warn: { warnings.append($0) }) {
             sync = PackageSyncStatus.read(packagePath: packagePath, store: store) { warnings.append($0) }
             return try PackageScan.scan(
-                packagePath, workers: options.workers, excluding: options.exclusions, keepingManifest: false)
+                packagePath, workers: options.workers, excluding: options.exclusions, keepingManifest: false,
+                recordingHashedPaths: false)
         }
         for skipped in scan.result.skipped {
             warnings.append("skipped '\(PackageLayout.joined(packagePath, skipped.path))': a \(skipped.kind) is not package content")

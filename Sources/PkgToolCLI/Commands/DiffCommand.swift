@@ -70,7 +70,9 @@ package enum DiffCommand: Command {
                     usageLine: spec.usageLine)
             }
             try SnapshotLoading.requireDirectory(path)
-            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) { try PackageScan.scan(path, workers: workers) }
+            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) {
+                try PackageScan.scan(path, workers: workers, keepingManifest: true, recordingHashedPaths: false)
+            }
             if let problem = scan.manifestProblem { throw problem }
             guard let manifest = scan.manifest else {
                 throw FileSystemError(
