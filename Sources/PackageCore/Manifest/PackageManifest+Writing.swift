@@ -82,8 +82,12 @@ extension PackageManifest {
     /// (each is a file to open when loading), so that compaction's O(n) write is amortised
     /// over many O(change) saves.
     package var needsCompaction: Bool {
-        deltaRecordCount > max(1024, entryCount / 8) || lastSequence >= 1_000
+        deltaRecordCount > Self.deltaRecordBound(entryCount: entryCount) || lastSequence >= 1_000
     }
+
+    /// The most delta records a manifest of `entryCount` entries carries before a new base
+    /// is written instead: an eighth of its entries (at least 1,024).
+    package static func deltaRecordBound(entryCount: Int) -> Int { max(1024, entryCount / 8) }
 
     /// Writes `snapshot` as the package's new base manifest and removes every delta file:
     /// what `pkgtool manifest` does. The base is replaced atomically; a crash before the
@@ -93,28 +97,37 @@ extension PackageManifest {
     package static func writeIndex(
         _ snapshot: TreeSnapshot, packagePath: String, durability: Durability, packageIdentity: UInt64 = 0
     ) throws {
-        try writeIndexBytes(
-            encodedIndex(snapshot, packageIdentity: packageIdentity), packagePath: packagePath, durability: durability)
+        try replaceIndex(packagePath: packagePath, durability: durability) { sink in
+            try writeIndex(snapshot, packageIdentity: packageIdentity, to: sink)
+        }
     }
 
-    /// `writeIndex` with the bytes already encoded.
-    static func writeIndexBytes(_ bytes: [UInt8], packagePath: String, durability: Durability) throws {
+    /// Replaces the package's base with the bytes `produce` hands its sink a piece at a time
+    /// (a new file renamed over the old: never a torn base, never the whole base in memory),
+    /// then removes every delta file: each bears the delta prefix, stale ones too, so no
+    /// manifest is read to know which. Returns what `produce` returns.
+    @discardableResult
+    package static func replaceIndex<Result>(
+        packagePath: String, durability: Durability, _ produce: ((UnsafeRawBufferPointer) throws -> Void) throws -> Result
+    ) throws -> Result {
         let metadataPath = PackageLayout.metadataDirectory(of: packagePath)
         if try FileSystem.statusIfExists(metadataPath) == nil {
             try FileSystem.makeDirectory(metadataPath, permissions: 0o755)
             if durability == .full { try FileSystem.syncDirectory(packagePath) }
         }
-        let existing = (try? PackageManifest.load(packagePath: packagePath))??.deltaFileNames ?? []
-        try AtomicFile.write(
-            bytes, to: PackageLayout.joined(metadataPath, PackageLayout.indexFileName), durability: durability)
+        var result: Result?
+        try AtomicFile.write(to: PackageLayout.joined(metadataPath, PackageLayout.indexFileName), durability: durability) {
+            file in
+            result = try produce { try file.write($0) }
+        }
         let metadata = try FileDescriptor.openDirectory(metadataPath)
         var removedAny = false
-        for name in try DirectoryListing.names(in: metadata)
-        where PackageLayout.hasDeltaPrefix(name) || existing.contains(where: { PathOrder.sameBytes($0, name) }) {
+        for name in try DirectoryListing.names(in: metadata) where PackageLayout.hasDeltaPrefix(name) {
             try FileSystem.remove(name, relativeTo: metadata.rawValue)
             removedAny = true
         }
         if removedAny && durability == .full { try metadata.sync() }
+        return result!
     }
 }
 

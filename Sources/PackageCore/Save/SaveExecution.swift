@@ -35,7 +35,17 @@ final class SaveContext {
     /// vouch for it): a delta would be relative to the wrong tree, so a new base is written.
     var recordsNewBase = false
     /// Whether this save appends a delta to `manifest` (else it writes a new base).
-    var appendsDelta: Bool { manifest.map { !$0.needsCompaction } ?? false && !recordsNewBase }
+    var appendsDelta: Bool {
+        manifest.map { !$0.needsCompaction } ?? false && !recordsNewBase && !changesTooManyForDelta
+    }
+    /// Whether this save's own delta would hold more records than a chain may (the bound
+    /// `needsCompaction` applies to the chain): a save that touches most entries (a package
+    /// saved from a new source, whose stamps all change) writes a new base, not a delta
+    /// larger than one that every later load would apply beside it.
+    var changesTooManyForDelta: Bool {
+        let records = plan.creations.count + plan.permissionChanges.count + plan.refreshes.count + plan.removals.count
+        return records > PackageManifest.deltaRecordBound(entryCount: newEntryCount)
+    }
 
     /// What a save did: the statistics, the manifest's head afterwards, and the stat data of
     /// every entry written.
@@ -151,12 +161,13 @@ final class SaveContext {
         let metadataPath = package.metadataPath
         let identity = rootIdentity
         if !appendsDelta {
-            var bytes: [UInt8] = []
-            try writeBaseRecord(packageIdentity: identity) { bytes.append(contentsOf: $0) }
-            try PackageManifest.writeIndexBytes(bytes, packagePath: packagePath, durability: options.durability)
-            statistics.metadataBytesWritten += Int64(bytes.count)
+            // Streamed into the new base: at a million entries it is 100 MB.
+            let written = try PackageManifest.replaceIndex(packagePath: packagePath, durability: options.durability) {
+                try writeBaseRecord(packageIdentity: identity, to: $0)
+            }
+            statistics.metadataBytesWritten += Int64(written.byteCount)
             statistics.manifestCompacted = true
-            chain = (Self.trailingChecksum(bytes), ContentHash(high: 0, low: 0), 0)
+            chain = (written.checksum, ContentHash(high: 0, low: 0), 0)
             return
         }
         let record = deltaRecord()

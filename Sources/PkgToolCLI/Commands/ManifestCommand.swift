@@ -33,7 +33,10 @@ enum ManifestCommand: Command {
         // Writing the manifest is a save of metadata: an exclusive scope, which recovers an
         // interrupted save first.
         let scan = try PackageScope.withPackage(at: path, access: .exclusive, warn: { console.warning($0) }) { package in
-            let scan = try PackageScan.scan(package.path, useManifest: !arguments.flag("rehash"), workers: workers)
+            // The old manifest serves as the stat cache only, and goes before the tree is assembled.
+            let scan = try PackageScan.scan(
+                package.path, useManifest: !arguments.flag("rehash"), workers: workers, keepingManifest: false,
+                recordingHashedPaths: false)
             if let problem = scan.manifestProblem { console.warning("\(problem); replacing it") }
             SnapshotLoading.reportSkipped(scan.result, root: given, console: console)
             try PackageManifest.writeIndex(
