@@ -136,12 +136,6 @@ struct VersionManifest: Sendable {
             size: size, entryCount: entries.count)
     }
 
-    /// Forgets every entry's blobs: the one array they are slices of is freed (a pull
-    /// whose contents are fetched, before it builds the version's tree beside the entries).
-    mutating func dropBlobs() {
-        for index in entries.indices { entries[index].blobs = [] }
-    }
-
     /// The tree the version describes, with directory hashes computed (for diffs).
     func snapshot() -> TreeSnapshot {
         TreeSnapshot.assemble(
