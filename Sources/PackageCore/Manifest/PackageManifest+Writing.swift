@@ -140,6 +140,8 @@ public struct PackageScan: Sendable {
     public var manifest: PackageManifest?
     /// Why an existing manifest was not used (damaged, future version…), when so.
     public var manifestProblem: ManifestError?
+    /// Whether a manifest was used as the stat cache (also when it was let go, `keepingManifest`).
+    package var usedManifest = false
 
     /// The package's tree as scanned, `.pkgtool` left out.
     public var snapshot: TreeSnapshot { result.snapshot }
@@ -162,7 +164,9 @@ public struct PackageScan: Sendable {
 
     /// `scan(_:useManifest:workers:excluding:)`; without `keepingManifest`, the manifest is
     /// used as the stat cache and let go before the scan assembles its result (`manifest`
-    /// is then nil): for callers that want only the tree, whose peak it would otherwise
+    /// is then nil), and what the package still holds as recorded is not built again
+    /// (`TreeScanner.reusesRecordedEntries`: the tree of an unchanged package is the
+    /// manifest's own): for callers that want only the tree, whose peak it would otherwise
     /// double at a million entries. Without `recordingHashedPaths`, `result.hashedPaths`
     /// stays empty (a package whose stat cache vouches for nothing, after a copy, would
     /// otherwise hold a path string per file).
@@ -179,18 +183,21 @@ public struct PackageScan: Sendable {
                 problem = error
             }
         }
+        let usedManifest = manifest != nil
         guard keepingManifest else {
             // The scanner is a temporary handed over whole: once it lets its lookups go,
             // nothing holds the manifest.
-            let result = try scanner(
-                statCache: manifest.take(), workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths
-            ).scanReleasingLookups(path)
-            return PackageScan(result: result, manifest: nil, manifestProblem: problem)
+            var scanner = scanner(
+                statCache: manifest.take(), workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths)
+            // The manifest goes with the scanner: an unchanged package's tree is its entries.
+            scanner.reusesRecordedEntries = true
+            let result = try scanner.scanReleasingLookups(path)
+            return PackageScan(result: result, manifest: nil, manifestProblem: problem, usedManifest: usedManifest)
         }
         let result = try scanner(
             statCache: manifest, workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths
         ).scan(path)
-        return PackageScan(result: result, manifest: manifest, manifestProblem: problem)
+        return PackageScan(result: result, manifest: manifest, manifestProblem: problem, usedManifest: usedManifest)
     }
 
     /// A scanner of a package leaving out its `.pkgtool`, taking hashes and chunk hints

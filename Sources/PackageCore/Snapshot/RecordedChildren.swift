@@ -25,6 +25,8 @@ struct RecordedChildren {
     private let entries: [SnapshotEntry]
     private var next: Int
     private let end: Int
+    /// The index of the directory's first recorded child (`end` when it has none).
+    let first: Int
     /// The directory's path and its "/" ("" at the root).
     private let prefix: String
 
@@ -45,6 +47,18 @@ struct RecordedChildren {
             end = 0
             prefix = ""
         }
+        first = next
+    }
+
+    /// How many children the directory has in the record (its subtrees' entries not counted).
+    var count: Int {
+        var count = 0
+        var index = first
+        while index < end {
+            count += 1
+            index += 1 + max(0, entries[index].descendantCount)
+        }
+        return count
     }
 
     /// The index of the child named `name`, nil when none is recorded. Names must be asked

@@ -43,6 +43,13 @@ public struct TreeScanner: Sendable {
     /// found by walking its recorded children beside its sorted listing, not by a search of
     /// the whole tree per file. When set, `knownHash` is not asked.
     package var recordedContent: RecordedContentLookup?
+    /// Whether `recordedContent` is the scanned directory's own record (a package's
+    /// manifest, scanned in that package): a directory whose entries all carry the stat data
+    /// recorded for them keeps no state of its own, and a tree found unchanged throughout is
+    /// the recorded tree itself, not a copy built beside it (at a million entries the two
+    /// would be 120 MB each). Its entries then keep what the record says beyond the scan's
+    /// fields (the source stamps of the files saved from a source folder).
+    package var reusesRecordedEntries = false
     /// Whether `Result.hashedPaths` lists the files read when a lookup is set. Off for a
     /// caller that wants only the tree: after a package is copied, its stat cache vouches
     /// for nothing, and a million files read would be a million path strings held.
@@ -72,6 +79,9 @@ public struct TreeScanner: Sendable {
         public var hashedPaths: [String]
         /// Bytes read to hash those files.
         public var bytesHashed: Int64
+        /// Whether the tree is the record itself, every entry found as recorded
+        /// (`reusesRecordedEntries`): the package holds what its manifest says.
+        package var isRecordedTree = false
     }
 
     /// Scans the directory at `root`.
@@ -80,7 +90,8 @@ public struct TreeScanner: Sendable {
     ///   streamed read per file whose hash is not known (for a large file with a previous
     ///   chunk list, plus a `pread` of each chunk that differs from its expected old one).
     public func scan(_ root: String) throws -> Result {
-        try walk(root).assembled()
+        var walked = try walk(root)
+        return walked.assembled()
     }
 
     /// `scan(_:)` by a scanner used once: its lookups, and the manifest they hold, are let go
@@ -89,8 +100,9 @@ public struct TreeScanner: Sendable {
     /// The memory goes back only when the caller hands the scanner over (`consume`) and
     /// holds the manifest nowhere else.
     package consuming func scanReleasingLookups(_ root: String) throws -> Result {
-        let walked = try walk(root)
+        var walked = try walk(root)
         _ = consume self
+        if !walked.allRecorded { walked.releaseRecord() }
         return walked.assembled()
     }
 
@@ -110,7 +122,9 @@ public struct TreeScanner: Sendable {
             })
         withExtendedLifetime(rootDescriptor) {}
         return Walked(
-            rootNode: rootNode, entryCount: context.entryCount.load(ordering: .relaxed),
+            rootNode: rootNode, recorded: reusesRecordedEntries ? recordedContent?.snapshot : nil,
+            allRecorded: !context.divergedFromRecord.load(ordering: .relaxed),
+            entryCount: context.entryCount.load(ordering: .relaxed),
             skipped: context.skipped.withLock { $0 }.sorted { PathOrder.pathLess($0.path, $1.path) },
             filesHashed: context.filesHashed.load(ordering: .relaxed),
             hashedPaths: context.hashedPaths.withLock { $0 },
@@ -120,6 +134,10 @@ public struct TreeScanner: Sendable {
     /// A walked tree, before its entries are put in one array.
     private struct Walked {
         var rootNode: ScanNode
+        /// The recorded tree whose entries directories taken from the record keep.
+        var recorded: TreeSnapshot?
+        /// Whether every directory was taken from the record: the tree is `recorded`.
+        var allRecorded: Bool
         var entryCount: Int
         var skipped: [(path: String, kind: FileKind)]
         var filesHashed: Int
@@ -127,7 +145,25 @@ public struct TreeScanner: Sendable {
         var bytesHashed: Int64
 
         /// The result: the nodes' entries depth-first, each node freed once flattened.
-        func assembled() -> Result {
+        /// Fills the slots of the directories taken from the record, then lets the record
+        /// go (when nothing else holds it): the result is then assembled from the nodes
+        /// alone, as large a moment as the walk's, never the record beside the result.
+        mutating func releaseRecord() {
+            guard let record = recorded?.entries else { return }
+            rootNode.fillFromRecord(record)
+            recorded = nil
+        }
+
+        /// The result; a tree taken whole from the record is that record, taken out of
+        /// this walk so that it is updated in place rather than copied.
+        mutating func assembled() -> Result {
+            if allRecorded, var recorded = recorded.take() {
+                rootNode.updateRecordedDirectories(&recorded.entries)
+                return Result(
+                    snapshot: recorded, skipped: skipped, filesHashed: filesHashed, hashedPaths: hashedPaths,
+                    bytesHashed: bytesHashed, isRecordedTree: true)
+            }
+            if let record = recorded?.entries { rootNode.fillFromRecord(record) }
             var entries: [SnapshotEntry] = []
             entries.reserveCapacity(entryCount)
             var freedSinceRelease = entryCount >= ScanNode.releaseInterval * 4 ? 0 : Int.min
@@ -178,6 +214,8 @@ final class ScanContext: Sendable {
     let filesHashed = Atomic<Int>(0)
     let hashedPaths = Mutex<[String]>([])
     let bytesHashed = Atomic<Int64>(0)
+    /// Set when a directory could not be taken from the record (`reusesRecordedEntries`).
+    let divergedFromRecord = Atomic<Bool>(false)
 
     init(root: Int32, rootPath: String, scanner: TreeScanner) {
         self.root = root
@@ -219,8 +257,16 @@ final class ScanContext: Sendable {
             listed.append((entry.name, status))
         }
         listed = PathOrder.sortedByName(listed) { $0.name }
-        node.prepare(count: listed.count, statuses: listed.lazy.map(\.status), largeFileSize: scanner.chunking.fileThreshold)
         entryCount.add(listed.count, ordering: .relaxed)
+        if scanner.reusesRecordedEntries {
+            if let recorded = scanner.recordedContent,
+                try takeFromRecord(node, listed: listed, handle: handle, recorded: recorded, queue: queue)
+            {
+                return
+            }
+            divergedFromRecord.store(true, ordering: .relaxed)
+        }
+        node.prepare(count: listed.count, statuses: listed.lazy.map(\.status), largeFileSize: scanner.chunking.fileThreshold)
 
         // Fill every slot first: once a job is queued, other workers read this node.
         node.names = listed.map(\.name)
@@ -258,6 +304,61 @@ final class ScanContext: Sendable {
             }
         }
         if !batch.isEmpty { queue.push(.files(node, batch)) }
+    }
+
+    /// Takes directory `node` from the record when its sorted listing is exactly the
+    /// recorded children, each with the stat data recorded for it (a file's also vouched
+    /// for by the stat cache, a link's target the recorded one): the node then keeps only
+    /// its subdirectories' nodes, queued here. False, with nothing kept, otherwise.
+    private func takeFromRecord(
+        _ node: ScanNode, listed: [(name: String, status: FileStatus)], handle: borrowing FileDescriptor,
+        recorded: RecordedContentLookup, queue: WorkQueue<ScanJob>
+    ) throws -> Bool {
+        var children = RecordedChildren(recorded.snapshot, directory: node.path)
+        guard children.count == listed.count else { return false }
+        var subdirectories: [(node: ScanNode, index: Int, stat: ScanStat)] = []
+        for item in listed {
+            guard let index = children.index(ofChild: item.name),
+                try isRecorded(item, at: index, in: node, handle: handle, recorded: recorded)
+            else { return false }
+            if item.status.kind == .directory {
+                subdirectories.append((ScanNode(path: node.childPath(item.name)), index, ScanStat(item.status)))
+            }
+        }
+        node.takeFromRecord(firstChild: children.first, count: listed.count, subdirectories: subdirectories)
+        for child in subdirectories { queue.push(.directory(child.node)) }
+        return true
+    }
+
+    /// Whether the recorded entry `index` says what a scan of `item` would: exactly, for a
+    /// file or link; for a directory its kind and mode (a manifest records the stat data of
+    /// the folder a package was saved from, and a directory's are the scan's anyway).
+    private func isRecorded(
+        _ item: (name: String, status: FileStatus), at index: Int, in node: ScanNode, handle: borrowing FileDescriptor,
+        recorded: RecordedContentLookup
+    ) throws -> Bool {
+        let entry = recorded.snapshot.entries[index]
+        let status = item.status
+        guard entry.kind == status.kind, entry.permissions == status.permissions else { return false }
+        if status.kind == .directory { return true }
+        guard entry.modificationTime == status.modificationTime, entry.changeTime == status.changeTime,
+            entry.inode == status.inode, entry.device == status.device
+        else { return false }
+        switch status.kind {
+        case .regular:
+            return recorded.known(index, status) != nil
+        case .symbolicLink:
+            let target = try FileSystem.readSymbolicLinkBytes(
+                item.name, relativeTo: handle.rawValue, sizeHint: Int(status.size),
+                displayPath: displayPath(node.childPath(item.name)))
+            // Compared as the scan would record it: the text, and the hash of its bytes.
+            guard let recordedTarget = entry.linkTarget, entry.size == Int64(target.count),
+                entry.hash == ContentHash.of(target)
+            else { return false }
+            return recordedTarget.utf8.elementsEqual(String(decoding: target, as: UTF8.self).utf8)
+        default:
+            return false
+        }
     }
 
     /// Fills the hash (and chunk list) of file `index` of `node` from the recorded tree or
@@ -338,6 +439,12 @@ final class ScanNode: @unchecked Sendable {
     var targets: [String?] = []
     /// Empty unless a subdirectory is here.
     var children: [ScanNode?] = []
+    /// For a directory taken from the record (`TreeScanner.reusesRecordedEntries`): the
+    /// recorded index of its first child, and its children's count; its subdirectories'
+    /// nodes are `children`, in order, their recorded indices and stat data now beside,
+    /// and it has no other slots. Nil otherwise.
+    private(set) var recordedChildren: (first: Int, count: Int)?
+    private var subdirectoryRecords: [(index: Int, stat: ScanStat)] = []
 
     init(path: String) { self.path = path }
 
@@ -366,6 +473,74 @@ final class ScanNode: @unchecked Sendable {
         if large { makeChunkSlotsIfNeeded(count: count) }
         if link { targets = Array(repeating: nil, count: count) }
         if directory { children = Array(repeating: nil, count: count) }
+    }
+
+    /// Marks this directory as its record: `count` children from recorded index
+    /// `firstChild`, of which `subdirectories` are the directories, in order.
+    func takeFromRecord(firstChild: Int, count: Int, subdirectories: [(node: ScanNode, index: Int, stat: ScanStat)]) {
+        recordedChildren = (firstChild, count)
+        children = subdirectories.map(\.node)
+        subdirectoryRecords = subdirectories.map { ($0.index, $0.stat) }
+    }
+
+    /// Writes the stat data the scan found for every directory below into `entries`, the
+    /// record of a tree whose every directory was taken from it (the only field a record
+    /// can hold otherwise: a manifest keeps those of the folders it was saved from).
+    func updateRecordedDirectories(_ entries: inout [SnapshotEntry]) {
+        for (index, stat) in subdirectoryRecords {
+            entries[index].modificationTime = stat.modificationTime
+            entries[index].changeTime = stat.changeTime
+            entries[index].inode = stat.inode
+            entries[index].device = stat.device
+        }
+        for case let child? in children { child.updateRecordedDirectories(&entries) }
+    }
+
+    /// Gives every directory below (this one included) taken from the record the slots a
+    /// listing would have filled, from the recorded entries: the same stat data and
+    /// hashes, since the record matched them (after the walk, on one thread).
+    func fillFromRecord(_ record: [SnapshotEntry]) {
+        if let (first, count) = recordedChildren {
+            recordedChildren = nil
+            var indices: [Int] = []
+            indices.reserveCapacity(count)
+            var index = first
+            for _ in 0..<count {
+                indices.append(index)
+                index += record[index].subtreeSpan
+            }
+            fill(from: record, at: indices)
+        }
+        for case let child? in children { child.fillFromRecord(record) }
+    }
+
+    /// The slots of the recorded entries at `indices`, this directory's children in order;
+    /// `children` holds the subdirectories' nodes only, and is spread to one slot an entry.
+    private func fill(from record: [SnapshotEntry], at indices: [Int]) {
+        let subdirectories = children
+        var directoryStats = subdirectoryRecords.makeIterator()
+        subdirectoryRecords = []
+        let count = indices.count
+        names = indices.map { String(record[$0].entryPath.name) }
+        statuses = .allocate(capacity: count)
+        hashes = .allocate(capacity: count)
+        for (slot, index) in indices.enumerated() {
+            let stat = record[index].kind == .directory ? directoryStats.next()!.stat : ScanStat(record[index])
+            (statuses.baseAddress! + slot).initialize(to: stat)
+            (hashes.baseAddress! + slot).initialize(to: record[index].hash)
+        }
+        if indices.contains(where: { record[$0].chunks != nil }) {
+            makeChunkSlotsIfNeeded(count: count)
+            for (slot, index) in indices.enumerated() { chunkLists[slot] = record[index].chunks }
+        }
+        if indices.contains(where: { record[$0].kind == .symbolicLink }) {
+            targets = indices.map { record[$0].linkTarget }
+        }
+        children = []
+        guard !subdirectories.isEmpty else { return }
+        children = Array(repeating: nil, count: count)
+        var next = subdirectories.makeIterator()
+        for (slot, index) in indices.enumerated() where record[index].kind == .directory { children[slot] = next.next()! }
     }
 
     /// The chunk-list slots, made once (by the listing job, before any hashing job).
@@ -436,6 +611,17 @@ struct ScanStat {
     var kind: FileKind = .unknown
 
     init() {}
+
+    /// What a recorded entry says (the record of an entry whose stat data matched it).
+    init(_ entry: SnapshotEntry) {
+        size = entry.size
+        modificationTime = entry.modificationTime
+        changeTime = entry.changeTime
+        inode = entry.inode
+        device = entry.device
+        permissions = entry.permissions
+        kind = entry.kind
+    }
 
     init(_ status: FileStatus) {
         size = status.size
