@@ -70,18 +70,9 @@ package enum DiffCommand: Command {
                     usageLine: spec.usageLine)
             }
             try SnapshotLoading.requireDirectory(path)
-            let scan = try PackageAccess.reading(path, warn: { console.warning($0) }) {
-                try PackageScan.scan(path, workers: workers, keepingManifest: true, recordingHashedPaths: false)
+            (old, new) = try PackageAccess.reading(path, warn: { console.warning($0) }) {
+                try recordAndScan(path, workers: workers, console: console)
             }
-            if let problem = scan.manifestProblem { throw problem }
-            guard let manifest = scan.manifest else {
-                throw FileSystemError(
-                    .open, path: PackageLayout.metadataDirectory(of: path),
-                    reason: "the package has no manifest; create one with 'pkgtool manifest \(path)'")
-            }
-            SnapshotLoading.report(scan, root: path, console: console)
-            old = manifest.snapshot
-            new = scan.snapshot
         } else if arguments.positionals.contains(where: RemoteCommandSupport.isRemote) {
             guard let remoteSnapshots else { return RemoteHelper.forward(spec.name, arguments, console: console) }
             (old, new) = try remoteSnapshots(arguments, spec.usageLine, workers, console)
@@ -94,6 +85,25 @@ package enum DiffCommand: Command {
             ? [] : TreeDiff.changes(from: old, to: new, detectRenames: !arguments.flag("no-renames"))
         print(changes, json: arguments.flag("json"), summary: arguments.flag("stat"), null: arguments.flag("null"), console: console)
         return changes.isEmpty ? .success : .failure
+    }
+
+    /// A package's manifest tree and its tree now (under the caller's lock). The scan lets
+    /// the manifest go and, when the package holds exactly what it records, is that tree
+    /// itself: nothing is compared, and the two trees are never both held. Only when
+    /// something changed is the manifest read again to compare with.
+    private static func recordAndScan(_ path: String, workers: Int, console: Console) throws
+        -> (record: TreeSnapshot, now: TreeSnapshot)
+    {
+        let noManifest = FileSystemError(
+            .open, path: PackageLayout.metadataDirectory(of: path),
+            reason: "the package has no manifest; create one with 'pkgtool manifest \(path)'")
+        let scan = try PackageScan.scan(path, workers: workers, keepingManifest: false, recordingHashedPaths: false)
+        if let problem = scan.manifestProblem { throw problem }
+        guard scan.usedManifest else { throw noManifest }
+        SnapshotLoading.report(scan, root: path, console: console)
+        if scan.result.isRecordedTree { return (scan.snapshot, scan.snapshot) }
+        guard let manifest = try PackageManifest.load(packagePath: path) else { throw noManifest }
+        return (manifest.snapshot, scan.snapshot)
     }
 
     /// Prints changes as diff does, and as the dry runs of save and unpack do: one JSON
