@@ -191,7 +191,7 @@ public struct PackageScan: Sendable {
                 statCache: manifest.take(), workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths)
             // The manifest goes with the scanner: an unchanged package's tree is its entries.
             scanner.reusesRecordedEntries = true
-            let result = try scanner.scanReleasingLookups(path)
+            let result = try (consume scanner).scanReleasingLookups(path)
             return PackageScan(result: result, manifest: nil, manifestProblem: problem, usedManifest: usedManifest)
         }
         let result = try scanner(
