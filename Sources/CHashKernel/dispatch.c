@@ -7,7 +7,9 @@
 // debug build, clang has no per-function way to raise that (`#pragma clang optimize on`
 // only undoes an `off`; GCC's `optimize` attribute and pragma are ignored), and a package
 // that others depend on by version may not pass `unsafeFlags` such as -O3. An XXH3 loop
-// compiled here ran at about 0.8 GB/s at -O0 against 30 GB/s for the library's.
+// compiled here ran at about 0.8 GB/s at -O0 against 30 GB/s for the library's. Only a
+// link without the dispatcher (a static one: libxxhash.a has none) takes the AVX2 code that
+// an optimised build compiles here (xxh3_avx2.c).
 #include "CHashKernel.h"
 #include <xxhash.h>
 #include <stdatomic.h>
@@ -17,19 +19,69 @@
 #define XXH_DISPATCH_DISABLE_REPLACE 1
 #include <xxh_x86dispatch.h>
 #define PKG_HAVE_DISPATCH 1
+// Debian's libxxhash.a lacks the dispatcher that its libxxhash.so carries: a static link
+// (the README's install build) leaves these null, and an optimised build uses its own AVX2
+// code instead (xxh3_avx2.c).
+#pragma weak XXH3_128bits_dispatch
+#pragma weak XXH3_128bits_update_dispatch
 #endif
 #endif
 #ifndef PKG_HAVE_DISPATCH
 #define PKG_HAVE_DISPATCH 0
 #endif
 
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+void pkg_xxh3_avx2_update(void *state, const void *bytes, size_t count);
+void pkg_xxh3_avx2_oneshot(const void *bytes, size_t count, uint64_t digest[2]);
+#define PKG_HAVE_OWN_AVX2 1
+#else
+#define PKG_HAVE_OWN_AVX2 0
+#endif
+
+/// The library's dispatcher is linked in.
+static inline int library_dispatches(void) {
+#if PKG_HAVE_DISPATCH
+    return XXH3_128bits_dispatch != NULL && XXH3_128bits_update_dispatch != NULL;
+#else
+    return 0;
+#endif
+}
+
 static atomic_int chosen_kernel = -1;
 static atomic_int forced_portable = 0;
 
-static int detect_kernel(void) {
+/// The AVX2 kernel: the library's dispatcher when it is linked, else this target's own code.
+static void avx2_update(pkg_hash_state *state, const void *bytes, size_t count) {
 #if PKG_HAVE_DISPATCH
+    if (library_dispatches()) {
+        (void)XXH3_128bits_update_dispatch((XXH3_state_t *)state, bytes, count);
+        return;
+    }
+#endif
+#if PKG_HAVE_OWN_AVX2
+    pkg_xxh3_avx2_update(state, bytes, count);
+#else
+    (void)XXH3_128bits_update((XXH3_state_t *)state, bytes, count);
+#endif
+}
+
+static XXH128_hash_t avx2_oneshot(const void *bytes, size_t count) {
+#if PKG_HAVE_DISPATCH
+    if (library_dispatches()) return XXH3_128bits_dispatch(bytes, count);
+#endif
+#if PKG_HAVE_OWN_AVX2
+    uint64_t halves[2];
+    pkg_xxh3_avx2_oneshot(bytes, count, halves);
+    return (XXH128_hash_t){halves[0], halves[1]};
+#else
+    return XXH3_128bits(bytes, count);
+#endif
+}
+
+static int detect_kernel(void) {
+#if PKG_HAVE_DISPATCH || PKG_HAVE_OWN_AVX2
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) return PKG_HASH_KERNEL_AVX2;
+    if (__builtin_cpu_supports("avx2") && (library_dispatches() || PKG_HAVE_OWN_AVX2)) return PKG_HASH_KERNEL_AVX2;
 #endif
     return PKG_HASH_KERNEL_LIBXXHASH;
 }
@@ -59,13 +111,11 @@ void pkg_hash_free(pkg_hash_state *state) { XXH3_freeState((XXH3_state_t *)state
 void pkg_hash_reset(pkg_hash_state *state) { XXH3_128bits_reset((XXH3_state_t *)state); }
 
 void pkg_hash_update(pkg_hash_state *state, const void *bytes, size_t count) {
-#if PKG_HAVE_DISPATCH
     if (pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2) {
-        (void)XXH3_128bits_update_dispatch((XXH3_state_t *)state, bytes, count);
-        return;
+        avx2_update(state, bytes, count);
+    } else {
+        (void)XXH3_128bits_update((XXH3_state_t *)state, bytes, count);
     }
-#endif
-    (void)XXH3_128bits_update((XXH3_state_t *)state, bytes, count);
 }
 
 void pkg_hash_digest(const pkg_hash_state *state, uint8_t out[16]) {
@@ -74,14 +124,7 @@ void pkg_hash_digest(const pkg_hash_state *state, uint8_t out[16]) {
 }
 
 void pkg_hash_oneshot(const void *bytes, size_t count, uint8_t out[16]) {
-    XXH128_hash_t digest;
-#if PKG_HAVE_DISPATCH
-    if (pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2) {
-        digest = XXH3_128bits_dispatch(bytes, count);
-    } else
-#endif
-    {
-        digest = XXH3_128bits(bytes, count);
-    }
+    XXH128_hash_t digest =
+        pkg_hash_active_kernel() == PKG_HASH_KERNEL_AVX2 ? avx2_oneshot(bytes, count) : XXH3_128bits(bytes, count);
     XXH128_canonicalFromHash((XXH128_canonical_t *)out, digest);
 }

@@ -10,7 +10,8 @@ typedef struct pkg_hash_state pkg_hash_state;
 
 /// Which code path `pkg_hash_update` and `pkg_hash_oneshot` use: libxxhash's portable
 /// (SSE2) code, or its x86 dispatcher's vector code (AVX2, or AVX-512 where the CPU has it),
-/// chosen when the CPU has AVX2 and the library carries the dispatcher.
+/// chosen when the CPU has AVX2 and the library carries the dispatcher; in a link without it
+/// (libxxhash.a has none), AVX2 code compiled in this target when the build is optimised.
 #define PKG_HASH_KERNEL_LIBXXHASH 0
 #define PKG_HASH_KERNEL_AVX2 2
 
