@@ -210,7 +210,9 @@ enum ManifestFormat {
     static func readChunkList(_ reader: inout ByteReader, size: Int64) throws(ByteReader.Truncated) -> ChunkList? {
         let count = Int(try reader.read(UInt32.self))
         guard count > 0 else { return nil }
-        guard count <= reader.remaining / 20 else { return nil }
+        // More than the bytes at hand can hold: cut short (a reader of the file in pieces
+        // then reads on; one that holds it whole refuses it).
+        guard count <= reader.remaining / 20 else { throw ByteReader.Truncated() }
         var chunks: [FileChunk] = []
         chunks.reserveCapacity(count)
         var offset: Int64 = 0
@@ -291,66 +293,6 @@ enum ManifestFormat {
         var checksum: ContentHash
         /// The package root's inode the file was written for; 0 when unknown (version 1).
         var packageIdentity: UInt64
-    }
-
-    static func decodeIndex(_ bytes: UnsafeRawBufferPointer, path: String) throws(ManifestError) -> DecodedIndex {
-        let frame = try openFrame(bytes, magic: indexMagic, headerSize: indexHeaderSize, path: path)
-        let (version, checksum) = (frame.version, frame.checksum)
-        var reader = ByteReader(frame.payload)
-        do {
-            _ = try reader.read(UInt32.self)  // flags
-            let count = try reader.read(UInt64.self)
-            let rootHash = try reader.hash()
-            let windowStart = try reader.read(Int64.self)
-            let windowEnd = try reader.read(Int64.self)
-            let identity = try reader.read(UInt64.self)  // reserved (0) in version 1
-            guard windowStart <= windowEnd else {
-                throw ManifestError(path: path, reason: .inconsistent("malformed header"))
-            }
-            // Each record takes at least 64 bytes: a count beyond that is damage, not a reason to allocate.
-            guard count <= UInt64(reader.remaining / 64) else {
-                throw ManifestError(path: path, reason: .inconsistent("entry count \(count) exceeds the file"))
-            }
-            var entries: [SnapshotEntry] = []
-            entries.reserveCapacity(Int(count))
-            var previous: [UInt8] = []
-            previous.reserveCapacity(256)
-            // Open directories: (index, path length, smallest prefix shared since). An entry
-            // lies inside the top one while every path since it kept its bytes and the
-            // entry continues it with "/".
-            var open: [(index: Int, length: Int, kept: Int)] = []
-            var shared = 0
-            var folders = FolderInterner()
-            for _ in 0..<count {
-                let index = entries.count
-                guard
-                    try readEntry(
-                        &reader, previous: &previous, shared: &shared, version: version, folders: &folders,
-                        appendingTo: &entries)
-                else {
-                    throw ManifestError(path: path, reason: .inconsistent("malformed record \(entries.count) or out of order"))
-                }
-                for slot in open.indices where open[slot].kept > shared { open[slot].kept = shared }
-                while let top = open.last,
-                    !(top.kept >= top.length && previous.count > top.length && previous[top.length] == 0x2F)
-                {
-                    entries[top.index].descendantCount = index - top.index - 1
-                    open.removeLast()
-                }
-                if entries[index].kind == .directory { open.append((index, previous.count, Int.max)) }
-            }
-            for top in open { entries[top.index].descendantCount = entries.count - top.index - 1 }
-            guard reader.remaining == 0 else {
-                throw ManifestError(path: path, reason: .inconsistent("\(reader.remaining) bytes after the last record"))
-            }
-            return DecodedIndex(
-                entries: entries, rootHash: rootHash, relinkWindow: windowStart...windowEnd, checksum: checksum,
-                packageIdentity: version >= 2 ? identity : 0)
-        } catch let error as ManifestError {
-            throw error
-        } catch {
-            throw ManifestError(path: path, reason: .truncated)
-        }
     }
 
     // MARK: Delta files
@@ -519,12 +461,7 @@ enum ManifestFormat {
             return try ChecksummedFrame.open(
                 bytes, magic: magic, highestVersion: version, minimumPayload: headerSize - ChecksummedFrame.headerSize)
         } catch {
-            switch error {
-            case .truncated: throw ManifestError(path: path, reason: .truncated)
-            case .badMagic: throw ManifestError(path: path, reason: .badMagic)
-            case .futureVersion(let version): throw ManifestError(path: path, reason: .futureVersion(version))
-            case .checksumMismatch: throw ManifestError(path: path, reason: .checksumMismatch)
-            }
+            throw ManifestError(path: path, refusal: error)
         }
     }
 }

@@ -94,12 +94,14 @@ public struct PackageManifest: Sendable {
             throw error
         }
         let indexPath = PackageLayout.joined(metadataPath, PackageLayout.indexFileName)
-        guard let (indexBytes, indexTime) = try readWhole(PackageLayout.indexFileName, in: metadata, path: indexPath)
+        // Decoding checks the depth-first order and fills directories' descendant counts,
+        // reading the file a piece at a time.
+        guard
+            let (index, indexTime) = try withRegularFile(PackageLayout.indexFileName, in: metadata, path: indexPath, {
+                file, status in
+                (try ManifestFormat.decodeIndex(file: file, size: status.size, path: indexPath), status.modificationTime)
+            })
         else { return nil }
-        // Decoding checks the depth-first order and fills directories' descendant counts.
-        let index = try indexBytes.withUnsafeBytes { bytes throws(ManifestError) in
-            try ManifestFormat.decodeIndex(bytes, path: indexPath)
-        }
         var manifest = PackageManifest(
             snapshot: TreeSnapshot(entries: index.entries, rootHash: index.rootHash),
             baseRecordedAt: indexTime, deltaRecordedAt: [:],
@@ -143,10 +145,12 @@ public struct PackageManifest: Sendable {
         return manifest
     }
 
-    /// Reads a whole file relative to `directory`; nil when it does not exist.
-    private static func readWhole(_ name: String, in directory: borrowing FileDescriptor, path: String) throws
-        -> ([UInt8], Int64)?
-    {
+    /// `body` with a regular file relative to `directory` open, and its status; nil when
+    /// the file does not exist.
+    private static func withRegularFile<Result>(
+        _ name: String, in directory: borrowing FileDescriptor, path: String,
+        _ body: (borrowing FileDescriptor, FileStatus) throws -> Result
+    ) throws -> Result? {
         do {
             // Non-blocking: a FIFO planted in `.pkgtool` opens at once (and is refused below)
             // instead of waiting forever for a writer.
@@ -156,6 +160,18 @@ public struct PackageManifest: Sendable {
             guard status.kind == .regular else {
                 throw ManifestError(path: path, reason: .inconsistent("not a regular file"))
             }
+            return try body(file, status)
+        } catch let failure as FileSystemError {
+            if failure.isNotFound && failure.operation == .open { return nil }
+            throw FileSystemError(failure.operation, path: path, errno: failure.errno, reason: failure.reason)
+        }
+    }
+
+    /// Reads a whole file relative to `directory` (a delta: small); nil when it does not exist.
+    private static func readWhole(_ name: String, in directory: borrowing FileDescriptor, path: String) throws
+        -> ([UInt8], Int64)?
+    {
+        try withRegularFile(name, in: directory, path: path) { file, status in
             // Uninitialised storage: no point zeroing megabytes the read overwrites.
             var failure: FileSystemError?
             let bytes = [UInt8](unsafeUninitializedCapacity: Int(status.size)) { buffer, count in
@@ -168,9 +184,6 @@ public struct PackageManifest: Sendable {
             }
             if let failure { throw failure }
             return (bytes, status.modificationTime)
-        } catch let failure as FileSystemError {
-            if failure.isNotFound && failure.operation == .open { return nil }
-            throw FileSystemError(failure.operation, path: path, errno: failure.errno, reason: failure.reason)
         }
     }
 

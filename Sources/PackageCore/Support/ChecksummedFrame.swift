@@ -36,17 +36,28 @@ package enum ChecksummedFrame {
     package static func open(
         _ bytes: UnsafeRawBufferPointer, magic: [UInt8], highestVersion: UInt32, minimumPayload: Int = 0
     ) throws(Refusal) -> Opened {
-        guard bytes.count >= headerSize else { throw .truncated }
-        guard bytes.prefix(magicSize).elementsEqual(magic) else { throw .badMagic }
-        let version = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: magicSize, as: UInt32.self))
-        guard version <= highestVersion else { throw .futureVersion(version) }
-        guard bytes.count - headerSize - checksumSize >= minimumPayload else { throw .truncated }
+        let version = try openPrefix(
+            bytes, magic: magic, highestVersion: highestVersion, minimumPayload: minimumPayload, frameSize: bytes.count)
         let end = bytes.count - checksumSize
         let checksum = ContentHash.of(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
         guard checksum == ContentHash(canonicalBytes: UnsafeRawBufferPointer(rebasing: bytes[end...])) else {
             throw .checksumMismatch
         }
         return Opened(version: version, payload: UnsafeRawBufferPointer(rebasing: bytes[headerSize..<end]), checksum: checksum)
+    }
+
+    /// The checks of `open` that need only a frame's first `headerSize` bytes (`prefix`) and
+    /// its size, in the same order, for a frame read a piece at a time whose reader checks
+    /// the checksum at the end: its version.
+    package static func openPrefix(
+        _ prefix: UnsafeRawBufferPointer, magic: [UInt8], highestVersion: UInt32, minimumPayload: Int, frameSize: Int
+    ) throws(Refusal) -> UInt32 {
+        guard frameSize >= headerSize, prefix.count >= headerSize else { throw .truncated }
+        guard prefix.prefix(magicSize).elementsEqual(magic) else { throw .badMagic }
+        let version = UInt32(littleEndian: prefix.loadUnaligned(fromByteOffset: magicSize, as: UInt32.self))
+        guard version <= highestVersion else { throw .futureVersion(version) }
+        guard frameSize - headerSize - checksumSize >= minimumPayload else { throw .truncated }
+        return version
     }
 
     /// One frame of `magic` and `version` around the payload `body` appends.
