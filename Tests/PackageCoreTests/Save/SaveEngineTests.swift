@@ -159,6 +159,7 @@ struct SaveEngineTests {
         let source = directory.url("src")
         let package = directory.url("doc.pkg")
         let past = SystemClock.realtimeNanoseconds - 10_000_000_000
+        try Files.makeDirectory(source)
         for index in 0..<3 {
             try Files.write(source + "/\(index).txt", "page \(index)")
             try FileSystem.setModificationTime(source + "/\(index).txt", past)
