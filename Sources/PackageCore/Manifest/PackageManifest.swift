@@ -394,9 +394,9 @@ public struct PackageManifest: Sendable {
         return entry.hash
     }
 
-    /// Whether `entry` (this manifest's record of its path) carries a source stamp that is
-    /// racy: its source file's mtime is not older than the record, so the stamp vouches for
-    /// nothing and the source's scan reread the file (`cachedSourceHash`).
+    /// Whether the source stamp `entry` carries, as this manifest records it for `entry`'s
+    /// path, is racy: its source file's mtime is not older than the record, so the stamp
+    /// vouches for nothing and the source's scan reread the file (`cachedSourceHash`).
     ///
     /// - Complexity: O(1) when the mtime is older than every record, as nearly all are.
     func hasRacySourceStamp(_ entry: SnapshotEntry) -> Bool {
