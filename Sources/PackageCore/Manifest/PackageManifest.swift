@@ -407,6 +407,17 @@ public struct PackageManifest: Sendable {
         return entry.hash
     }
 
+    /// Whether the source stamp `entry` carries, as this manifest records it for `entry`'s
+    /// path, is racy: its source file's mtime is not older than the record, so the stamp
+    /// vouches for nothing and the source's scan reread the file (`cachedSourceHash`).
+    ///
+    /// - Complexity: O(1) when the mtime is older than every record, as nearly all are.
+    func hasRacySourceStamp(_ entry: SnapshotEntry) -> Bool {
+        guard let time = entry.source?.modificationTime else { return false }
+        if time < baseRecordedAt && time < earliestDeltaRecordedAt { return false }
+        return !isRecorded(after: time, path: entry.path)
+    }
+
     /// A scanner lookup of the package's stat cache: the recorded hash and chunk list of
     /// files proven unchanged.
     public var hashLookup: TreeScanner.HashLookup { lookupByPath(vouchedBy: .package) }

@@ -49,6 +49,8 @@ public struct DirectorySource: SaveSource {
         scanner.exclusions = exclusions
         scanner.previousChunks = context.manifest?.chunkHints
         scanner.recordedContent = context.manifest?.sourceContentLookup
+        // Which files were read is not needed: the plan knows the racy stamps from the manifest.
+        scanner.recordsHashedPaths = false
         var scan = try scanner.scan(path)
         let rootHash = scan.snapshot.rootHash
         // Taken out of the scan, so that stamping the entries below changes them in place
@@ -66,7 +68,7 @@ public struct DirectorySource: SaveSource {
         }
         return SourceTree(
             snapshot: TreeSnapshot(entries: entries, rootHash: rootHash), contentDirectory: path,
-            rootPermissions: rootStatus.permissions, rehashed: Set(scan.hashedPaths.map { RelativePath(trusted: $0) }), filesHashed: scan.filesHashed,
+            rootPermissions: rootStatus.permissions, rereadsRacySourceStamps: true, filesHashed: scan.filesHashed,
             bytesHashed: scan.bytesHashed, notes: notes)
     }
 }

@@ -140,8 +140,7 @@ public enum PackageSaver {
         let plan = SavePlan(
             old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
             contentLookup: tree.contentLookup,
-            recorded: current.recorded,
-            reread: Set(tree.rehashed.map { FileName($0.string) }))
+            recorded: current.recorded, racyStamps: tree.rereadsRacySourceStamps ? current.manifest : nil)
         let saving = SaveContext(
             package: package, plan: plan, manifest: current.manifest, options: options,
             rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)

@@ -57,23 +57,25 @@ struct SavePlan {
     /// Compares every entry of both trees (O(n)): content by tag, size and hash, permission
     /// bits, and the source stamps the manifest keeps.
     ///
-    /// `reread`: files of `new` whose hash had to be recomputed (their source's stat cache
-    /// entry no longer vouched for them, racy ones included); unchanged ones among them are
-    /// recorded afresh, so they are not reread at every save. `unknownOldContent`: paths of
-    /// `old` files whose content is not known (a partial comparison): always rewritten.
+    /// `racyStamps`: the manifest whose source stamps `new` was described against, by a
+    /// source that reread every file whose stamp still matched but was racy there
+    /// (`SourceTree.rereadsRacySourceStamps`); unchanged ones are recorded afresh, so they
+    /// are not reread at every save. `unknownOldContent`: paths of `old` files whose content
+    /// is not known (a partial comparison): always rewritten.
     init(
         old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], contentDirectory: String? = nil,
-        contentLookup: ContentLookup? = nil, recorded: PackageManifest? = nil, reread: Set<FileName> = [], unknownOldContent: Set<RelativePath> = []
+        contentLookup: ContentLookup? = nil, recorded: PackageManifest? = nil, racyStamps: PackageManifest? = nil,
+        unknownOldContent: Set<RelativePath> = []
     ) {
         self.old = old
         self.new = new
         self.origins = origins
         self.contentDirectory = contentDirectory
         self.contentLookup = contentLookup
-        self.unchangedOld = Array(repeating: nil, count: new.entries.count)
-        var comparison = Comparison(before: old.entries, after: new.entries, unchangedOld: self.unchangedOld)
+        // Filled by the comparison, which owns the one copy while it works.
+        self.unchangedOld = []
+        var comparison = Comparison(before: old.entries, after: new.entries, racyStamps: racyStamps)
         comparison.compareEntries(unknownOldContent: unknownOldContent)
-        comparison.refreshReread(reread, in: new)
         if let recorded { comparison.refreshUnvouched(by: recorded) }
         self.creations = comparison.creations
         self.removals = comparison.removals
@@ -86,16 +88,19 @@ struct SavePlan {
     private struct Comparison {
         let before: [SnapshotEntry]
         let after: [SnapshotEntry]
+        /// See `SavePlan.init`'s `racyStamps`.
+        let racyStamps: PackageManifest?
         var unchangedOld: [Int?]
         var creations: [Int] = []
         var removals: [Int] = []
         var permissionChanges: [Int] = []
         var refreshes: [Int] = []
 
-        init(before: [SnapshotEntry], after: [SnapshotEntry], unchangedOld: [Int?]) {
+        init(before: [SnapshotEntry], after: [SnapshotEntry], racyStamps: PackageManifest?) {
             self.before = before
             self.after = after
-            self.unchangedOld = unchangedOld
+            self.racyStamps = racyStamps
+            self.unchangedOld = Array(repeating: nil, count: after.count)
         }
 
         /// One merge of the two path-sorted lists: a path on one side only is removed or
@@ -143,7 +148,8 @@ struct SavePlan {
                     unchangedOld[j] = i
                     if was.permissions != now.permissions {
                         permissionChanges.append(j)
-                    } else if was.source != now.source {
+                    } else if was.source != now.source || racyStamps?.hasRacySourceStamp(was) == true {
+                        // A new stamp, or one the source reread because its record was racy.
                         refreshes.append(j)
                     }
                 } else {
@@ -152,28 +158,24 @@ struct SavePlan {
             }
         }
 
-        /// Unchanged files that were reread although their stamps agree (racy ones): found
-        /// by path, so that the walk above hashes no path of the files nobody reread.
-        mutating func refreshReread(_ reread: Set<FileName>, in new: TreeSnapshot) {
-            for path in reread {
-                guard let j = new.index(of: path.string), after[j].kind == .regular, let i = unchangedOld[j] else { continue }
-                if before[i].permissions == after[j].permissions && before[i].source == after[j].source { refreshes.append(j) }
-            }
-        }
-
         /// Package files the manifest's stat cache no longer vouches for (a save's own
         /// renames move ctimes; racy entries): recorded afresh so they are not reread next
         /// time.
         mutating func refreshUnvouched(by recorded: PackageManifest) {
-            let refreshed = Set(refreshes)
+            // The refreshes so far are in index order (one walk): stepped through beside the
+            // entries, not put in a set (a copied package refreshes every file).
+            let compared = refreshes.count
+            var next = 0
             for (index, entry) in after.enumerated() where entry.kind == .regular {
                 guard let oldIndex = unchangedOld[index] else { continue }
+                while next < compared && refreshes[next] < index { next += 1 }
+                if next < compared && refreshes[next] == index { continue }
                 let current = before[oldIndex]
                 let status = FileStatus(
                     kind: .regular, permissions: current.permissions, size: current.size,
                     modificationTime: current.modificationTime, changeTime: current.changeTime, inode: current.inode,
                     device: current.device)
-                if recorded.cachedHash(for: current.path, status: status) == nil, !refreshed.contains(index) {
+                if recorded.cachedHash(for: current.path, status: status) == nil {
                     refreshes.append(index)
                 }
             }

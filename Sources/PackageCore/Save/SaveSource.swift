@@ -82,10 +82,12 @@ public struct SourceTree: Sendable {
     package var described: [SourceEntry]?
     /// Permission bits of the package directory itself.
     public var rootPermissions: UInt32
-    /// Files whose hash the source had to compute now (its stat cache did not vouch for
-    /// them): unchanged ones among them are recorded afresh, so they are not reread next time.
-    /// Paths compare as bytes (`RelativePath`): twins such as `é` and `e\u{301}` stay two.
-    package var rehashed: Set<RelativePath>
+    /// Whether the source took every file's source stamp now and reread each file whose
+    /// recorded stamp still matched but was racy (Specs/manifest.md), as a directory's scan
+    /// does: the engine then records those that are unchanged afresh, so they are not
+    /// reread at every save. A flag, not a list of the files read: after a copy every file
+    /// is read, and a million paths held would cost more than the tree's own entries.
+    package var rereadsRacySourceStamps = false
     /// Files read to hash, and their bytes: for the statistics.
     package var filesHashed: Int
     /// Bytes of those files.
@@ -111,14 +113,13 @@ public struct SourceTree: Sendable {
     /// A whole tree: `contents` must hold one origin (or nil) per entry of `snapshot`.
     package init(
         snapshot: TreeSnapshot, contents: [ContentOrigin?], rootPermissions: UInt32 = 0o755,
-        rehashed: Set<RelativePath> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
+        filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
         precondition(contents.count == snapshot.entries.count, "one content origin per entry")
         self.contentDirectory = nil
         self.snapshot = snapshot
         self.contents = contents
         self.rootPermissions = rootPermissions
-        self.rehashed = rehashed
         self.filesHashed = filesHashed
         self.bytesHashed = bytesHashed
         self.notes = notes
@@ -128,11 +129,12 @@ public struct SourceTree: Sendable {
     /// stat data their entries carry.
     package init(
         snapshot: TreeSnapshot, contentDirectory: String, rootPermissions: UInt32 = 0o755,
-        rehashed: Set<RelativePath> = [], filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
+        rereadsRacySourceStamps: Bool = false, filesHashed: Int = 0, bytesHashed: Int64 = 0, notes: [String] = []
     ) {
         self.init(
-            snapshot: .empty, contents: [], rootPermissions: rootPermissions, rehashed: rehashed,
-            filesHashed: filesHashed, bytesHashed: bytesHashed, notes: notes)
+            snapshot: .empty, contents: [], rootPermissions: rootPermissions, filesHashed: filesHashed,
+            bytesHashed: bytesHashed, notes: notes)
+        self.rereadsRacySourceStamps = rereadsRacySourceStamps
         self.snapshot = snapshot
         self.contentDirectory = contentDirectory
     }

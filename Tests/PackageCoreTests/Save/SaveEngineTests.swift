@@ -153,6 +153,62 @@ struct SaveEngineTests {
         #expect(metadataBytes[1] < 4 << 10)
     }
 
+    @Test("a source file reread because its recorded stamp is racy is recorded afresh: the save after reads nothing")
+    func racySourceStampsRefreshed() throws {
+        let directory = try TemporaryDirectory("save-racy-stamps")
+        let source = directory.url("src")
+        let package = directory.url("doc.pkg")
+        let past = SystemClock.realtimeNanoseconds - 10_000_000_000
+        try Files.makeDirectory(source)
+        for index in 0..<3 {
+            try Files.write(source + "/\(index).txt", "page \(index)")
+            try FileSystem.setModificationTime(source + "/\(index).txt", past)
+        }
+        let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2)
+        _ = try PackageSaver.save(DirectorySource(source), to: package, options: options)
+        // The record now looks written before the files' mtimes: every stamp still matches,
+        // but none vouches for its file (racy), so the next save rereads them all.
+        try FileSystem.setModificationTime(package + "/.pkgtool/index", past - 10_000_000_000)
+        try Trees.settleDirectories(source)
+        let reread = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+        #expect(reread.filesHashed == 3 && reread.filesWritten == 0 && reread.unchanged)
+        #expect(reread.metadataBytesWritten > 0, "the reread files are recorded afresh")
+        let settled = try PackageSaver.save(DirectorySource(source), to: package, options: options).statistics
+        #expect(settled.filesHashed == 0 && settled.metadataBytesWritten == 0)
+    }
+
+    @Test("a save from a copy of the source rereads every file and records every new stamp in a new base")
+    func copiedSourceRecordsNewBase() throws {
+        let directory = try TemporaryDirectory("save-copied-source")
+        let package = directory.url("doc.pkg")
+        let past = SystemClock.realtimeNanoseconds - 10_000_000_000
+        // More files than a delta may carry (1,024 records): every stamp changes in the copy.
+        let count = 1_100
+        for copy in ["src", "copy"] {
+            for index in 0..<count {
+                let path = directory.url(copy) + "/d\(index % 10)/\(index).txt"
+                try Files.makeDirectory(RelativePath.parent(of: path))
+                try Files.write(path, "page \(index)")
+                try FileSystem.setModificationTime(path, past)
+            }
+            try Trees.settleDirectories(directory.url(copy))
+        }
+        let options = SaveOptions(strategy: .journaled, durability: .none, workers: 2)
+        _ = try PackageSaver.save(DirectorySource(directory.url("src")), to: package, options: options)
+        let copied = try PackageSaver.save(DirectorySource(directory.url("copy")), to: package, options: options).statistics
+        #expect(copied.filesHashed == count && copied.filesWritten == 0 && copied.unchanged)
+        #expect(copied.manifestCompacted, "a new base, not a delta of every entry")
+        let manifest = try #require(try PackageManifest.load(packagePath: package))
+        #expect(manifest.lastSequence == 0 && manifest.snapshot.rootHash == copied.rootHash)
+        for entry in manifest.entries where entry.kind == .regular {
+            let status = try FileSystem.status(directory.url("copy") + "/" + entry.path)
+            #expect(entry.source == SourceStamp(status))
+        }
+        try Trees.settleDirectories(package)
+        let again = try PackageSaver.save(DirectorySource(directory.url("copy")), to: package, options: options).statistics
+        #expect(again.filesHashed == 0 && again.metadataBytesWritten == 0)
+    }
+
     @Test("progress counts files and 1 MiB chunks and ends at exactly 1.0")
     func progress() throws {
         let directory = try TemporaryDirectory("save-progress")
