@@ -258,14 +258,7 @@ final class ScanContext: Sendable {
         }
         listed = PathOrder.sortedByName(listed) { $0.name }
         entryCount.add(listed.count, ordering: .relaxed)
-        if scanner.reusesRecordedEntries {
-            if let recorded = scanner.recordedContent,
-                try takeFromRecord(node, listed: listed, handle: handle, recorded: recorded, queue: queue)
-            {
-                return
-            }
-            divergedFromRecord.store(true, ordering: .relaxed)
-        }
+        if try takenFromRecord(node, listed: listed, handle: handle, queue: queue) { return }
         node.prepare(count: listed.count, statuses: listed.lazy.map(\.status), largeFileSize: scanner.chunking.fileThreshold)
 
         // Fill every slot first: once a job is queued, other workers read this node.
@@ -290,13 +283,18 @@ final class ScanContext: Sendable {
             }
         }
         for case let child? in node.children { queue.push(.directory(child)) }
-        // Batches of about 64 files or 8 MiB keep both cores busy in flat directories
-        // without paying a queue round-trip per small file.
+        queueHashing(node, listed.indices.filter { needsHash[$0] }, sizes: listed.map(\.status.size), queue: queue)
+    }
+
+    /// Queues the files at `indices` of `node` to be read and hashed, in batches of about 64
+    /// files or 8 MiB: both cores stay busy in flat directories without paying a queue
+    /// round-trip per small file.
+    private func queueHashing(_ node: ScanNode, _ indices: [Int], sizes: [Int64], queue: WorkQueue<ScanJob>) {
         var batch: [Int] = []
         var batchBytes: Int64 = 0
-        for index in listed.indices where needsHash[index] {
+        for index in indices {
             batch.append(index)
-            batchBytes += listed[index].status.size
+            batchBytes += sizes[index]
             if batch.count >= 64 || batchBytes >= 8 << 20 {
                 queue.push(.files(node, batch))
                 batch = []
@@ -306,10 +304,25 @@ final class ScanContext: Sendable {
         if !batch.isEmpty { queue.push(.files(node, batch)) }
     }
 
-    /// Takes directory `node` from the record when its sorted listing is exactly the
-    /// recorded children, each with the stat data recorded for it (a file's also vouched
-    /// for by the stat cache, a link's target the recorded one): the node then keeps only
-    /// its subdirectories' nodes, queued here. False, with nothing kept, otherwise.
+    /// Takes directory `node` from the record (`TreeScanner.reusesRecordedEntries`) when its
+    /// sorted listing is exactly the recorded children, each with the stat data recorded
+    /// for it (a file's also vouched for by the stat cache, a link's target the recorded
+    /// one): the node then keeps only its subdirectories' nodes, queued here. False, with
+    /// nothing kept, otherwise (and the walk then no longer is the record).
+    private func takenFromRecord(
+        _ node: ScanNode, listed: [(name: String, status: FileStatus)], handle: borrowing FileDescriptor,
+        queue: WorkQueue<ScanJob>
+    ) throws -> Bool {
+        guard scanner.reusesRecordedEntries else { return false }
+        guard let recorded = scanner.recordedContent,
+            try takeFromRecord(node, listed: listed, handle: handle, recorded: recorded, queue: queue)
+        else {
+            divergedFromRecord.store(true, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
     private func takeFromRecord(
         _ node: ScanNode, listed: [(name: String, status: FileStatus)], handle: borrowing FileDescriptor,
         recorded: RecordedContentLookup, queue: WorkQueue<ScanJob>
