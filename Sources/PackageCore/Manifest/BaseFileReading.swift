@@ -24,16 +24,17 @@ extension ManifestFormat {
         }
         var window = try FileWindow(file.rawValue, size: size, path: path)
         window.consume(ChecksummedFrame.headerSize)
+        let decoded: Result<DecodedIndex, ManifestError>
         do {
-            var decoded = try decodeIndexPayload(&window, version: version, path: path)
-            guard try window.checksumMatches() else { throw ManifestError(path: path, reason: .checksumMismatch) }
-            decoded.checksum = window.storedChecksum
-            return decoded
+            decoded = .success(try decodeIndexPayload(&window, version: version, path: path))
         } catch let refusal as ManifestError {
-            // Damage shows as a checksum mismatch first, as when the file was checked whole.
-            guard try window.checksumMatches() else { throw ManifestError(path: path, reason: .checksumMismatch) }
-            throw refusal
+            decoded = .failure(refusal)
         }
+        // Damage shows as a checksum mismatch first, as when the file was checked whole.
+        guard try window.checksumMatches() else { throw ManifestError(path: path, reason: .checksumMismatch) }
+        var index = try decoded.get()
+        index.checksum = window.storedChecksum
+        return index
     }
 
     /// The header fields and the records after the frame's magic and version.
