@@ -132,7 +132,7 @@ public enum PackageSaver {
     ) throws -> SaveContext.Result {
         let current = try currentState(of: opened, exists: packageExists, options: options, statistics: &statistics)
         try requireCurrentRoot(current.snapshot.rootHash, of: package, options: options)
-        context.manifest = current.manifest
+        context.manifest = current.stamps
         let tree = try source.wholeTree(in: context).assembled(in: context)
         statistics.filesHashed += tree.filesHashed
         statistics.bytesHashed += tree.bytesHashed
@@ -140,11 +140,11 @@ public enum PackageSaver {
         let plan = SavePlan(
             old: current.snapshot, new: tree.snapshot, origins: tree.contents, contentDirectory: tree.contentDirectory,
             contentLookup: tree.contentLookup,
-            recorded: current.recorded, racyStamps: tree.rereadsRacySourceStamps ? current.manifest : nil)
+            vouched: current.vouched, racyStamps: tree.rereadsRacySourceStamps ? current.stamps : nil)
         let saving = SaveContext(
             package: package, plan: plan, manifest: current.manifest, options: options,
             rootPermissions: tree.rootPermissions, newEntryCount: tree.snapshot.entries.count)
-        saving.recordsNewBase = current.recorded != nil
+        saving.recordsNewBase = current.vouched != nil
         return try saving.execute(packageExists: packageExists, statistics: statistics)
     }
 
@@ -162,47 +162,81 @@ public enum PackageSaver {
     }
 
     /// What the package holds now: from its manifest when it describes the package
-    /// (`OpenPackage.readManifest()`), else a scan that takes unchanged files' hashes from
-    /// the manifest's stat cache.
+    /// (`OpenPackage.readManifest()`), else a check of the package that takes unchanged
+    /// files' hashes from the manifest's stat cache (`CheckedPackage`).
     static func currentState(
         of package: OpenPackage, exists: Bool, options: SaveOptions, statistics: inout SaveStatistics
-    ) throws -> (manifest: PackageManifest?, snapshot: TreeSnapshot, recorded: PackageManifest?) {
-        guard exists else { return (nil, .empty, nil) }
-        let reading = try package.readManifest()
+    ) throws -> CurrentState {
+        guard exists else { return CurrentState(snapshot: .empty) }
+        var reading = try package.readManifest()
         if let problem = reading.problem {
             statistics.notes.append("\(problem); rebuilt it by hashing the package")
         }
-        let manifest = reading.manifest
-        if manifest == nil { statistics.manifestRebuilt = true }
-        if options.trustManifest, let manifest {
+        // Taken out of the reading: the manifest's entries have one owner, and a check
+        // drops them once its own tree stands in for them.
+        guard let manifest = reading.manifest else {
+            statistics.manifestRebuilt = true
+            return CurrentState(snapshot: try check(package.path, against: nil, options: options, statistics: &statistics))
+        }
+        reading.manifest = nil
+        if options.trustManifest {
             // Trusted as the package's state only when it names this very folder: one copied
             // or received with the package (another inode), or written before manifests
             // recorded it (0), is checked against the package first, as --check-package does.
-            if reading.describesPackage { return (manifest, manifest.snapshot, nil) }
+            if reading.describesPackage { return CurrentState(manifest: manifest) }
             if manifest.packageIdentity != 0 {
                 statistics.notes.append(
                     "the manifest was written for another folder (copied or received with the package): checked the package against it")
             }
         }
+        let checked = try check(package.path, against: manifest, options: options, statistics: &statistics)
+        return CurrentState(CheckedPackage(checked: consume checked, manifest: consume manifest))
+    }
+
+    /// The package's tree, every file hashed but those the manifest's stat cache vouches for.
+    private static func check(
+        _ path: String, against manifest: PackageManifest?, options: SaveOptions, statistics: inout SaveStatistics
+    ) throws -> TreeSnapshot {
         var scanner = TreeScanner(
             workers: options.workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.recordedContent = manifest?.recordedContentLookup
-        let scan = try scanner.scan(package.path)
-        var snapshot = scan.snapshot
-        if let manifest { snapshot.adoptSourceStamps(from: manifest.snapshot) }
+        let scan = try scanner.scan(path)
         statistics.filesHashed += scan.filesHashed
         statistics.bytesHashed += scan.bytesHashed
-        return (manifest, snapshot, manifest)
+        return scan.snapshot
     }
-}
 
-extension TreeSnapshot {
-    /// Copies the source stamps `recorded` holds for the same paths (a merge join: O(n)).
-    mutating func adoptSourceStamps(from recorded: TreeSnapshot) {
-        PathOrder.mergeJoin(recorded.entries, entries) { step in
-            if case .both(let old, let new) = step { entries[new].source = recorded.entries[old].source }
-            return (1, 1)
+    /// What a save compares its new tree with, and how it records the result.
+    struct CurrentState {
+        /// The package's tree.
+        var snapshot: TreeSnapshot
+        /// The stamps a source's scan and the plan consult (`SaveSourceContext.manifest`).
+        var stamps: PackageManifest?
+        /// The manifest the save extends: all of it when trusted, its head after a check
+        /// (whose save writes a new base).
+        var manifest: PackageManifest?
+        /// After a check: which files the stat cache vouched for (`CheckedPackage.vouched`).
+        var vouched: EntryBits?
+
+        /// A package without a usable manifest (or none at all), as found.
+        init(snapshot: TreeSnapshot) {
+            self.snapshot = snapshot
+        }
+
+        /// A package its manifest describes.
+        init(manifest: PackageManifest) {
+            snapshot = manifest.snapshot
+            stamps = manifest
+            self.manifest = manifest
+        }
+
+        /// A package checked against its manifest.
+        init(_ checked: CheckedPackage) {
+            snapshot = checked.snapshot
+            stamps = checked.stamps
+            manifest = PackageManifest(head: checked.recordedHead)
+            vouched = checked.vouched
         }
     }
 }

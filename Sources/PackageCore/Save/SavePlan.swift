@@ -64,7 +64,7 @@ struct SavePlan {
     /// is not known (a partial comparison): always rewritten.
     init(
         old: TreeSnapshot, new: TreeSnapshot, origins: [ContentOrigin?], contentDirectory: String? = nil,
-        contentLookup: ContentLookup? = nil, recorded: PackageManifest? = nil, racyStamps: PackageManifest? = nil,
+        contentLookup: ContentLookup? = nil, vouched: EntryBits? = nil, racyStamps: PackageManifest? = nil,
         unknownOldContent: Set<RelativePath> = []
     ) {
         self.old = old
@@ -76,7 +76,7 @@ struct SavePlan {
         self.unchangedOld = []
         var comparison = Comparison(before: old.entries, after: new.entries, racyStamps: racyStamps)
         comparison.compareEntries(unknownOldContent: unknownOldContent)
-        if let recorded { comparison.refreshUnvouched(by: recorded) }
+        if let vouched { comparison.refreshUnvouched(by: vouched) }
         self.creations = comparison.creations
         self.removals = comparison.removals
         self.permissionChanges = comparison.permissionChanges
@@ -161,7 +161,7 @@ struct SavePlan {
         /// Package files the manifest's stat cache no longer vouches for (a save's own
         /// renames move ctimes; racy entries): recorded afresh so they are not reread next
         /// time.
-        mutating func refreshUnvouched(by recorded: PackageManifest) {
+        mutating func refreshUnvouched(by vouched: EntryBits) {
             // The refreshes so far are in index order (one walk): stepped through beside the
             // entries, not put in a set (a copied package refreshes every file).
             let compared = refreshes.count
@@ -170,14 +170,7 @@ struct SavePlan {
                 guard let oldIndex = unchangedOld[index] else { continue }
                 while next < compared && refreshes[next] < index { next += 1 }
                 if next < compared && refreshes[next] == index { continue }
-                let current = before[oldIndex]
-                let status = FileStatus(
-                    kind: .regular, permissions: current.permissions, size: current.size,
-                    modificationTime: current.modificationTime, changeTime: current.changeTime, inode: current.inode,
-                    device: current.device)
-                if recorded.cachedHash(for: current.path, status: status) == nil {
-                    refreshes.append(index)
-                }
+                if !vouched.contains(oldIndex) { refreshes.append(index) }
             }
         }
     }

@@ -48,7 +48,9 @@ public struct SaveSourceContext: Sendable {
     /// The options the save runs with (strategy, durability, workers…).
     public let options: SaveOptions
     /// The package's manifest, when it has a sound one: the stat cache a directory source
-    /// reuses for files it saved before. Set for `wholeTree(in:)` only.
+    /// reuses for files it saved before. Set for `wholeTree(in:)` only. When the package
+    /// had to be checked against it (copied, or marked for a check), its entries are the
+    /// check's, with the source stamps of the files whose content is the recorded one.
     public internal(set) var manifest: PackageManifest?
 }
 
