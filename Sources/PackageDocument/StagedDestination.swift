@@ -29,8 +29,6 @@ final class StagedDestination {
 
     let shape: Shape
     let targetPath: String
-    /// The folder holding the target.
-    let targetFolder: String
     private let staged: StagedReplacement
     /// Where the writer writes.
     let destinationPath: String
@@ -45,7 +43,6 @@ final class StagedDestination {
     init(for target: PackageLocation, shape: Shape, permissions: UInt32 = 0o644) throws {
         self.shape = shape
         targetPath = target.path
-        targetFolder = target.parentPath
         switch shape {
         case .file:
             staged = try StagedReplacement(replacing: target.path, kind: .file(permissions: permissions))
@@ -96,8 +93,7 @@ final class StagedDestination {
                 try file.sync()
             }
             if let cancellation, cancellation.isCancelled { throw CancellationError() }
-            try FileSystem.rename(destinationPath, to: targetPath)
-            if durability == .full { try FileSystem.syncDirectory(targetFolder) }
+            try staged.commit(entry: "content/" + RelativePath.lastComponent(of: destinationPath), durability: durability)
             discard()
             return nil
         case .package, .either:

@@ -166,8 +166,7 @@ enum PreviousArchive {
     }
 
     private static func temporaryPath(near output: String) -> String {
-        let random = String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        return sibling(of: output, named: SiblingNames(forName: fileName(of: output)).stem + "tmp-" + random)
+        sibling(of: output, named: SiblingNames(forName: fileName(of: output)).newTemporary())
     }
 
     // Split on the byte "/": `lastIndex(of: "/")` compares Characters, and misses a "/"

@@ -13,13 +13,11 @@ public enum Durability: String, Sendable, CaseIterable {
 /// Replaces one file atomically: readers see the old contents or the new, never a mix,
 /// and a crash leaves the old file in place.
 ///
-/// The new contents go to an unnamed file (`O_TMPFILE`) in the same directory, or to a
-/// hidden temporary name where the file system has no `O_TMPFILE`; it is fsynced, given a
+/// A thin front of `StagedReplacement.writeFile`, the one publishing mechanism: the new
+/// contents go to an unnamed file (`O_TMPFILE`) in the same directory, or to a hidden
+/// temporary sibling where the file system has no `O_TMPFILE`; it is fsynced, given a
 /// temporary name, renamed over the target, and the directory is fsynced.
 package enum AtomicFile {
-    /// The marker in the names of temporaries, so that recovery can recognise litter.
-    package static let temporaryMarker = ".pkgtool-tmp-"
-
     /// Writes `path` through `body`, which receives a descriptor open for writing.
     ///
     /// - Parameter beforeReplacing: runs with the directory open once the new file is
@@ -35,7 +33,7 @@ package enum AtomicFile {
     ) throws {
         let (directoryPath, name) = split(path)
         let directory = try FileDescriptor.openDirectory(directoryPath, followingFinalLink: true)
-        try write(
+        try StagedReplacement.writeFile(
             named: name, in: directory, displayPath: path, permissions: permissions, durability: durability,
             beforeReplacing: beforeReplacing, body)
     }
@@ -48,29 +46,9 @@ package enum AtomicFile {
         durability: Durability = .full, beforeReplacing: (borrowing FileDescriptor) throws -> Void = { _ in },
         _ body: (borrowing FileDescriptor) throws -> Void
     ) throws {
-        // Bounded in length whatever `name`'s (`SiblingNames`): a 250-byte name must work.
-        let temporaryName = SiblingNames(forName: name).stem + "tmp-" + randomSuffix()
-        var named = false
-        let file = try openTemporary(
-            in: directory, name: temporaryName, permissions: permissions, named: &named, displayPath: path)
-        do {
-            try body(file)
-            try file.setPermissions(permissions)
-            if durability == .full { try file.sync() }
-            if !named {
-                try FileSystem.linkUnnamed(file, to: temporaryName, inDirectory: directory.rawValue)
-                named = true
-            }
-            try file.close()
-            try beforeReplacing(directory)
-            try FileSystem.rename(
-                temporaryName, to: name, fromDirectory: directory.rawValue, toDirectory: directory.rawValue)
-            named = false
-            if durability == .full { try directory.sync() }
-        } catch {
-            if named { try? FileSystem.remove(temporaryName, relativeTo: directory.rawValue) }
-            throw error
-        }
+        try StagedReplacement.writeFile(
+            named: name, in: directory, displayPath: path, permissions: permissions, durability: durability,
+            beforeReplacing: beforeReplacing, body)
     }
 
     /// The file that replacing `path` must replace, checked before any work is done: final
@@ -93,27 +71,6 @@ package enum AtomicFile {
         return target
     }
 
-    /// An unnamed file in `directory`, or a new file called `name` where the file system
-    /// has no O_TMPFILE (`named` is then set).
-    /// Errors while it is written name `displayPath`, the file being replaced.
-    static func openTemporary(
-        in directory: borrowing FileDescriptor, name: String, permissions: UInt32, named: inout Bool,
-        displayPath: String? = nil
-    ) throws(FileSystemError) -> FileDescriptor {
-        let failure: FileSystemError
-        do {
-            return try FileDescriptor.openUnnamed(inDirectory: directory, permissions: permissions, displayPath: displayPath)
-        } catch {
-            failure = error
-        }
-        let unsupported: [Errno] = [.notSupported, .isDirectory, .invalidArgument]
-        guard let code = failure.errno, unsupported.contains(code) else { throw failure }
-        named = true
-        return try FileDescriptor.open(
-            name, relativeTo: directory.rawValue, access: .readWrite, options: [.create, .exclusive],
-            permissions: permissions, displayPath: displayPath)
-    }
-
     /// Writes `bytes` to `path` atomically.
     package static func write(
         _ bytes: [UInt8], to path: String, permissions: UInt32 = 0o644, durability: Durability = .full
@@ -128,9 +85,5 @@ package enum AtomicFile {
         guard let slash = path.lastIndex(of: "/") else { return (".", path) }
         let directory = path[..<slash]
         return (directory.isEmpty ? "/" : String(directory), String(path[path.index(after: slash)...]))
-    }
-
-    static func randomSuffix() -> String {
-        String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 }

@@ -1,5 +1,6 @@
 /// The hidden names pkgtool gives what it keeps beside a file or package of its own:
-/// staging trees and files, a version set aside, a kept previous version.
+/// staging trees and files, new files about to be renamed, a version set aside, a kept
+/// previous version.
 ///
 /// Every such name is `.<prefix>.<hash>.pkgtool-<role>[-<random>]`: the first bytes of the
 /// target's name (for a person listing the folder), twelve hex digits of the XXH3 of the
@@ -33,6 +34,11 @@ package struct SiblingNames: Sendable, Hashable {
     package var previous: String { stem + "previous" }
     /// A fresh staging name: a tree or file being built to replace the target.
     package func newStaging() -> String { stem + Role.staging.rawValue + "-" + Self.randomSuffix() }
+    /// A fresh name for a new file, named only for the instant before its rename over the
+    /// target (`StagedReplacement.writeFile`), and for a second link held while a file is
+    /// swapped without exchange (`pack --keep-previous`). Not a role recovery sweeps: such
+    /// a file holds no liveness lock, so a sweep could not tell a live one from litter.
+    package func newTemporary() -> String { stem + "tmp-" + Self.randomSuffix() }
     /// A fresh name for the target set aside while the staging tree moves in (where the file
     /// system cannot exchange two names).
     package func newAside() -> String { stem + Role.aside.rawValue + "-" + Self.randomSuffix() }

@@ -1,23 +1,27 @@
 import Glibc
 
-/// "Build beside, then swap in": the one way pkgtool replaces a whole directory or a named
-/// file — a package saved by `full` or `atomic`, the document host's staged destination,
-/// an export, a tree extracted by `unpack`. (A single file replaced whole, such as the
-/// manifest or `pack`'s archive, goes through `AtomicFile`'s unnamed `O_TMPFILE` instead,
-/// which a crash cannot leave behind.)
+/// "Build beside, then swap in": the one way pkgtool publishes anything by rename — a
+/// package saved by `full` or `atomic`, the document host's staged destination, an export,
+/// a tree extracted by `unpack`, a symbolic link, and every single file replaced whole
+/// (`AtomicFile.write` is a thin call into `writeFile`: the manifest, journals, records,
+/// `pack`'s archive, the pull cache's files). (`pack --keep-previous` writing over the kept
+/// archive's own blocks stages nothing and exchanges the two names itself: PreviousArchive.)
 ///
-/// The new version is built under a hidden sibling name (`SiblingNames`: short and fixed
-/// in length whatever the target's name), on the same file system so that the swap is one
-/// rename. `commit` swaps it in: `renameat2(RENAME_EXCHANGE)` over an existing target (the
-/// old version then sits under the staging name), `RENAME_NOREPLACE` for a new one, and
-/// the folder is fsynced. Where the file system cannot exchange, the target is first
-/// renamed to an "aside" sibling that recovery puts back should a crash fall between the
-/// two renames.
+/// The new version is staged under a hidden sibling name (`SiblingNames`: short and fixed
+/// in length whatever the target's name), on the same file system so that publishing is
+/// one rename, made durable as asked, published, and the folder fsynced; every failure
+/// before the rename removes the staged sibling. `commit` publishes a named staging entry:
+/// `renameat2(RENAME_EXCHANGE)` over an existing target (the old version then sits under
+/// the staging name), `RENAME_NOREPLACE` for a new one, and the folder is fsynced. Where
+/// the file system cannot exchange, the target is first renamed to an "aside" sibling that
+/// recovery puts back should a crash fall between the two renames. `writeFile` stages an
+/// unnamed `O_TMPFILE` instead, which a crash cannot leave behind, and names it (`tmp-…`)
+/// only for the instant before its rename over the target.
 ///
-/// While it lives, the staging entry is held under an exclusive `flock`, so that a sweep
-/// of leftovers (`sweepLeftovers(beside:)`) run by another process never removes work in
-/// progress: it removes only siblings whose owner is gone (a crash), which is how every
-/// staged replacement's litter is cleaned by the next command that touches the target.
+/// While it lives, a named staging entry is held under an exclusive `flock`, so that a
+/// sweep of leftovers (`sweepLeftovers(beside:)`) run by another process never removes
+/// work in progress: it removes only siblings whose owner is gone (a crash), which is how
+/// every staged replacement's litter is cleaned by the next command that touches the target.
 package final class StagedReplacement {
     /// What is being staged.
     package enum Kind: Sendable, Equatable {
@@ -29,13 +33,20 @@ package final class StagedReplacement {
         case symbolicLink(target: String)
     }
 
-    /// The folder holding the target, open.
-    package let parent: SharedDescriptor
+    /// The folder holding the target, when this replacement opened it (`writeFile` borrows
+    /// its caller's for its own length instead).
+    private let openedParent: SharedDescriptor?
+    /// The folder holding the target, as the base of every `*at` call.
+    private let parent: Int32
     package let parentPath: String
     package let targetName: String
     package let stagingName: String
     /// The staging entry's descriptor, holding the `flock` that marks it live.
     private var liveness: FileDescriptor?
+    /// Whether the staging name exists (`writeFile`'s unnamed file has none until it is linked).
+    private var named = true
+    /// Whether the staged entry is a whole tree to remove (not `writeFile`'s single file).
+    private let removesTree: Bool
     /// Whether `commit` swapped the staging entry in.
     package private(set) var committed = false
 
@@ -51,19 +62,21 @@ package final class StagedReplacement {
         let (folder, name) = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(target))
         parentPath = folder.isEmpty ? "." : folder
         targetName = name
-        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
+        openedParent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
+        parent = openedParent!.rawValue
+        removesTree = true
         stagingName = SiblingNames(forName: name).newStaging()
         do {
             switch kind {
             case .directory(let permissions):
-                try FileSystem.makeDirectory(stagingName, relativeTo: parent.rawValue, permissions: permissions | 0o700)
-                liveness = try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
+                try FileSystem.makeDirectory(stagingName, relativeTo: parent, permissions: permissions | 0o700)
+                liveness = try FileDescriptor.openDirectory(stagingName, relativeTo: parent, displayPath: stagingPath)
             case .file(let permissions):
                 liveness = try FileDescriptor.open(
-                    stagingName, relativeTo: parent.rawValue, access: .readWrite, options: [.create, .exclusive, .noFollow],
+                    stagingName, relativeTo: parent, access: .readWrite, options: [.create, .exclusive, .noFollow],
                     permissions: permissions, displayPath: stagingPath)
             case .symbolicLink(let target):
-                try FileSystem.makeSymbolicLink(stagingName, target: target, relativeTo: parent.rawValue)
+                try FileSystem.makeSymbolicLink(stagingName, target: target, relativeTo: parent)
             }
         } catch {
             // The staging name is pkgtool's: the error names the path the person gave (a
@@ -82,23 +95,99 @@ package final class StagedReplacement {
         let (folder, name) = RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(target))
         parentPath = folder.isEmpty ? "." : folder
         targetName = name
-        parent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
+        openedParent = SharedDescriptor(try FileDescriptor.openDirectory(parentPath, followingFinalLink: true))
+        parent = openedParent!.rawValue
+        removesTree = true
         stagingName = SiblingNames(forName: name).newStaging()
-        try FileSystem.rename(claimed, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-        liveness = try? FileDescriptor.open(
-            stagingName, relativeTo: parent.rawValue, options: [.noFollow], displayPath: stagingPath)
+        try FileSystem.rename(claimed, to: stagingName, fromDirectory: parent, toDirectory: parent)
+        liveness = try? FileDescriptor.open(stagingName, relativeTo: parent, options: [.noFollow], displayPath: stagingPath)
         liveness?.lockExclusivelyForLife()
     }
 
-    deinit {
-        // An abandoned staging entry (an error before `commit`, and `discard` not called):
-        // remove it now rather than leave it to the next sweep.
-        if !committed { try? FileSystem.removeTree(stagingName, relativeTo: parent.rawValue) }
+    /// `writeFile`'s: the file `name` of a folder its caller holds open for the whole life
+    /// of this value (which never leaves `writeFile`).
+    private init(newFileNamed name: String, in directory: borrowing FileDescriptor) {
+        openedParent = nil
+        parent = directory.rawValue
+        parentPath = directory.path
+        targetName = name
+        stagingName = SiblingNames(forName: name).newTemporary()
+        named = false
+        removesTree = false
+    }
+
+    deinit { removeIfAbandoned() }
+
+    /// Removes an abandoned staging entry (an error before `commit`, and `discard` not
+    /// called) now rather than leave it to the next sweep.
+    private func removeIfAbandoned() {
+        guard !committed && named else { return }
+        if removesTree {
+            try? FileSystem.removeTree(stagingName, relativeTo: parent)
+        } else {
+            try? FileSystem.remove(stagingName, relativeTo: parent)
+        }
+        named = false
+    }
+
+    /// Writes the file `name` of the open `directory` through `body` and publishes it:
+    /// the single-file form of the mechanism, behind `AtomicFile.write`. The new file is an
+    /// unnamed `O_TMPFILE` (a hidden `tmp-…` sibling where the file system has none), given
+    /// `permissions`, fsynced with `.full`, named `tmp-…` only now, then `beforeReplacing`
+    /// runs and the file is renamed over `name` (`rename(2)`: whatever was there is gone)
+    /// and the folder fsynced. Any failure before the rename removes the new file.
+    ///
+    /// - Parameter displayPath: the file being replaced, which errors name.
+    /// - Complexity: the writes `body` makes, plus two fsyncs (file and folder) with
+    ///   `.full`, a `linkat` and a rename.
+    package static func writeFile(
+        named name: String, in directory: borrowing FileDescriptor, displayPath: String, permissions: UInt32,
+        durability: Durability, beforeReplacing: (borrowing FileDescriptor) throws -> Void,
+        _ body: (borrowing FileDescriptor) throws -> Void
+    ) throws {
+        let staged = StagedReplacement(newFileNamed: name, in: directory)
+        let file = try staged.openNewFile(in: directory, permissions: permissions, displayPath: displayPath)
+        do {
+            try body(file)
+            try file.setPermissions(permissions)
+            if durability == .full { try file.sync() }
+            if !staged.named {
+                try FileSystem.linkUnnamed(file, to: staged.stagingName, inDirectory: directory.rawValue)
+                staged.named = true
+            }
+            try file.close()
+            try beforeReplacing(directory)
+            _ = try staged.publish(durability: durability, replacing: nil, exchange: false, notes: nil)
+        } catch {
+            // Here, not in `deinit`: the folder is only borrowed.
+            staged.removeIfAbandoned()
+            throw error
+        }
+    }
+
+    /// An unnamed file in `directory`, or a new file under the staging name where the file
+    /// system has no O_TMPFILE (`named` is then set). Errors name `displayPath`.
+    private func openNewFile(
+        in directory: borrowing FileDescriptor, permissions: UInt32, displayPath: String
+    ) throws(FileSystemError) -> FileDescriptor {
+        let failure: FileSystemError
+        do {
+            return try FileDescriptor.openUnnamed(inDirectory: directory, permissions: permissions, displayPath: displayPath)
+        } catch {
+            failure = error
+        }
+        let unsupported: [Errno] = [.notSupported, .isDirectory, .invalidArgument]
+        guard let code = failure.errno, unsupported.contains(code) else { throw failure }
+        let file = try FileDescriptor.open(
+            stagingName, relativeTo: parent, access: .readWrite, options: [.create, .exclusive],
+            permissions: permissions, displayPath: displayPath)
+        named = true
+        return file
     }
 
     /// Opens the staging directory (for a `.directory` staging).
     package func openStagedDirectory() throws(FileSystemError) -> FileDescriptor {
-        try FileDescriptor.openDirectory(stagingName, relativeTo: parent.rawValue, displayPath: stagingPath)
+        try FileDescriptor.openDirectory(stagingName, relativeTo: parent, displayPath: stagingPath)
     }
 
     /// Swaps the staging entry in: exchanged with the target when it exists (which then sits
@@ -111,31 +200,74 @@ package final class StagedReplacement {
     /// - Complexity: one or two renames, one fsync of the folder.
     @discardableResult
     package func commit(durability: Durability, exchange: Bool = true, notes: ((String) -> Void)? = nil) throws -> Bool {
-        let existed = try FileSystem.statusIfExists(targetName, relativeTo: parent.rawValue) != nil
-        if existed && !exchange {
-            try FileSystem.rename(stagingName, to: targetName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-        } else if existed {
+        let existed = try FileSystem.statusIfExists(targetName, relativeTo: parent) != nil
+        return try publish(durability: durability, replacing: existed, exchange: exchange, notes: notes)
+    }
+
+    /// Publishes `entry`, a file the writer made inside the staged directory, in the
+    /// target's place instead of the staging entry itself (a document writer free to make a
+    /// file or a folder made a file): renamed over the target, the folder fsynced with
+    /// `.full`. The staging directory stays, for `discard`.
+    ///
+    /// - Complexity: one rename, one fsync of the folder.
+    package func commit(entry: String, durability: Durability) throws(FileSystemError) {
+        let source = RelativePath.join(stagingName, entry)
+        do {
+            _ = try publish(source, durability: durability, replacing: nil, exchange: false, notes: nil)
+        } catch where error.operation == .rename {
+            // Named as the person knows them, not relative to the folder.
+            throw FileSystemError(
+                .rename, path: RelativePath.join(parentPath, source), destination: targetPath, errno: error.errno)
+        }
+    }
+
+    /// The publishing step, the one rename that makes `source` (the staging entry unless
+    /// said) the target, then the folder's fsync with `.full`. `existed`: whether the target
+    /// was there, or nil when not looked at (`rename(2)` over whatever is there, and a
+    /// failed fsync leaves the new version published, with no old one to put back).
+    /// Otherwise a failed fsync undoes the swap, so the error leaves the previous version
+    /// in place.
+    private func publish(
+        _ source: String? = nil, durability: Durability, replacing existed: Bool?, exchange: Bool,
+        notes: ((String) -> Void)?
+    ) throws(FileSystemError) -> Bool {
+        switch existed {
+        case true? where exchange:
             try swapIn(durability: durability, notes: notes)
-        } else {
-            try FileSystem.renameNoReplace(stagingName, to: targetName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        case false?:
+            try FileSystem.renameNoReplace(stagingName, to: targetName, fromDirectory: parent, toDirectory: parent)
+        default:
+            try FileSystem.rename(source ?? stagingName, to: targetName, fromDirectory: parent, toDirectory: parent)
+        }
+        // Something inside the staging entry moved out: the entry itself is still to discard.
+        guard source == nil else {
+            if durability == .full { try syncParent() }
+            return false
         }
         committed = true
         do {
-            if durability == .full { try parent.descriptor.sync() }
+            if durability == .full { try syncParent() }
         } catch {
             // The swap may not be durable: undo it, so that the error leaves the previous
             // version in place, as every other failure does.
-            if existed && exchange {
-                try? FileSystem.exchange(stagingName, with: targetName, firstDirectory: parent.rawValue, secondDirectory: parent.rawValue)
+            if existed == true && exchange {
+                try? FileSystem.exchange(stagingName, with: targetName, firstDirectory: parent, secondDirectory: parent)
                 committed = false
-            } else if !existed {
-                try? FileSystem.rename(targetName, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+            } else if existed == false {
+                try? FileSystem.rename(targetName, to: stagingName, fromDirectory: parent, toDirectory: parent)
                 committed = false
             }
             throw error
         }
         liveness = nil
-        return existed && exchange
+        return existed == true && exchange
+    }
+
+    /// fsyncs the target's folder; errors name it as it was opened.
+    private func syncParent() throws(FileSystemError) {
+        do { try Syscall.fsync(parent, path: parentPath) } catch {
+            throw FileSystemError(.sync, path: parentPath, errno: error)
+        }
     }
 
     /// Exchanges staging and target; where the file system cannot (EINVAL, EOPNOTSUPP),
@@ -143,17 +275,17 @@ package final class StagedReplacement {
     /// falls between the two renames.
     private func swapIn(durability: Durability, notes: ((String) -> Void)?) throws(FileSystemError) {
         do {
-            try FileSystem.exchange(stagingName, with: targetName, firstDirectory: parent.rawValue, secondDirectory: parent.rawValue)
+            try FileSystem.exchange(stagingName, with: targetName, firstDirectory: parent, secondDirectory: parent)
             return
         } catch {
             guard error.errno == .invalidArgument || error.errno == .notSupported else { throw error }
         }
         let asideName = SiblingNames(forName: targetName).newAside()
-        try FileSystem.rename(targetName, to: asideName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-        if durability == .full { try parent.descriptor.sync() }
-        try FileSystem.rename(stagingName, to: targetName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
-        if durability == .full { try parent.descriptor.sync() }
-        try FileSystem.rename(asideName, to: stagingName, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        try FileSystem.rename(targetName, to: asideName, fromDirectory: parent, toDirectory: parent)
+        if durability == .full { try syncParent() }
+        try FileSystem.rename(stagingName, to: targetName, fromDirectory: parent, toDirectory: parent)
+        if durability == .full { try syncParent() }
+        try FileSystem.rename(asideName, to: stagingName, fromDirectory: parent, toDirectory: parent)
         notes?("renameat2(RENAME_EXCHANGE) is not supported here: swapped in with two renames")
     }
 
@@ -165,9 +297,9 @@ package final class StagedReplacement {
         committed = true
         do {
             if workers > 1 {
-                try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue, workers: workers)
+                try FileSystem.removeTree(stagingName, relativeTo: parent, workers: workers)
             } else {
-                try FileSystem.removeTree(stagingName, relativeTo: parent.rawValue)
+                try FileSystem.removeTree(stagingName, relativeTo: parent)
             }
         } catch {
             committed = wasCommitted
@@ -177,7 +309,7 @@ package final class StagedReplacement {
 
     /// After `commit`, renames the replaced version (under the staging name) to `name`.
     package func keepReplaced(as name: String) throws(FileSystemError) {
-        try FileSystem.rename(stagingName, to: name, fromDirectory: parent.rawValue, toDirectory: parent.rawValue)
+        try FileSystem.rename(stagingName, to: name, fromDirectory: parent, toDirectory: parent)
     }
 
     /// Removes the leftovers of staged replacements of `target` whose owners are gone:

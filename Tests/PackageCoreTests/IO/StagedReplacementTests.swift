@@ -46,4 +46,33 @@ struct StagedReplacementTests {
         #expect(try StagedReplacement.sweepLeftovers(beside: target) == 1)
         #expect(try Trees.names(home.path) == ["doc"])
     }
+
+    /// O_TMPFILE refused, as by a file system without it; and optionally one more step failing.
+    struct WithoutUnnamedFiles: IOFaultInjector {
+        var failing: IOStep?
+        func fault(before step: IOStep, path: String) -> InjectedFault? {
+            if step == .create && path == "." { return .error(.notSupported) }
+            return step == failing ? .error(.ioError) : nil
+        }
+    }
+
+    @Test("a new file where O_TMPFILE is missing: a tmp- sibling from the start, removed by every failure before the rename")
+    func newFileWithoutUnnamedFiles() throws {
+        let home = try TemporaryDirectory("staged-no-tmpfile")
+        let target = home.url("record")
+        try IOFaultInjection.withInjector(WithoutUnnamedFiles()) {
+            try AtomicFile.write(Array("first".utf8), to: target, permissions: 0o600)
+        }
+        #expect(try Files.read(target) == Array("first".utf8))
+        #expect(try FileSystem.status(target).permissions == 0o600)
+        for step in [IOStep.write, .setPermissions, .sync, .rename] {
+            #expect(throws: FileSystemError.self) {
+                try IOFaultInjection.withInjector(WithoutUnnamedFiles(failing: step)) {
+                    try AtomicFile.write(Array("second".utf8), to: target)
+                }
+            }
+            #expect(try Files.read(target) == Array("first".utf8), "after a failed \(step)")
+            #expect(try Trees.names(home.path) == ["record"], "no litter after a failed \(step)")
+        }
+    }
 }
