@@ -201,6 +201,9 @@ public enum PackageSaver {
             workers: options.workers, knownHash: manifest?.hashLookup,
             excludedTopLevelNames: [PackageLayout.metadataDirectoryName])
         scanner.recordedContent = manifest?.recordedContentLookup
+        // Only the count of files read is reported: a copied package's check reads every
+        // file, and their paths would be a million strings.
+        scanner.recordsHashedPaths = false
         let scan = try scanner.scan(path)
         statistics.filesHashed += scan.filesHashed
         statistics.bytesHashed += scan.bytesHashed
