@@ -26,29 +26,9 @@ extension FileSystem {
         let emptied = Mutex<[String]>([])
         do {
             try WorkQueue<String>.run(initial: [""], workers: workers, makeContext: {}) { relative, _, queue in
-                let shown = relative.isEmpty ? path : path + "/" + relative
-                let handle = try FileDescriptor.openDirectory(
-                    relative.isEmpty ? "." : relative, relativeTo: rootDescriptor, displayPath: shown)
-                for entry in try DirectoryListing.entries(in: handle) {
-                    let child = relative.isEmpty ? entry.name : relative + "/" + entry.name
-                    var kind = entry.kind
-                    if kind == .unknown {
-                        do throws(Errno) {
-                            kind = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false)).kind
-                        } catch {
-                            if error == .noSuchFileOrDirectory { continue }
-                            throw FileSystemError(.stat, path: shown + "/" + entry.name, errno: error)
-                        }
-                    }
-                    if kind == .directory {
-                        emptied.withLock { $0.append(child) }
-                        queue.push(child)
-                    } else {
-                        do throws(Errno) { try Syscall.unlinkat(handle.rawValue, entry.name, removeDirectory: false) } catch {
-                            if error == .noSuchFileOrDirectory { continue }
-                            throw FileSystemError(.remove, path: shown + "/" + entry.name, errno: error)
-                        }
-                    }
+                for child in try emptyFiles(of: relative, under: rootDescriptor, shownAs: path) {
+                    emptied.withLock { $0.append(child) }
+                    queue.push(child)
                 }
             }
         } catch let error as FileSystemError {
@@ -62,18 +42,50 @@ extension FileSystem {
         } catch {
             throw FileSystemError(.remove, path: path, reason: "\(error)")
         }
-        // Deepest first: a directory is empty once everything below it is gone.
-        let directories = emptied.withLock { $0 }.sorted { depth(of: $0) > depth(of: $1) }
-        for relative in directories {
-            do { try Syscall.unlinkat(rootDescriptor, relative, removeDirectory: true) } catch {
+        try removeEmptied(emptied.withLock { $0 }, under: rootDescriptor, shownAs: path)
+        _ = consume root
+        // Whatever is left (folders that refused) goes through the serial walk.
+        try removeTree(path, relativeTo: directory)
+    }
+
+    /// Removes every entry of folder `relative` (below the open root) but its folders,
+    /// whose relative paths it returns: one job of the parallel walk.
+    private static func emptyFiles(of relative: String, under root: Int32, shownAs path: String) throws(FileSystemError) -> [String] {
+        let shown = relative.isEmpty ? path : path + "/" + relative
+        let handle = try FileDescriptor.openDirectory(relative.isEmpty ? "." : relative, relativeTo: root, displayPath: shown)
+        var folders: [String] = []
+        for entry in try DirectoryListing.entries(in: handle) {
+            var kind = entry.kind
+            if kind == .unknown {
+                do throws(Errno) {
+                    kind = FileStatus(try Syscall.fstatat(handle.rawValue, entry.name, followSymlinks: false)).kind
+                } catch {
+                    if error == .noSuchFileOrDirectory { continue }
+                    throw FileSystemError(.stat, path: shown + "/" + entry.name, errno: error)
+                }
+            }
+            if kind == .directory {
+                folders.append(relative.isEmpty ? entry.name : relative + "/" + entry.name)
+                continue
+            }
+            do throws(Errno) { try Syscall.unlinkat(handle.rawValue, entry.name, removeDirectory: false) } catch {
+                if error == .noSuchFileOrDirectory { continue }
+                throw FileSystemError(.remove, path: shown + "/" + entry.name, errno: error)
+            }
+        }
+        return folders
+    }
+
+    /// Removes the emptied folders, deepest first (a folder is empty once everything below
+    /// it is gone); stops at the first that refuses, which the serial walk then handles.
+    private static func removeEmptied(_ folders: [String], under root: Int32, shownAs path: String) throws(FileSystemError) {
+        for relative in folders.sorted(by: { depth(of: $0) > depth(of: $1) }) {
+            do { try Syscall.unlinkat(root, relative, removeDirectory: true) } catch {
                 if error == .noSuchFileOrDirectory { continue }
                 if error == .permissionDenied || error == .notPermitted { break }
                 throw FileSystemError(.removeDirectory, path: path + "/" + relative, errno: error)
             }
         }
-        _ = consume root
-        // Whatever is left (folders that refused) goes through the serial walk.
-        try removeTree(path, relativeTo: directory)
     }
 
     private static func depth(of relativePath: String) -> Int {
