@@ -1,4 +1,5 @@
 import Foundation
+import PackageCore
 
 /// A document operation that failed: what was asked, what was wrong, and what to do.
 ///
@@ -151,9 +152,7 @@ public struct DocumentError: Error, CustomStringConvertible {
     }
 
     static func displayPath(_ url: URL) -> String {
-        var path = url.isFileURL ? url.path(percentEncoded: false) : url.absoluteString
-        while path.utf8.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        return path
+        RelativePath.trimmingTrailingSlashes(url.isFileURL ? url.path(percentEncoded: false) : url.absoluteString)
     }
 }
 

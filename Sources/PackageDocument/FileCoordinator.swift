@@ -180,9 +180,7 @@ public final class FileCoordinator: Sendable {
         guard url.isFileURL else {
             throw CocoaError(.fileReadUnsupportedScheme, userInfo: [NSURLErrorKey: url])
         }
-        var path = url.standardizedFileURL.path(percentEncoded: false)
-        while path.utf8.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        return path
+        return RelativePath.trimmingTrailingSlashes(url.standardizedFileURL.path(percentEncoded: false))
     }
 
     /// An `NSError` for the out-parameter: Cocoa's file-locking error, carrying ours.

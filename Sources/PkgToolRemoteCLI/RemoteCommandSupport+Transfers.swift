@@ -126,7 +126,7 @@ extension RemoteCommandSupport {
     /// `A<TAB>path` lines of the files a push would read and upload: `A` for a path the
     /// remote's version lacks, `M` for one whose content changes (as `diff` names them).
     static func pushLines(_ plan: PushPlan) -> [String] {
-        plan.files.map { file in (file.replaces ? "M" : "A") + "\t" + NameQuoting.quoted(file.path) }
+        plan.files.map { file in (file.replaces ? "M" : "A") + "\t" + NameQuoting.quoted(file.path.string) }
     }
 
     /// "1.5 MiB", "820 B".

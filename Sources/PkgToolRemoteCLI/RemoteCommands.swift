@@ -91,7 +91,7 @@ enum RemotePushCommand: Command {
             ("head", plan.head.map(RemoteCommandSupport.summary) ?? .null), ("root_hash", .string(plan.rootHash.description)),
             ("entries", .int(plan.entries)),
             ("files", .array(plan.files.map { file in
-                .object([("status", .string(file.replaces ? "M" : "A")), ("path", .string(file.path)), ("size", .int(file.size))])
+                .object([("status", .string(file.replaces ? "M" : "A")), ("path", .string(file.path.string)), ("size", .int(file.size))])
             })),
             ("bytes", .int(plan.bytes)), ("requests", .int(plan.requests)),
         ])

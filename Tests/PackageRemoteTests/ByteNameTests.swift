@@ -138,4 +138,50 @@ struct ByteNameTests {
             #expect(again.status == 0, "\(again.errors)")
         }
     }
+
+    /// A push's plan names its files as `RelativePath`s and tells a replaced path from a new
+    /// one by bytes: a file `é` next to the remote's `e\u{301}` is new, not a replacement.
+    @Test func aPushPlanTellsTwinNamesApart() throws {
+        let fixture = try RemoteFixture("twin-plan")
+        let package = fixture.path("twins")
+        try Files.makeDirectory(package)
+        try Files.write(package + "/" + Self.decomposed, "first")
+        _ = try PackageRemote.push(package, to: fixture.location, options: fixture.options())
+        try Files.write(package + "/" + Self.precomposed, "twin")
+        try Files.write(package + "/" + Self.decomposed, "changed")
+        let plan = try PackageRemote.planPush(package, to: fixture.location, options: fixture.options())
+        let files = Dictionary(uniqueKeysWithValues: plan.files.map { ($0.path, $0.replaces) })
+        #expect(files.count == 2)
+        #expect(files[RelativePath(stringLiteral: Self.decomposed)] == true, "the remote holds this very name")
+        #expect(files[RelativePath(stringLiteral: Self.precomposed)] == false, "a twin of a held name is new")
+    }
+
+    /// The staging area lies beside DEST even when DEST's name starts with a combining mark:
+    /// the "/" before it is found as a byte (as a character, "/\u{301}" is one).
+    @Test func theStagingAreaOfANameStartingWithAMarkLiesBesideIt() throws {
+        let directory = try TemporaryDirectory("mark-dest")
+        let destination = directory.url("\u{301}dest")
+        let expected = directory.url(".\u{301}dest.pkgtool-pull")
+        #expect(Array(PullStaging.path(of: destination).utf8) == Array(expected.utf8))
+        #expect(Array(PullStaging.path(of: destination + "//").utf8) == Array(expected.utf8))
+        #expect(PullStaging.split("/").parent == "/" && PullStaging.split("dest").parent == ".")
+        let staging = try PullStaging(destination: destination)
+        staging.unlock()
+        #expect(try FileSystem.statusIfExists(expected)?.kind == .directory)
+    }
+
+    /// A pull's leftover blobs are kept by the very bytes of a kept digest's name: another
+    /// spelling of it (upper case) or a name no digest gives is removed.
+    @Test func leftoverBlobsAreKeptOnlyByTheirVeryName() throws {
+        let directory = try TemporaryDirectory("kept-blobs")
+        let staging = try PullStaging(destination: directory.url("dest"))
+        defer { staging.unlock() }
+        let kept = SHA256Digest.of([1])
+        let dropped = SHA256Digest.of([2])
+        for name in [kept.description, kept.description.uppercased(), dropped.description, kept.description + "\u{301}"] {
+            try Files.write(staging.path + "/blobs/" + name, "b")
+        }
+        staging.removeUnneeded(keepingContents: { _ in true }, blobs: [kept])
+        #expect(try Trees.names(staging.path + "/blobs").map { Array($0.utf8) } == [Array(kept.description.utf8)])
+    }
 }

@@ -154,6 +154,16 @@ struct ConflictCommandTests {
         #expect(pkgtool("resolve", "--kep", "local", "a", "b").errors.first?.contains("did you mean '--keep'?") == true)
     }
 
+    /// PATH's trailing slashes go by bytes: a "/" after a prepended mark (U+0600, one
+    /// character with it) goes alone, and twins (`é`, `e\u{301}`) stay the names given.
+    @Test func resolvePathsLoseOnlyTheirTrailingSlashBytes() throws {
+        #expect(Array(try ResolveCommand.conflictPath("pages/x\u{600}/").string.utf8) == Array("pages/x\u{600}".utf8))
+        #expect(Array(try ResolveCommand.conflictPath("\u{e9}//").string.utf8) == [0xC3, 0xA9])
+        #expect(Array(try ResolveCommand.conflictPath("e\u{301}/").string.utf8) == [0x65, 0xCC, 0x81])
+        #expect(throws: UsageError.self) { try ResolveCommand.conflictPath("/") }
+        #expect(throws: UsageError.self) { try ResolveCommand.conflictPath("a/../b/") }
+    }
+
     @Test func timesAreISOInUTC() {
         #expect(CalendarTime.iso(0) == "1970-01-01T00:00:00.000Z")
         #expect(CalendarTime.iso(1_796_183_450_123_000_000) == "2026-12-02T03:50:50.123Z")

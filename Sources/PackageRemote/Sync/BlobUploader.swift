@@ -203,8 +203,9 @@ final class BlobUploader: Sendable {
             let index = nextFile.wrappingAdd(1, ordering: .relaxed).oldValue
             guard index < files.count else { break }
             let work = files[index]
-            let shown = PackageLayout.joined(packagePath, work.path)
-            let file = try FileDescriptor.openWithoutSymlinks(work.path, relativeTo: root.rawValue, displayPath: shown)
+            let path = RelativePath(trusted: work.path)  // a scan's entry: normalised
+            let shown = PackageLayout.joined(packagePath, path.string)
+            let file = try FileDescriptor.openWithoutSymlinks(path.string, relativeTo: root.rawValue, displayPath: shown)
             let status = try file.status()
             guard status.kind == .regular, status.size == work.size else { throw Self.changed(shown) }
             references.removeAll(keepingCapacity: true)
@@ -230,7 +231,7 @@ final class BlobUploader: Sendable {
                     alreadyHeld += Int64(length)
                 } else {
                     _ = pack.append(
-                        PackPlan.Piece(path: work.path, offset: piece.lowerBound, length: length, digest: digest))
+                        PackPlan.Piece(path: path, offset: piece.lowerBound, length: length, digest: digest))
                 }
             }
             guard fileHasher.digest() == work.hash else { throw Self.changed(shown) }

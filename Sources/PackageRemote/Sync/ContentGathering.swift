@@ -20,7 +20,7 @@ struct ContentGathering {
     /// Large contents partly changed: streams of DEST's pieces and staged blobs.
     var streamed: [FileKey: [StagedContentStream.Part]] = [:]
     /// Staged blobs the streams read, kept by the sweep of the staging area.
-    var keepBlobs = Set<String>()
+    var keepBlobs = Set<SHA256Digest>()
     /// Contents assembled in the staging area from fetched blobs (positions in `found.order`).
     var assembled: [Int32] = []
     /// Assembled contents of several blobs not yet ready (an interrupted pull may have
@@ -127,7 +127,7 @@ struct ContentGathering {
                 result.blobsFromDestination += 1
                 return .local(path: local.path, offset: local.offset, length: local.length)
             }
-            keepBlobs.insert(blob.digest.description)
+            keepBlobs.insert(blob.digest)
             return .blob(path: staging.blobPath(blob.digest), digest: blob.digest, length: Int(blob.length))
         }
         pieceHashes[key] = blobs.map { blob in

@@ -8,7 +8,7 @@ import PackageCore
 struct PackPlan: Sendable {
     /// A blob: `length` bytes at `offset` of the package's file `path`, whose SHA-256 is `digest`.
     struct Piece: Sendable {
-        var path: String
+        var path: RelativePath
         var offset: Int64
         var length: Int
         var digest: SHA256Digest
@@ -104,9 +104,9 @@ final class PackBody: RequestBody, @unchecked Sendable {
 
     private func readBlob(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         let piece = plan.pieces[index]
-        let shown = PackageLayout.joined(packagePath, piece.path)
+        let shown = PackageLayout.joined(packagePath, piece.path.string)
         if within == 0 {
-            file = SharedDescriptor(try FileDescriptor.openWithoutSymlinks(piece.path, relativeTo: root, displayPath: shown))
+            file = SharedDescriptor(try FileDescriptor.openWithoutSymlinks(piece.path.string, relativeTo: root, displayPath: shown))
             hasher.reset()
         }
         let wanted = min(buffer.count, piece.length - within)

@@ -81,12 +81,13 @@ final class PullStaging: @unchecked Sendable {
         return PackageLayout.joined(parent, "." + name + ".pkgtool-pull")
     }
 
+    /// `path`'s folder ("." when none) and last name, split on the byte "/" (`lastIndex(of:
+    /// "/")` on the characters misses a "/" followed by a combining mark: "a/\u{301}b").
     static func split(_ path: String) -> (parent: String, name: String) {
-        var path = path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
-        let parent = path[..<slash]
-        return (parent.isEmpty ? "/" : String(parent), String(path[path.index(after: slash)...]))
+        let path = RelativePath.trimmingTrailingSlashes(path)
+        guard path.utf8.contains(UInt8(ascii: "/")) else { return (".", path) }
+        let (parent, name) = RelativePath.splitLast(path)
+        return (parent.isEmpty ? "/" : parent, name)
     }
 
     // MARK: Contents
@@ -155,18 +156,18 @@ final class PullStaging: @unchecked Sendable {
     }
 
     /// Removes what no longer serves: contents `needed` refuses (and names no content gives),
-    /// blobs not in `blobs`. Returns the contents kept in `ready` and in `partial`, each
+    /// blobs not in `blobs` (a name is kept only when it has the very bytes of a kept digest). Returns the contents kept in `ready` and in `partial`, each
     /// sorted: what an interrupted pull left (a fresh pull then asks nothing of the others).
     @discardableResult
     func removeUnneeded(
-        keepingContents needed: (FileKey) -> Bool, blobs keep: Set<String>
+        keepingContents needed: (FileKey) -> Bool, blobs keep: Set<SHA256Digest>
     ) -> (ready: [FileKey], partial: [FileKey]) {
         var kept: (ready: [FileKey], partial: [FileKey]) = ([], [])
         for (directory, holdsBlobs) in [(partial, false), (ready, false), (blobs, true)] {
             guard let names = try? DirectoryListing.names(in: directory.descriptor) else { continue }
             for name in names {
                 if holdsBlobs {
-                    if !keep.contains(name) { try? FileSystem.remove(name, relativeTo: directory.rawValue) }
+                    if !Self.isKept(blobNamed: name, keep) { try? FileSystem.remove(name, relativeTo: directory.rawValue) }
                     continue
                 }
                 guard let key = Self.key(named: name), needed(key) else {
@@ -207,6 +208,13 @@ final class PullStaging: @unchecked Sendable {
     }
 
     // MARK: Single blobs
+
+    /// Whether `name`, read from `blobs/`, is the very name (`SHA256Digest.description`) of a
+    /// digest in `keep`: compared as bytes, so no other spelling of it counts.
+    static func isKept(blobNamed name: String, _ keep: Set<SHA256Digest>) -> Bool {
+        guard let digest = SHA256Digest(hex: name), keep.contains(digest) else { return false }
+        return PathOrder.sameBytes(digest.description, name)
+    }
 
     func blobPath(_ digest: SHA256Digest) -> String { path + "/blobs/" + digest.description }
 

@@ -38,8 +38,8 @@ public struct PushResult: Sendable {
 public struct PushPlan: Sendable {
     /// A file the push would read, and whose blobs the remote lacks it would upload.
     public struct File: Sendable, Equatable {
-        /// Its path inside the package.
-        public var path: String
+        /// Its path inside the package: bytes, compared and ordered as `RelativePath` does.
+        public var path: RelativePath
         /// Its size in bytes.
         public var size: Int64
         /// Whether the remote's head holds another content at this path (else the path is new).
@@ -152,8 +152,8 @@ enum PushOperation {
             let held = Set((parent?.entries ?? []).map { RelativePath(trusted: $0.path) })  // names are bytes
             let work = pendingWork(prepared.snapshot, parent: parent).work
             plan.files = (0..<work.count).map {
-                let entry = work[$0]
-                return PushPlan.File(path: entry.path, size: entry.size, replaces: held.contains(RelativePath(trusted: entry.path)))
+                let path = RelativePath(trusted: work[$0].path)
+                return PushPlan.File(path: path, size: work[$0].size, replaces: held.contains(path))
             }
         }
         plan.requests = store.counters.requests
@@ -485,11 +485,8 @@ enum PushOperation {
         id: SHA256Digest.empty, sequence: 1, time: 0, parent: nil, rootHash: ContentHash(high: 0, low: 0), size: 0,
         entryCount: 0)
 
-    static func trimmed(_ path: String) -> String {
-        var path = path
-        while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
-        return path
-    }
+    /// `path` without trailing slashes, by bytes ("/" stays "/").
+    static func trimmed(_ path: String) -> String { RelativePath.trimmingTrailingSlashes(path) }
 }
 
 /// A file's identity for reuse: content hash and size.

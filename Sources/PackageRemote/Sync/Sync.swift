@@ -417,8 +417,10 @@ enum SyncOperation {
         _ added: [ConflictVersion], contents: PulledContents, local: TreeSnapshot, packagePath: String,
         durability: Durability
     ) throws {
-        var localByContent: [FileKey: String] = [:]
-        for entry in local.entries where entry.kind == .regular { localByContent[FileKey(entry.hash, entry.size)] = entry.path }
+        var localByContent: [FileKey: RelativePath] = [:]
+        for entry in local.entries where entry.kind == .regular {
+            localByContent[FileKey(entry.hash, entry.size)] = RelativePath(trusted: entry.path)
+        }
         for version in added where version.kind == .file && version.size > 0 {
             let key = FileKey(version.hash, version.size)
             let source: String
@@ -429,7 +431,7 @@ enum SyncOperation {
                     throw RemoteError(
                         .localFailure, "internal error: no bytes for the conflict version of '\(version.path.string)'")
                 }
-                source = PackageLayout.joined(packagePath, path)
+                source = PackageLayout.joined(packagePath, path.string)
             }
             try ConflictStore.keepContent(
                 from: source, hash: version.hash, size: version.size, packagePath: packagePath, durability: durability)

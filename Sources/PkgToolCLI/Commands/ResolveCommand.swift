@@ -90,12 +90,11 @@ package enum ResolveCommand: Command {
         return .success
     }
 
-    /// PATH as a path inside the package: trailing slashes dropped; the root, an absolute
-    /// path, or one with empty, `.` or `..` components is a usage error.
+    /// PATH as a path inside the package: trailing slashes dropped, by bytes (`dropLast()`
+    /// drops a character, and a "/" after a prepended mark such as U+0600 is one with it);
+    /// the root, an absolute path, or one with empty, `.` or `..` components is a usage error.
     static func conflictPath(_ text: String) throws(UsageError) -> RelativePath {
-        var trimmed = Substring(text)
-        while trimmed.utf8.count > 1, trimmed.utf8.last == UInt8(ascii: "/") { trimmed = trimmed.dropLast() }
-        guard let path = RelativePath(validating: String(trimmed)), !path.isRoot else {
+        guard let path = RelativePath(validating: RelativePath.trimmingTrailingSlashes(text)), !path.isRoot else {
             throw UsageError(
                 "'\(text)' is not a path inside a package (give it as 'pkgtool conflicts' lists it, e.g. pages/1.json)",
                 usageLine: spec.usageLine)
