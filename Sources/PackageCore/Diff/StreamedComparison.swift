@@ -33,11 +33,15 @@ package struct StreamedComparison: TreeEntrySink {
 
     package mutating func enter(_ entry: SnapshotEntry) {
         // Held entries before this path have no counterpart: they stay.
-        while cursor < held.count, SnapshotEntry.comparePaths(held[cursor], entry) < 0 { cursor += 1 }
         var match: Int?
-        if cursor < held.count, SnapshotEntry.comparePaths(held[cursor], entry) == 0 {
-            match = cursor
+        while cursor < held.count {
+            let order = SnapshotEntry.comparePaths(held[cursor], entry)
+            if order > 0 { break }
             cursor += 1
+            if order == 0 {
+                match = cursor - 1
+                break
+            }
         }
         if entry.kind == .directory {
             // Equal or not is known when it finishes, from its Merkle hash.
