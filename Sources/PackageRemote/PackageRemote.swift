@@ -199,13 +199,37 @@ public enum PackageRemote {
     public static func snapshot(
         of location: RemoteLocation, version: String? = nil, options: RemoteOptions
     ) throws -> (version: VersionSummary, snapshot: TreeSnapshot) {
+        let (store, connection, target) = try resolve(location, version: version, options: options)
+        return (target, try store.tree(target.id, connection))
+    }
+
+    /// `held` and the latest version's tree, both pruned to where they differ
+    /// (`StreamedComparison`): what `TreeDiff` finds in them is what it finds in the whole
+    /// trees. The version's tree is compared as its manifest is decoded, never built, so a
+    /// diff holds one whole tree, not two; the result is returned only once the manifest
+    /// passed every check `snapshot(of:)` makes.
+    /// - Complexity: as `snapshot(of:)`; one merge of the manifest's entries with `held`'s.
+    package static func comparison(with held: TreeSnapshot, of location: RemoteLocation, options: RemoteOptions) throws
+        -> (held: TreeSnapshot, remote: TreeSnapshot)
+    {
+        let (store, connection, target) = try resolve(location, version: nil, options: options)
+        let (summary, comparison) = try store.streamTree(target.id, connection) { StreamedComparison(held: held.entries) }
+        let pruned = comparison.pruned(heldRoot: held.rootHash, streamedRoot: summary.rootHash)
+        return (pruned.held, pruned.streamed)
+    }
+
+    /// The store of `location`, a connection to it, and the version `version` names (nil:
+    /// the latest).
+    private static func resolve(_ location: RemoteLocation, version: String?, options: RemoteOptions) throws
+        -> (RemoteStore, S3Connection, VersionSummary)
+    {
         let store = RemoteStore(location: location, options: options)
         let connection = store.connection()
         let head = try store.requireHead(connection)
         let target =
             try version.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
-        return (target, try store.tree(target.id, connection))
+        return (store, connection, target)
     }
 
     /// The remote's versions, newest first: at most `limit`, or, when nil, those the head

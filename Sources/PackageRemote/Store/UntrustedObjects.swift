@@ -23,8 +23,9 @@ package enum UntrustedRemoteObjects {
         try VersionManifest.decode(bytes, id: SHA256Digest.of(bytes)).entries.count
     }
 
-    /// Decodes `bytes` as a diff does (`VersionManifest.decodeTree`, straight into a tree):
-    /// its entries' count. It must accept exactly what `versionEntryCount` accepts.
+    /// Decodes `bytes` as a diff and a pull read a version's tree (`VersionManifest.decodeTree`:
+    /// the entry stream a diff compares as it goes, collected into a tree): its entries'
+    /// count. It must accept exactly what `versionEntryCount` accepts.
     /// - Throws: `RemoteError` when the manifest is refused.
     package static func versionTreeEntryCount(_ bytes: [UInt8]) throws -> Int {
         try VersionManifest.decodeTree(bytes, id: SHA256Digest.of(bytes)).tree.entries.count

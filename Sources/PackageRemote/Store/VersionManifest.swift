@@ -352,54 +352,82 @@ struct VersionManifest: Sendable {
         -> (summary: VersionSummary, tree: TreeSnapshot)
     {
         let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
-        let tree = try decodeTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged)
-        return (summary, tree)
+        var collector = TreeCollector()
+        try streamTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &collector)
+        return (summary, collector.tree(rootHash: summary.rootHash))
     }
 
-    /// The tree of a manifest body whose header said `summary`, `packCount` and `bodySize`.
-    private static func decodeTree(
-        body: CompressedBody, compressedBytes: Int, _ summary: VersionSummary, _ packCount: Int, _ bodySize: Int,
-        _ damaged: Damage
-    ) throws(RemoteError) -> TreeSnapshot {
-        var entries: [SnapshotEntry] = []
-        entries.reserveCapacity(likelyCount(summary.entryCount, compressedBytes: compressedBytes))
+    /// `decodeTree` into `sink`, which is handed each entry as it is decoded and checked
+    /// (in stored order, its directories' hashes as each finishes). The version is trusted
+    /// only when this returns: its total size and root hash are checked at the end, so
+    /// `sink` must act on nothing it was handed before then.
+    static func streamTree(_ bytes: [UInt8], id: SHA256Digest, into sink: inout some TreeEntrySink)
+        throws(RemoteError) -> VersionSummary
+    {
+        let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
+        try streamTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &sink)
+        return summary
+    }
+
+    /// Streams the tree of a manifest body whose header said `summary`, `packCount` and
+    /// `bodySize`: each entry checked by `forEachEntry`, its directories hashed as they
+    /// finish (`MerkleStack`), then the files' total size and the root hash checked against
+    /// the header's. `sink` reserves room for what `compressedBytes` can hold, not for what
+    /// the header claims.
+    private static func streamTree(
+        body: CompressedBody, compressedBytes: Int, _ summary: VersionSummary, _ packCount: Int, _ bodySize: Int, _ damaged: Damage,
+        into sink: inout some TreeEntrySink
+    ) throws(RemoteError) {
+        sink.reserve(likelyCount(summary.entryCount, compressedBytes: compressedBytes))
+        var merkle = MerkleStack()
+        var total = SizeTotal()
         var blobs: [BlobLocation] = []
         try forEachEntry(
             inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
             keepingBlobs: false, damaged: damaged
         ) { entry, _ in
-            entries.append(
+            if entry.kind == .regular { total.add(entry.size) }
+            merkle.add(
                 SnapshotEntry(
                     storedPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions, size: entry.size,
-                    hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget))
+                    hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget),
+                to: &sink)
         }
-        try checkSize(of: entries.lazy.filter { $0.kind == .regular }.map(\.size), summary, damaged)
-        // In strict order already (the decoder refuses any other), so nothing is sorted.
-        let tree = TreeSnapshot.assemble(consume entries)
-        guard tree.rootHash == summary.rootHash else { throw damaged("its entries do not hash to the root it states") }
-        return tree
+        let root = merkle.finish(into: &sink)
+        try total.check(summary, damaged)
+        guard root == summary.rootHash else { throw damaged("its entries do not hash to the root it states") }
     }
 
     /// `decodeTree` of the manifest in `path` (the local cache's copy), read a piece at a time:
     /// its compressed body, as large as the tree at a million files, is never held whole.
-    /// Every byte read is hashed, and the tree is returned only when the whole file's SHA-256
-    /// is `id` (until then it is decoded as the untrusted bytes it may be).
     static func decodeTree(file path: String, id: SHA256Digest) throws -> (summary: VersionSummary, tree: TreeSnapshot) {
+        var collector = TreeCollector()
+        let summary = try streamTree(file: path, id: id, into: &collector)
+        return (summary, collector.tree(rootHash: summary.rootHash))
+    }
+
+    /// `streamTree` of the manifest in `path`, read a piece at a time. Every byte read is
+    /// hashed, and this returns only when the whole file's SHA-256 is `id` (until then it
+    /// is decoded as the untrusted bytes it may be).
+    static func streamTree(file path: String, id: SHA256Digest, into sink: inout some TreeEntrySink) throws
+        -> VersionSummary
+    {
         let file = try FileDescriptor.open(path)
         let size = try file.status().size
         var prefix = [UInt8](repeating: 0, count: mergeHeaderSize)
         let read = try prefix.withUnsafeMutableBytes { try file.readFully(into: $0, at: 0) }
-        let header = Array(prefix[..<min(read, headerLength(startingWith: Array(prefix[..<read])))])
-        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(header, id: id)
+        let headerBytes = Array(prefix[..<min(read, headerLength(startingWith: Array(prefix[..<read])))])
+        let (summary, packCount, compressedSize, bodySize, bodyOffset) = try decodeHeader(headerBytes, id: id)
         let damaged = Damage(shortID: summary.shortID)
         guard size == Int64(bodyOffset + compressedSize) else { throw damaged("its length does not match its header") }
         let pieces = FilePieces(file.rawValue, path: path, from: Int64(bodyOffset), to: size)
-        pieces.hasher.update(header)
-        let tree = try withExtendedLifetime(file) {
-            try decodeTree(body: .pieces(pieces.next), compressedBytes: compressedSize, summary, packCount, bodySize, damaged)
+        pieces.hasher.update(headerBytes)
+        try withExtendedLifetime(file) {
+            try streamTree(
+                body: .pieces(pieces.next), compressedBytes: compressedSize, summary, packCount, bodySize, damaged, into: &sink)
         }
         guard pieces.hasher.finish() == id else { throw damaged("it does not match its SHA-256") }
-        return (summary, tree)
+        return summary
     }
 
     /// A file's bytes from `start` to `end` in pieces of 256 KiB, each hashed as it is read.
@@ -471,13 +499,27 @@ struct VersionManifest: Sendable {
     private static func checkSize(of fileSizes: some Sequence<Int64>, _ summary: VersionSummary, _ damaged: Damage)
         throws(RemoteError)
     {
-        var total: Int64 = 0
-        for size in fileSizes {
+        var total = SizeTotal()
+        for size in fileSizes { total.add(size) }
+        try total.check(summary, damaged)
+    }
+
+    /// The files' sizes added up as they are decoded; an overflow is refused at the end,
+    /// where the total is checked against the header, as a whole list's would be.
+    struct SizeTotal {
+        private var total: Int64 = 0
+        private var overflowed = false
+
+        mutating func add(_ size: Int64) {
             let (sum, overflow) = total.addingReportingOverflow(size)
-            guard !overflow else { throw damaged("its files add up beyond any size") }
+            overflowed = overflowed || overflow
             total = sum
         }
-        guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
+
+        func check(_ summary: VersionSummary, _ damaged: Damage) throws(RemoteError) {
+            guard !overflowed else { throw damaged("its files add up beyond any size") }
+            guard total == summary.size else { throw damaged("its files do not add up to the size it states") }
+        }
     }
 
     /// Makes the error of a damaged manifest: `damaged("why")`.

@@ -132,35 +132,40 @@ final class RemoteStore: Sendable {
     }
 
     /// The tree version `id` describes, decoded from its manifest (cached or fetched, and
-    /// checked as `manifest` checks it) without keeping its blobs: what a diff compares.
+    /// checked as `manifest` checks it) without keeping its blobs: what a pull compares.
+    func tree(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> TreeSnapshot {
+        let (summary, collector) = try streamTree(id, connection, into: TreeCollector.init)
+        return collector.tree(rootHash: summary.rootHash)
+    }
+
+    /// The tree of version `id` handed entry by entry to a sink that `makeSink` makes (a
+    /// new one for each try: a cached copy that does not decode is fetched again), checked
+    /// as `manifest` checks it; the sink may act on what it was handed once this returns.
     /// The manifest is decoded from the cache's file a piece at a time, never held whole
-    /// (at a million files it is 65 MB beside the two trees a diff compares): fetched into
-    /// the cache first when it is not there; decoded from memory only when the cache cannot
-    /// keep it.
-    func tree(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError)
-        -> TreeSnapshot
+    /// (at a million files it is 65 MB): fetched into the cache first when it is not there;
+    /// decoded from memory only when the cache cannot keep it.
+    func streamTree<Sink: TreeEntrySink>(_ id: SHA256Digest, _ connection: S3Connection, into makeSink: () -> Sink)
+        throws(RemoteError) -> (summary: VersionSummary, sink: Sink)
     {
-        if let cached = cachedTree(id) { return cached }
+        if let path = cache.manifestPath(id) {
+            var sink = makeSink()
+            if let summary = try? VersionManifest.streamTree(file: path, id: id, into: &sink) { return (summary, sink) }
+        }
         var bytes = try fetchedManifest(id, connection)
         cache.storeManifest(id, bytes)
         if let path = cache.manifestPath(id) {
             bytes = []
+            var sink = makeSink()
             do {
-                return try VersionManifest.decodeTree(file: path, id: id).tree
+                return (try VersionManifest.streamTree(file: path, id: id, into: &sink), sink)
             } catch let refusal as RemoteError {
                 throw refusal  // the version itself is damaged: no second fetch would mend it
             } catch {
                 bytes = try fetchedManifest(id, connection)  // the cached copy went or cannot be read
             }
         }
-        return try VersionManifest.decodeTree(bytes, id: id).tree
-    }
-
-    /// The tree of version `id` from the cache's copy of its manifest, nil when there is
-    /// none or it does not decode to a version named `id`.
-    private func cachedTree(_ id: SHA256Digest) -> TreeSnapshot? {
-        guard let path = cache.manifestPath(id) else { return nil }
-        return try? VersionManifest.decodeTree(file: path, id: id).tree
+        var sink = makeSink()
+        return (try VersionManifest.streamTree(bytes, id: id, into: &sink), sink)
     }
 
     /// Version `id`'s manifest bytes decoded by `decode`: the cached copy when it decodes,
