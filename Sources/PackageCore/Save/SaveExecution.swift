@@ -208,7 +208,7 @@ final class SaveContext {
     func planProgress(linking: Bool, patches: [Int: ChunkPatch] = [:]) {
         var files = 0
         var bytes: Int64 = 0
-        let unchangedCount = plan.unchangedOld.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        let unchangedCount = plan.unchangedOld.nonNilCount
         for index in plan.creations where plan.new.entries[index].kind != .directory {
             files += 1
             if plan.new.entries[index].kind == .regular {
