@@ -65,7 +65,7 @@ final class SaveContext {
         self.options = options
         self.rootPermissions = rootPermissions
         self.newEntryCount = newEntryCount
-        self.writtenStatus = WrittenStatuses(entryCount: plan.new.entries.count, expectedWrites: plan.creations.count)
+        self.writtenStatus = WrittenStatuses(entries: plan.new.entries, expectedWrites: plan.creations.count)
         self.progress = SaveProgressTracker(report: options.progress)
         self.writer = nil
         self.writer = EntryWriter(durability: options.durability, progress: progress) { [unowned self] in
