@@ -273,11 +273,12 @@ extension SaveContext {
         -> (linked: Int, notLinked: [Int], impossibleBecause: Errno?)
     {
         let (old, new, unchangedOld) = (plan.old.entries, plan.new.entries, plan.unchangedOld)
-        /// The package's path of new entry `index`'s unchanged file.
-        @Sendable func from(_ index: Int) -> String {
+        /// The package's entry for new entry `index`'s unchanged file.
+        @Sendable func source(_ index: Int) -> SnapshotEntry {
             guard let oldIndex = unchangedOld[index] else { preconditionFailure("a link to a file not unchanged") }
-            return old[oldIndex].path
+            return old[oldIndex]
         }
+        @Sendable func from(_ index: Int) -> String { source(index).path }
         // Each job links name to name between two open directories instead of resolving
         // two paths per file.
         // Keyed by bytes: twin folders (`é`, `e\u{301}`) are two groups.
@@ -293,7 +294,7 @@ extension SaveContext {
             let toParent = RelativePath.parent(of: new[group[0]].path)
             // Beneath the package and through no link: the manifest's paths are not to be
             // trusted to name folders (a link leading out may stand where it says one is).
-            let source = try FileDescriptor.openWithoutSymlinks(
+            let sourceDirectory = try FileDescriptor.openWithoutSymlinks(
                 fromParent.isEmpty ? "." : fromParent, relativeTo: package, options: [.directory], beneath: true,
                 displayPath: location.inside(fromParent))
             let target = try FileDescriptor.openWithoutSymlinks(
@@ -303,16 +304,15 @@ extension SaveContext {
             var notLinked: [Int] = []
             var reason: Errno?
             for index in group {
-                let fromPath = from(index)
                 do throws(FileSystemError) {
                     try FileSystem.link(
-                        RelativePath.lastComponent(of: fromPath), to: RelativePath.lastComponent(of: new[index].path),
-                        fromDirectory: source.rawValue, toDirectory: target.rawValue)
+                        String(source(index).name), to: String(new[index].name),
+                        fromDirectory: sourceDirectory.rawValue, toDirectory: target.rawValue)
                     linked += 1
                 } catch {
                     guard let code = error.errno, impossible.contains(code) else {
                         throw FileSystemError(
-                            .link, path: location.inside(fromPath), errno: error.errno,
+                            .link, path: location.inside(from(index)), errno: error.errno,
                             reason: "an unchanged file could not be linked into the new version")
                     }
                     notLinked.append(index)
