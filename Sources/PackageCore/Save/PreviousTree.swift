@@ -162,14 +162,15 @@ extension SaveContext {
         default:
             let sameAsPrevious =
                 update.fromPrevious.unchangedOld[index] != nil && !update.modeChangedSincePrevious.contains(index)
-            let packageOld = update.modeChangedInPackage.contains(index) ? nil : plan.unchangedOld[index]
+            // The package's file is this one (a link to it is pending with `plan.unchangedOld`).
+            let packageHasIt = plan.unchangedOld[index] != nil && !update.modeChangedInPackage.contains(index)
             // Kept only when it is also the package's file: the manifest then describes it.
-            if sameAsPrevious && packageOld != nil { return }
+            if sameAsPrevious && packageHasIt { return }
             let (folder, name) = try parents.locate(entry.path)
             try removeIfPresent(name, in: folder, path: entry.path)
             update.touched.insert(RelativePath(trusted: RelativePath.parent(of: entry.path)))
-            if let packageOld {
-                update.pendingLinks.append(PendingLink(from: plan.old.entries[packageOld].path, to: entry.path, index: index))
+            if packageHasIt {
+                update.pendingLinks.append(index)
             } else {
                 update.toWrite.append(index)
             }
@@ -221,24 +222,25 @@ extension SaveContext {
 private struct PreviousTreeUpdate {
     /// From the previous tree to the new snapshot.
     let fromPrevious: SavePlan
-    let createdSincePrevious: Set<Int>
-    let modeChangedSincePrevious: Set<Int>
-    let modeChangedInPackage: Set<Int>
+    let createdSincePrevious: EntryBits
+    let modeChangedSincePrevious: EntryBits
+    let modeChangedInPackage: EntryBits
     /// Directories whose entries change, to be fsynced; the root among them.
     var touched: Set<RelativePath> = [.root]
     /// Directories created in the kept tree.
     var created: [String] = []
     /// Directories whose bits are set at the end: opened up, or changed since.
     var openedUp: [String] = []
-    /// Files to hard-link from the package (its file is unchanged).
-    var pendingLinks: [SaveContext.PendingLink] = []
+    /// Files to hard-link from the package (its file, `plan.unchangedOld`, is unchanged).
+    var pendingLinks = EntryIndices()
     /// Files to write fresh.
-    var toWrite: [Int] = []
+    var toWrite = EntryIndices()
 
     init(from fromPrevious: SavePlan, package plan: SavePlan) {
         self.fromPrevious = fromPrevious
-        createdSincePrevious = Set(fromPrevious.creations)
-        modeChangedSincePrevious = Set(fromPrevious.permissionChanges)
-        modeChangedInPackage = Set(plan.permissionChanges)
+        let count = plan.new.entries.count
+        createdSincePrevious = EntryBits(count: count, setting: fromPrevious.creations)
+        modeChangedSincePrevious = EntryBits(count: count, setting: fromPrevious.permissionChanges)
+        modeChangedInPackage = EntryBits(count: count, setting: plan.permissionChanges)
     }
 }

@@ -65,7 +65,7 @@ final class SaveContext {
         self.options = options
         self.rootPermissions = rootPermissions
         self.newEntryCount = newEntryCount
-        self.writtenStatus = WrittenStatuses(entryCount: plan.new.entries.count, expectedWrites: plan.creations.count)
+        self.writtenStatus = WrittenStatuses(entries: plan.new.entries, expectedWrites: plan.creations.count)
         self.progress = SaveProgressTracker(report: options.progress)
         self.writer = nil
         self.writer = EntryWriter(durability: options.durability, progress: progress) { [unowned self] in
@@ -208,7 +208,7 @@ final class SaveContext {
     func planProgress(linking: Bool, patches: [Int: ChunkPatch] = [:]) {
         var files = 0
         var bytes: Int64 = 0
-        let unchangedCount = plan.unchangedOld.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        let unchangedCount = plan.unchangedOld.nonNilCount
         for index in plan.creations where plan.new.entries[index].kind != .directory {
             files += 1
             if plan.new.entries[index].kind == .regular {

@@ -43,16 +43,16 @@ struct SavePlan {
     /// Asked for files without an origin, before `contentDirectory` (`SourceTree.contentLookup`).
     let contentLookup: ContentLookup?
     /// New entries to create or replace, in depth-first order (parents first).
-    var creations: [Int] = []
+    var creations = EntryIndices()
     /// Old subtree roots to remove: deleted paths, and paths whose kind changed.
-    var removals: [Int] = []
+    var removals = EntryIndices()
     /// New entries whose content is unchanged but whose permission bits differ.
-    var permissionChanges: [Int] = []
+    var permissionChanges = EntryIndices()
     /// For each new entry with unchanged content at the same path, the old entry's index.
-    var unchangedOld: [Int?]
+    var unchangedOld: OptionalEntryIndices
     /// New entries with unchanged content whose recorded stat data (source stamp, or the
     /// package file's own stat) should be refreshed in the manifest.
-    var refreshes: [Int] = []
+    var refreshes = EntryIndices()
 
     /// Compares every entry of both trees (O(n)): content by tag, size and hash, permission
     /// bits, and the source stamps the manifest keeps.
@@ -73,7 +73,7 @@ struct SavePlan {
         self.contentDirectory = contentDirectory
         self.contentLookup = contentLookup
         // Filled by the comparison, which owns the one copy while it works.
-        self.unchangedOld = []
+        self.unchangedOld = OptionalEntryIndices(count: 0)
         var comparison = Comparison(before: old.entries, after: new.entries, racyStamps: racyStamps)
         comparison.compareEntries(unknownOldContent: unknownOldContent)
         if let vouched { comparison.refreshUnvouched(by: vouched) }
@@ -90,17 +90,17 @@ struct SavePlan {
         let after: [SnapshotEntry]
         /// See `SavePlan.init`'s `racyStamps`.
         let racyStamps: PackageManifest?
-        var unchangedOld: [Int?]
-        var creations: [Int] = []
-        var removals: [Int] = []
-        var permissionChanges: [Int] = []
-        var refreshes: [Int] = []
+        var unchangedOld: OptionalEntryIndices
+        var creations = EntryIndices()
+        var removals = EntryIndices()
+        var permissionChanges = EntryIndices()
+        var refreshes = EntryIndices()
 
         init(before: [SnapshotEntry], after: [SnapshotEntry], racyStamps: PackageManifest?) {
             self.before = before
             self.after = after
             self.racyStamps = racyStamps
-            self.unchangedOld = Array(repeating: nil, count: after.count)
+            self.unchangedOld = OptionalEntryIndices(count: after.count)
         }
 
         /// One merge of the two path-sorted lists: a path on one side only is removed or

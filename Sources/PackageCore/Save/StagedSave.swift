@@ -75,8 +75,8 @@ extension SaveContext {
         let parents = stagingParents(staging)
         var directories: [String] = [""]
         let windowStart = FileClock.lowerBound()
-        let changedPermissions = Set(plan.permissionChanges)
-        var pendingLinks: [PendingLink] = []
+        let changedPermissions = EntryBits(count: plan.new.entries.count, setting: plan.permissionChanges)
+        var pendingLinks = EntryIndices()
         for (index, entry) in plan.new.entries.enumerated() {
             switch entry.kind {
             case .directory:
@@ -92,10 +92,8 @@ extension SaveContext {
                     target: entry.linkTarget ?? "", named: name, in: folder, displayPath: self.package.inside(entry.path))
                 statistics.symbolicLinksWritten += 1
             default:
-                if !copyEverything, package != nil, let oldIndex = plan.unchangedOld[index],
-                    !changedPermissions.contains(index)
-                {
-                    pendingLinks.append(PendingLink(from: plan.old.entries[oldIndex].path, to: entry.path, index: index))
+                if !copyEverything, package != nil, plan.unchangedOld[index] != nil, !changedPermissions.contains(index) {
+                    pendingLinks.append(index)
                     continue
                 }
                 try writeStagedFile(
@@ -163,15 +161,16 @@ extension SaveContext {
         }
     }
 
-    /// Hard-links `pendingLinks` from the package into the staging tree; where links are
-    /// impossible, copies the files instead and says so in the statistics.
+    /// Hard-links `pendingLinks` — new entries whose package file is unchanged, the old
+    /// entry `plan.unchangedOld` names — from the package into the staging tree; where links
+    /// are impossible, copies the files instead and says so in the statistics.
     func linkUnchanged(
-        _ pendingLinks: [PendingLink], from package: Int32?, into staging: borrowing FileDescriptor,
+        _ pendingLinks: EntryIndices, from package: Int32?, into staging: borrowing FileDescriptor,
         parents: TreeParents, statistics: inout SaveStatistics
     ) throws -> (linked: Int, linksImpossible: Bool) {
         guard let package, !pendingLinks.isEmpty else { return (0, false) }
         let outcome = try Self.link(
-            pendingLinks, from: package, into: staging.rawValue, workers: options.workers, package: self.package)
+            pendingLinks, of: plan, from: package, into: staging.rawValue, workers: options.workers, package: self.package)
         statistics.filesLinked += outcome.linked
         progress.filesWritten(outcome.linked)
         guard let code = outcome.impossibleBecause else { return (outcome.linked, false) }
@@ -260,41 +259,42 @@ extension SaveContext {
         statistics.metadataBytesWritten += Int64(bytes.count)
     }
 
-    /// An unchanged file of the package to hard-link into the staging tree.
-    struct PendingLink: Sendable {
-        var from: String
-        var to: String
-        /// Its index in the new snapshot.
-        var index: Int
-    }
-
-    /// Hard-links unchanged files into the staging tree on `workers` threads, one pair of
+    /// Hard-links unchanged files (new entries of `plan` by index, each from the old entry
+    /// `plan.unchangedOld` names) into the staging tree on `workers` threads, one pair of
     /// source and target directories per job: links into one directory serialise on its
     /// lock in the kernel, links into different ones do not.
     ///
     /// Where links are impossible (another volume, a file system without them, a file at
     /// its link limit), the files not linked are returned, to be copied.
     private static func link(
-        _ links: [PendingLink], from package: Int32, into staging: Int32, workers: Int, package location: PackageLocation
+        _ links: EntryIndices, of plan: SavePlan, from package: Int32, into staging: Int32, workers: Int,
+        package location: PackageLocation
     ) throws
         -> (linked: Int, notLinked: [Int], impossibleBecause: Errno?)
     {
+        let (old, new, unchangedOld) = (plan.old.entries, plan.new.entries, plan.unchangedOld)
+        /// The package's entry for new entry `index`'s unchanged file.
+        @Sendable func source(_ index: Int) -> SnapshotEntry {
+            guard let oldIndex = unchangedOld[index] else { preconditionFailure("a link to a file not unchanged") }
+            return old[oldIndex]
+        }
+        @Sendable func from(_ index: Int) -> String { source(index).path }
         // Each job links name to name between two open directories instead of resolving
         // two paths per file.
         // Keyed by bytes: twin folders (`é`, `e\u{301}`) are two groups.
-        var groups: [RelativePath: [PendingLink]] = [:]
-        for link in links {
-            let key = RelativePath.parent(of: link.from) + "\u{0}" + RelativePath.parent(of: link.to)
-            groups[RelativePath(trusted: key), default: []].append(link)
+        var groups: [RelativePath: EntryIndices] = [:]
+        for index in links {
+            let key = RelativePath.parent(of: from(index)) + "\u{0}" + RelativePath.parent(of: new[index].path)
+            groups[RelativePath(trusted: key), default: EntryIndices()].append(index)
         }
         let outcome = Mutex<(linked: Int, notLinked: [Int], impossibleBecause: Errno?)>((0, [], nil))
         let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
-        try WorkQueue<[PendingLink]>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
-            let fromParent = RelativePath.parent(of: group[0].from)
-            let toParent = RelativePath.parent(of: group[0].to)
+        try WorkQueue<EntryIndices>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
+            let fromParent = RelativePath.parent(of: from(group[0]))
+            let toParent = RelativePath.parent(of: new[group[0]].path)
             // Beneath the package and through no link: the manifest's paths are not to be
             // trusted to name folders (a link leading out may stand where it says one is).
-            let source = try FileDescriptor.openWithoutSymlinks(
+            let sourceDirectory = try FileDescriptor.openWithoutSymlinks(
                 fromParent.isEmpty ? "." : fromParent, relativeTo: package, options: [.directory], beneath: true,
                 displayPath: location.inside(fromParent))
             let target = try FileDescriptor.openWithoutSymlinks(
@@ -303,19 +303,19 @@ extension SaveContext {
             var linked = 0
             var notLinked: [Int] = []
             var reason: Errno?
-            for link in group {
+            for index in group {
                 do throws(FileSystemError) {
                     try FileSystem.link(
-                        RelativePath.lastComponent(of: link.from), to: RelativePath.lastComponent(of: link.to),
-                        fromDirectory: source.rawValue, toDirectory: target.rawValue)
+                        String(source(index).name), to: String(new[index].name),
+                        fromDirectory: sourceDirectory.rawValue, toDirectory: target.rawValue)
                     linked += 1
                 } catch {
                     guard let code = error.errno, impossible.contains(code) else {
                         throw FileSystemError(
-                            .link, path: location.inside(link.from), errno: error.errno,
+                            .link, path: location.inside(from(index)), errno: error.errno,
                             reason: "an unchanged file could not be linked into the new version")
                     }
-                    notLinked.append(link.index)
+                    notLinked.append(index)
                     reason = reason ?? code
                 }
             }

@@ -8,8 +8,18 @@ struct EntryBits: Sendable {
         words = [UInt64](repeating: 0, count: (count + 63) / 64)
     }
 
+    /// `count` bits, those of `indices` set: an index set as long as a tree, at a bit each.
+    init(count: Int, setting indices: some Sequence<Int>) {
+        self.init(count: count)
+        for index in indices { insert(index) }
+    }
+
     mutating func insert(_ index: Int) {
         words[index >> 6] |= 1 << UInt64(index & 63)
+    }
+
+    mutating func remove(_ index: Int) {
+        words[index >> 6] &= ~(1 << UInt64(index & 63))
     }
 
     func contains(_ index: Int) -> Bool {

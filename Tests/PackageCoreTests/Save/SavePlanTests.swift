@@ -4,7 +4,7 @@ import Testing
 /// The plan: what a save must create, remove, re-permission and record afresh.
 @Suite("SavePlan")
 struct SavePlanTests {
-    func paths(_ indices: [Int], _ snapshot: TreeSnapshot) -> [String] { indices.map { snapshot.entries[$0].path } }
+    func paths(_ indices: some Sequence<Int>, _ snapshot: TreeSnapshot) -> [String] { indices.map { snapshot.entries[$0].path } }
 
     @Test("creations, removals (as subtree roots), permission changes, unchanged entries")
     func plan() {
@@ -35,6 +35,20 @@ struct SavePlanTests {
         new.entries[0].modificationTime = 42
         #expect(SavePlan(old: old, new: new, origins: [nil]).isEmpty)
         let unknown = SavePlan(old: old, new: old, origins: [nil], unknownOldContent: ["f"])
-        #expect(unknown.creations == [0])
+        #expect(Array(unknown.creations) == [0])
+    }
+
+    @Test("indices in four bytes: lists and optional indices read back as stored")
+    func compactIndices() {
+        var list = EntryIndices()
+        for index in [0, 7, 1 << 31, Int(UInt32.max) - 1] { list.append(index) }
+        #expect(Array(list) == [0, 7, 1 << 31, Int(UInt32.max) - 1])
+        var optional = OptionalEntryIndices(count: 4)
+        optional[1] = 0
+        optional[2] = Int(UInt32.max) - 1
+        #expect((0..<4).map { optional[$0] } == [nil, 0, Int(UInt32.max) - 1, nil])
+        #expect(optional.nonNilCount == 2)
+        optional[1] = nil
+        #expect(optional[1] == nil && optional.nonNilCount == 1)
     }
 }
