@@ -50,8 +50,8 @@ extension FileSystem {
 
     /// Removes every entry of folder `relative` (below the open root) but its folders,
     /// whose relative paths it returns: one job of the parallel walk.
-    private static func emptyFiles(of relative: String, under root: Int32, shownAs path: String) throws(FileSystemError) -> [String] {
-        let shown = relative.isEmpty ? path : path + "/" + relative
+    private static func emptyFiles(of relative: String, under root: Int32, shownAs displayPath: String) throws(FileSystemError) -> [String] {
+        let shown = relative.isEmpty ? displayPath : displayPath + "/" + relative
         let handle = try FileDescriptor.openDirectory(relative.isEmpty ? "." : relative, relativeTo: root, displayPath: shown)
         var folders: [String] = []
         for entry in try DirectoryListing.entries(in: handle) {
@@ -78,12 +78,12 @@ extension FileSystem {
 
     /// Removes the emptied folders, deepest first (a folder is empty once everything below
     /// it is gone); stops at the first that refuses, which the serial walk then handles.
-    private static func removeEmptied(_ folders: [String], under root: Int32, shownAs path: String) throws(FileSystemError) {
+    private static func removeEmptied(_ folders: [String], under root: Int32, shownAs displayPath: String) throws(FileSystemError) {
         for relative in folders.sorted(by: { depth(of: $0) > depth(of: $1) }) {
             do { try Syscall.unlinkat(root, relative, removeDirectory: true) } catch {
                 if error == .noSuchFileOrDirectory { continue }
                 if error == .permissionDenied || error == .notPermitted { break }
-                throw FileSystemError(.removeDirectory, path: path + "/" + relative, errno: error)
+                throw FileSystemError(.removeDirectory, path: displayPath + "/" + relative, errno: error)
             }
         }
     }

@@ -195,7 +195,7 @@ public enum PackageSaver {
 
     /// The package's tree, every file hashed but those the manifest's stat cache vouches for.
     private static func check(
-        _ path: String, against manifest: PackageManifest?, options: SaveOptions, statistics: inout SaveStatistics
+        _ packagePath: String, against manifest: PackageManifest?, options: SaveOptions, statistics: inout SaveStatistics
     ) throws -> TreeSnapshot {
         var scanner = TreeScanner(
             workers: options.workers, knownHash: manifest?.hashLookup,
@@ -204,7 +204,7 @@ public enum PackageSaver {
         // Only the count of files read is reported: a copied package's check reads every
         // file, and their paths would be a million strings.
         scanner.recordsHashedPaths = false
-        let scan = try scanner.scan(path)
+        let scan = try scanner.scan(packagePath)
         statistics.filesHashed += scan.filesHashed
         statistics.bytesHashed += scan.bytesHashed
         return scan.snapshot

@@ -279,17 +279,10 @@ extension SaveContext {
             return old[oldIndex]
         }
         @Sendable func from(_ index: Int) -> String { source(index).path }
-        // Each job links name to name between two open directories instead of resolving
-        // two paths per file.
-        // Keyed by bytes: twin folders (`é`, `e\u{301}`) are two groups.
-        var groups: [RelativePath: EntryIndices] = [:]
-        for index in links {
-            let key = RelativePath.parent(of: from(index)) + "\u{0}" + RelativePath.parent(of: new[index].path)
-            groups[RelativePath(trusted: key), default: EntryIndices()].append(index)
-        }
+        let groups = folderPairs(links, from: from, to: { new[$0].path })
         let outcome = Mutex<(linked: Int, notLinked: [Int], impossibleBecause: Errno?)>((0, [], nil))
         let impossible: [Errno] = [.crossDevice, .notPermitted, .notSupported, Errno(rawValue: EMLINK)]
-        try WorkQueue<EntryIndices>.run(initial: Array(groups.values), workers: workers, makeContext: {}) { group, _, _ in
+        try WorkQueue<EntryIndices>.run(initial: groups, workers: workers, makeContext: {}) { group, _, _ in
             let fromParent = RelativePath.parent(of: from(group[0]))
             let toParent = RelativePath.parent(of: new[group[0]].path)
             // Beneath the package and through no link: the manifest's paths are not to be
@@ -328,4 +321,17 @@ extension SaveContext {
         return outcome.withLock { $0 }
     }
 
+    /// `links` grouped by the pair of folders each is linked between, so that a job links
+    /// name to name between two open directories instead of resolving two paths per file.
+    /// Keyed by bytes: twin folders (`é`, `e\u{301}`) are two groups.
+    private static func folderPairs(
+        _ links: EntryIndices, from: (Int) -> String, to: (Int) -> String
+    ) -> [EntryIndices] {
+        var groups: [RelativePath: EntryIndices] = [:]
+        for index in links {
+            let key = RelativePath.parent(of: from(index)) + "\u{0}" + RelativePath.parent(of: to(index))
+            groups[RelativePath(trusted: key), default: EntryIndices()].append(index)
+        }
+        return Array(groups.values)
+    }
 }
