@@ -105,25 +105,9 @@ enum LogOperation {
                 }
                 break
             }
-            if let next = history.first, next.id == parent {
-                current = next
-                history = history.dropFirst()
-            } else {
-                guard fetched < walkLimit else {
-                    throw RemoteError(
-                        .unknownVersion,
-                        "'\(reference)' was looked for among the latest \(head.history.count + 1 + walkLimit) versions "
-                            + "of \(store.location) only (each older one costs a request): give its full id")
-                }
-                fetched += 1
-                let older = try store.summary(parent, connection)
-                guard older.sequence == version.sequence - 1 else {
-                    throw RemoteError(
-                        .verificationFailed,
-                        "version \(older.shortID) of \(store.location) does not follow version \(version.shortID): the history is damaged")
-                }
-                current = older
-            }
+            current = try previous(
+                version, parent: parent, history: &history, fetched: &fetched, reference: reference, store: store,
+                connection: connection, head: head)
         }
         guard matches.count == 1 else {
             throw RemoteError(
@@ -133,5 +117,32 @@ enum LogOperation {
                     : "'\(reference)' names \(matches.count) versions of \(store.location): give more digits")
         }
         return matches[0]
+    }
+
+    /// The version before `version` (whose parent is `parent`): the next of the head
+    /// record's `history` when it is that one, else read from the store — at most
+    /// `walkLimit` reads for one lookup, each checked to follow `version`.
+    private static func previous(
+        _ version: VersionSummary, parent: SHA256Digest, history: inout ArraySlice<VersionSummary>, fetched: inout Int,
+        reference: String, store: RemoteStore, connection: S3Connection, head: HeadRecord
+    ) throws -> VersionSummary {
+        if let next = history.first, next.id == parent {
+            history = history.dropFirst()
+            return next
+        }
+        guard fetched < walkLimit else {
+            throw RemoteError(
+                .unknownVersion,
+                "'\(reference)' was looked for among the latest \(head.history.count + 1 + walkLimit) versions "
+                    + "of \(store.location) only (each older one costs a request): give its full id")
+        }
+        fetched += 1
+        let older = try store.summary(parent, connection)
+        guard older.sequence == version.sequence - 1 else {
+            throw RemoteError(
+                .verificationFailed,
+                "version \(older.shortID) of \(store.location) does not follow version \(version.shortID): the history is damaged")
+        }
+        return older
     }
 }
