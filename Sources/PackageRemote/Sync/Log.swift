@@ -125,7 +125,7 @@ enum LogOperation {
     private static func previous(
         _ version: VersionSummary, parent: SHA256Digest, history: inout ArraySlice<VersionSummary>, fetched: inout Int,
         reference: String, store: RemoteStore, connection: S3Connection, head: HeadRecord
-    ) throws -> VersionSummary {
+    ) throws -> VersionSummary? {
         if let next = history.first, next.id == parent {
             history = history.dropFirst()
             return next
@@ -137,12 +137,6 @@ enum LogOperation {
                     + "of \(store.location) only (each older one costs a request): give its full id")
         }
         fetched += 1
-        let older = try store.summary(parent, connection)
-        guard older.sequence == version.sequence - 1 else {
-            throw RemoteError(
-                .verificationFailed,
-                "version \(older.shortID) of \(store.location) does not follow version \(version.shortID): the history is damaged")
-        }
-        return older
+        return try store.parentSummary(of: version, connection)
     }
 }

@@ -464,12 +464,7 @@ enum PullOperation {
             // Past a pruned version the chain is gone: checked as far as it is kept.
             if head.isPruned(current.sequence - 1) { return }
             fetched += 1
-            let next = try store.summary(parent, connection)
-            guard next.sequence == current.sequence - 1 else {
-                throw RemoteError(
-                    .verificationFailed,
-                    "version \(next.shortID) of \(store.location) does not follow version \(current.shortID): the history is damaged")
-            }
+            guard let next = try store.parentSummary(of: current, connection) else { break }
             current = next
         }
         guard current.id == base.version else { throw rewritten }

@@ -206,6 +206,19 @@ final class RemoteStore: Sendable {
     /// The summary of version `id` from its manifest's header alone (one ranged GET; a
     /// second one of 32 bytes for a merge's second parent), for `log` past the head
     /// record's history. Not checked against the id: `pull` checks.
+    /// The summary of `version`'s parent, read from the store and checked to be the version
+    /// just before it (a store's history is not trusted to be a chain).
+    func parentSummary(of version: VersionSummary, _ connection: S3Connection) throws(RemoteError) -> VersionSummary? {
+        guard let parent = version.parent else { return nil }
+        let older = try summary(parent, connection)
+        guard older.sequence == version.sequence - 1 else {
+            throw RemoteError(
+                .verificationFailed,
+                "version \(older.shortID) of \(location) does not follow version \(version.shortID): the history is damaged")
+        }
+        return older
+    }
+
     func summary(_ id: SHA256Digest, _ connection: S3Connection) throws(RemoteError) -> VersionSummary {
         if let bytes = cache.manifest(id), let header = try? VersionManifest.decodeHeader(bytes, id: id) {
             return header.summary
