@@ -309,14 +309,15 @@ import Testing
         let pack = SHA256Digest.of([1])
         // One wanted file a blob; each need points at its file's only blob.
         let places: [(offset: UInt32, length: UInt32)] = [(0, 100), (100, 100), (1 << 20, 100), (300, 50)]
-        let wanted = places.map { place in
+        let entries = places.map { place in
             let location = BlobLocation(
                 digest: SHA256Digest.of(Array("\(place.offset)".utf8)), pack: pack, offset: place.offset, length: place.length)
             return RemoteEntry(
                 path: "f\(place.offset)", kind: .regular, permissions: 0o644, size: Int64(place.length), modificationTime: 0,
                 contentHash: ContentHash(high: 0, low: UInt64(place.offset)), linkTarget: nil, blobs: [location][...])
         }
-        let needs = wanted.indices.map { BlobNeed(entry: $0, blob: 0, into: .blobFile) }
+        let wanted = WantedFiles(entries, current: nil, wholeFileLimit: 1 << 20)
+        let needs = wanted.files.indices.map { BlobNeed(file: $0, blob: 0, into: .blobFile) }
         let ranges = PullOperation.plan(needs, wanted: wanted)
         #expect(ranges.count == 2)
         let merged = ranges.first { $0.start == 0 }

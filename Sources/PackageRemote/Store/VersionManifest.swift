@@ -353,7 +353,8 @@ struct VersionManifest: Sendable {
     {
         let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
         var collector = TreeCollector()
-        try streamTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &collector)
+        try streamTree(
+            body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &collector, files: nil)
         return (summary, collector.tree(rootHash: summary.rootHash))
     }
 
@@ -361,22 +362,28 @@ struct VersionManifest: Sendable {
     /// (in stored order, its directories' hashes as each finishes). The version is trusted
     /// only when this returns: its total size and root hash are checked at the end, so
     /// `sink` must act on nothing it was handed before then.
-    static func streamTree(_ bytes: [UInt8], id: SHA256Digest, into sink: inout some TreeEntrySink)
-        throws(RemoteError) -> VersionSummary
-    {
+    static func streamTree<Sink: TreeEntrySink>(
+        _ bytes: [UInt8], id: SHA256Digest, into sink: inout Sink, files: FileHandoff<Sink>? = nil
+    ) throws(RemoteError) -> VersionSummary {
         let (summary, packCount, bodySize, body, damaged) = try checkedBody(bytes, id: id)
-        try streamTree(body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &sink)
+        try streamTree(
+            body: .bytes(body), compressedBytes: body.count, summary, packCount, bodySize, damaged, into: &sink, files: files)
         return summary
     }
+
+    /// Hands a streamed tree's sink each regular file with its blobs, right after the sink
+    /// entered it (the blobs are valid only during the call): what a pull gathers, without a
+    /// second decode or an array of entries.
+    typealias FileHandoff<Sink> = (inout Sink, RemoteEntry, ArraySlice<BlobLocation>) -> Void
 
     /// Streams the tree of a manifest body whose header said `summary`, `packCount` and
     /// `bodySize`: each entry checked by `forEachEntry`, its directories hashed as they
     /// finish (`MerkleStack`), then the files' total size and the root hash checked against
     /// the header's. `sink` reserves room for what `compressedBytes` can hold, not for what
     /// the header claims.
-    private static func streamTree(
+    private static func streamTree<Sink: TreeEntrySink>(
         body: CompressedBody, compressedBytes: Int, _ summary: VersionSummary, _ packCount: Int, _ bodySize: Int, _ damaged: Damage,
-        into sink: inout some TreeEntrySink
+        into sink: inout Sink, files: FileHandoff<Sink>?
     ) throws(RemoteError) {
         sink.reserve(likelyCount(summary.entryCount, compressedBytes: compressedBytes))
         var merkle = MerkleStack()
@@ -385,13 +392,14 @@ struct VersionManifest: Sendable {
         try forEachEntry(
             inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
             keepingBlobs: false, damaged: damaged
-        ) { entry, _ in
+        ) { entry, entryBlobs in
             if entry.kind == .regular { total.add(entry.size) }
             merkle.add(
                 SnapshotEntry(
                     storedPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions, size: entry.size,
                     hash: entry.contentHash, modificationTime: entry.modificationTime, linkTarget: entry.linkTarget),
                 to: &sink)
+            if entry.kind == .regular, let files { files(&sink, entry, entryBlobs) }
         }
         let root = merkle.finish(into: &sink)
         try total.check(summary, damaged)
@@ -409,9 +417,9 @@ struct VersionManifest: Sendable {
     /// `streamTree` of the manifest in `path`, read a piece at a time. Every byte read is
     /// hashed, and this returns only when the whole file's SHA-256 is `id` (until then it
     /// is decoded as the untrusted bytes it may be).
-    static func streamTree(file path: String, id: SHA256Digest, into sink: inout some TreeEntrySink) throws
-        -> VersionSummary
-    {
+    static func streamTree<Sink: TreeEntrySink>(
+        file path: String, id: SHA256Digest, into sink: inout Sink, files: FileHandoff<Sink>? = nil
+    ) throws -> VersionSummary {
         let file = try FileDescriptor.open(path)
         let size = try file.status().size
         var prefix = [UInt8](repeating: 0, count: mergeHeaderSize)
@@ -424,7 +432,8 @@ struct VersionManifest: Sendable {
         pieces.hasher.update(headerBytes)
         try withExtendedLifetime(file) {
             try streamTree(
-                body: .pieces(pieces.next), compressedBytes: compressedSize, summary, packCount, bodySize, damaged, into: &sink)
+                body: .pieces(pieces.next), compressedBytes: compressedSize, summary, packCount, bodySize, damaged, into: &sink,
+                files: files)
         }
         guard pieces.hasher.finish() == id else { throw damaged("it does not match its SHA-256") }
         return summary

@@ -5,14 +5,15 @@ import PackageCore
 /// every content to the save engine. The state the phases share is stored here, so each
 /// phase says what it reads and what it sets.
 struct ContentGathering {
-    let wanted: [RemoteEntry]
-    let wholeOnly: Set<FileKey>
+    /// The contents DEST lacks at their paths, each once.
+    let wanted: WantedFiles
+    var wholeOnly: Set<FileKey> { wanted.wholeOnly }
     let destination: String
-    let current: TreeSnapshot?
+    var current: TreeSnapshot? { wanted.current }
     let staging: PullStaging
     let options: RemoteOptions
     let progress: ProgressManager?
-    /// The contents DEST lacks at their paths, each once.
+    /// What DEST holds of them.
     let found: ContentsNeeded
     let buffer: ChunkBuffer
     /// Where each content is, handed to the save engine at the end.
@@ -21,19 +22,17 @@ struct ContentGathering {
     var streamed: [FileKey: [StagedContentStream.Part]] = [:]
     /// Staged blobs the streams read, kept by the sweep of the staging area.
     var keepBlobs = Set<SHA256Digest>()
-    /// Contents assembled in the staging area from fetched blobs (positions in `found.order`).
+    /// Contents assembled in the staging area from fetched blobs (positions in `wanted.files`).
     var assembled: [Int32] = []
     /// Assembled contents of several blobs not yet ready (an interrupted pull may have
-    /// finished some), positions in `found.order`.
+    /// finished some), positions in `wanted.files`.
     var pending: [Int32] = []
     /// Assembled contents an interrupted pull left ready (checked again), positions in
-    /// `found.order`.
+    /// `wanted.files`.
     var resumedReady: [Int32] = []
     /// Assembled contents of one blob to fetch: written to their ready files by the
-    /// transfers, which hand back their stat data.
+    /// transfers, which count them.
     var wholeCount = 0
-    /// The stamps `finish` will hold: one a content assembled in the staging area.
-    var stampsExpected: Int { wholeCount + pending.count + resumedReady.count }
     /// The contents an interrupted pull left in the staging area, sorted: only these are
     /// looked for there (a fresh pull asks nothing of the file system per content).
     var stagedReady: [FileKey] = []
@@ -47,37 +46,35 @@ struct ContentGathering {
     /// Finds the contents needed and refuses, before anything is fetched, those that cannot
     /// fit on DEST's file system; sets the progress totals.
     init(
-        _ wanted: [RemoteEntry], wholeOnly: Set<FileKey>, destination: String, current: TreeSnapshot?,
-        staging: PullStaging, options: RemoteOptions, progress: ProgressManager?
+        _ wanted: WantedFiles, destination: String, staging: PullStaging, options: RemoteOptions,
+        progress: ProgressManager?
     ) throws {
         self.wanted = wanted
-        self.wholeOnly = wholeOnly
         self.destination = destination
-        self.current = current
         self.staging = staging
         self.options = options
         self.progress = progress
-        found = ContentsNeeded(wanted, wholeOnly: wholeOnly, current: current, options: options)
+        found = ContentsNeeded(wanted)
         do {
-            try PullOperation.requireRoom(for: found.room(), destination: destination)
+            try PullOperation.requireRoom(found.bytesAdded, destination: destination)
         } catch {
             // Whatever an earlier pull staged cannot be finished here either: its room comes back.
             staging.remove()
             throw error
         }
         buffer = ChunkBuffer(size: max(ChunkBuffer.defaultSize, Int(options.chunking.maximumPiece)))
-        contents = PulledContents(readyDirectory: staging.readyDirectory)
-        let totalBytes = found.order.reduce(Int64(0)) { $0 + $1.size }
-        let files = found.order.count
+        contents = PulledContents(readyDirectory: staging.readyDirectory, shared: wanted.shared)
+        let totalBytes = wanted.files.reduce(Int64(0)) { $0 + $1.key.size }
+        let files = wanted.files.count
         progress?.withProperties {
             $0.totalCount = BlobUploader.units(totalBytes) + files + 2
             $0.totalFileCount = files
         }
     }
 
-    /// The blobs of a needed content, as the wanted entry that first named it lists them.
-    func blobs(of key: FileKey) -> ArraySlice<BlobLocation> {
-        wanted[found.index[key]!].blobs
+    /// The blobs of the needed content at `position` in `wanted.files`.
+    func blobs(at position: Int) -> ArraySlice<BlobLocation> {
+        wanted.blobs(at: position)
     }
 
     /// Decides where each needed content comes from: DEST itself (moved or copied
@@ -87,9 +84,10 @@ struct ContentGathering {
     mutating func chooseOrigins(result: inout PullResult) throws {
         // The pieces DEST already holds, where a large file changed in a few places.
         let localPieces = try PullOperation.indexLocalPieces(
-            found.pieceSources, destination: destination, options: options, buffer: buffer)
-        for (ordinal, key) in found.order.enumerated() {
-            let blobs = blobs(of: key)
+            wanted.pieceSources, destination: destination, options: options, buffer: buffer)
+        for (ordinal, file) in wanted.files.enumerated() {
+            let key = file.key
+            let blobs = blobs(at: ordinal)
             if let index = found.localByContent[key], let old = current?.entries[index] {
                 contents.origins[key] = copyOrigin(old)
                 result.contentsCopiedFromDestination += 1
@@ -100,10 +98,11 @@ struct ContentGathering {
                 assembled.append(Int32(ordinal))
             }
         }
-        // The assembled contents by key, for lookups (24 bytes each, not a set of names).
-        let kept = assembled.map { found.order[Int($0)] }.sorted()
+        // The assembled contents, by their positions in `wanted.files` (sorted by key).
+        let (wanted, assembled) = (wanted, assembled)
         (stagedReady, stagedPartial) = staging.removeUnneeded(
-            keepingContents: { kept.containsSorted($0) }, blobs: keepBlobs)
+            keepingContents: { key in wanted.position(of: key).map { assembled.containsSorted(Int32($0)) } ?? false },
+            blobs: keepBlobs)
     }
 
     /// DEST's file `old` as the origin of its content at another path, with the stat data
@@ -164,10 +163,10 @@ struct ContentGathering {
                 if staging.hasBlob(digest, length: UInt32(length)) {
                     result.blobsResumed += 1
                 } else if blobFiles.insert(digest).inserted {
-                    let entry = found.index[key]!
-                    let list = wanted[entry].blobs
+                    let position = wanted.position(of: key)!
+                    let list = wanted.blobs(at: position)
                     let blob = list.firstIndex { $0.digest == digest }! - list.startIndex
-                    needs.append(BlobNeed(entry: entry, blob: blob, into: .blobFile))
+                    needs.append(BlobNeed(file: position, blob: blob, into: .blobFile))
                 }
             }
             progress?.complete(count: 1)
@@ -179,9 +178,9 @@ struct ContentGathering {
     /// finished are taken as they are (once checked again).
     mutating func assembledNeeds(into needs: inout [BlobNeed], result: inout PullResult) throws {
         for ordinal in assembled {
-            let key = found.order[Int(ordinal)]
-            let entry = found.index[key]!
-            let blobs = wanted[entry].blobs
+            let key = wanted.files[Int(ordinal)].key
+            let entry = Int(ordinal)
+            let blobs = wanted.blobs(at: entry)
             if stagedReady.containsSorted(key),
                 let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer)
             {
@@ -193,7 +192,7 @@ struct ContentGathering {
             }
             if blobs.count == 1 {
                 wholeCount += 1
-                needs.append(BlobNeed(entry: entry, blob: 0, into: .readyFile(key)))
+                needs.append(BlobNeed(file: entry, blob: 0, into: .readyFile(key)))
                 continue
             }
             pending.append(ordinal)
@@ -205,17 +204,19 @@ struct ContentGathering {
                     result.blobsResumed += 1
                     continue
                 }
-                needs.append(BlobNeed(entry: entry, blob: place, into: .content(key, offset: offset)))
+                needs.append(BlobNeed(file: entry, blob: place, into: .content(key, offset: offset)))
             }
         }
     }
 
-    /// Once the blobs are fetched: every assembled content checked whole against its XXH3,
-    /// the streams' staged blobs hashed, the chunk lists made; then every content handed
-    /// over as the save engine will ask for it.
-    consuming func finish(readied: consuming PullOperation.Readied, result: inout PullResult) throws -> PulledContents {
-        for key in pending.lazy.map({ found.order[Int($0)] }) {
-            let hashes = try staging.finish(key, pieces: blobs(of: key).map { Int($0.length) }, buffer: buffer)
+    /// Once the blobs are fetched (`readied`: the ready files the transfers wrote and
+    /// checked): every assembled content checked whole against its XXH3, the streams'
+    /// staged blobs hashed, the chunk lists made; then the moment they were all checked
+    /// marked, and every content handed over as the save engine will ask for it.
+    consuming func finish(readied: Int, result: inout PullResult) throws -> PulledContents {
+        for position in pending.lazy.map(Int.init) {
+            let key = wanted.files[position].key
+            let hashes = try staging.finish(key, pieces: blobs(at: position).map { Int($0.length) }, buffer: buffer)
             if hashes.count > 1 { pieceHashes[key] = hashes }
             progress?.complete(count: 1)
         }
@@ -230,26 +231,13 @@ struct ContentGathering {
         }
         recordChunkLists()
         result.contentsAssembled = pending.count + wholeCount + streamed.count
-        // The transfers' ready files carry the stat data seen once they were checked; the
-        // others are looked at now.
-        guard readied.stamps.count == wholeCount else {
+        guard readied == wholeCount else {
             throw RemoteError(
                 .verificationFailed,
-                "\(wholeCount - readied.stamps.count) of the contents fetched did not arrive; DEST was not changed")
-        }
-        if wholeCount > 0 { contents.device = readied.device }
-        // Taken, not copied: at a million files the stamps are 40 MB, and a copy shared
-        // with `readied` would be copied again (and regrown) by the first addition below.
-        contents.staged.take(&readied.stamps, reservingRoomFor: pending.count + resumedReady.count)
-        for key in (pending + resumedReady).lazy.map({ found.order[Int($0)] }) {
-            let status = try staging.readyStatus(key)
-            contents.device = status.device
-            contents.staged[key] = PulledContents.Stamp(status)
+                "\(wholeCount - readied) of the contents fetched did not arrive; DEST was not changed")
         }
         for (key, parts) in streamed { contents.origins[key] = .stream(StagedContentStream(parts: parts)) }
-        // Sorted now, while nothing but the version's entries is held beside the stamps: the
-        // sort's scratch is gone before the version's tree is built.
-        contents.staged.sortForLookups()
+        contents.checkedBefore = try staging.markChecked()
         return contents
     }
 
@@ -257,7 +245,8 @@ struct ContentGathering {
     /// pieces add up to its size (else the engine does without one).
     mutating func recordChunkLists() {
         for (key, hashes) in pieceHashes where key.size >= ChunkingParameters.standard.fileThreshold {
-            let lengths = blobs(of: key).map { Int64($0.length) }
+            guard let position = wanted.position(of: key) else { continue }
+            let lengths = blobs(at: position).map { Int64($0.length) }
             guard hashes.count == lengths.count, hashes.allSatisfy({ $0 != nil }) else { continue }
             var offset: Int64 = 0
             var chunks: [FileChunk] = []

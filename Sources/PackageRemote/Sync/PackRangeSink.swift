@@ -2,7 +2,7 @@ import PackageCore
 
 /// A blob a pull needs, and every place its bytes go.
 ///
-/// Held as positions into the wanted entries (24 bytes, not the blob's 72-byte location):
+/// Held as positions into the wanted files (24 bytes, not the blob's 48-byte location):
 /// a fresh pull of a million small files plans a million of these.
 struct BlobNeed: Sendable {
     /// Where a blob's bytes go: into a content assembled in the staging area, at an offset;
@@ -14,20 +14,20 @@ struct BlobNeed: Sendable {
         case blobFile
     }
 
-    /// The wanted entry whose blob list names the blob (the first entry of its content),
+    /// The wanted file whose blob list names the blob (its position in `WantedFiles.files`),
     /// and the blob's place in that list.
-    private let entry: Int32
+    private let file: Int32
     private let blob: Int32
-    /// The first destination: the offset in that entry's content, -1 for a blob file, -2 for
-    /// that entry's ready file.
+    /// The first destination: the offset in that file's content, -1 for a blob file, -2 for
+    /// that file's ready file.
     private let offset: Int64
     /// Further destinations: a blob that several contents share.
     private var others: [Destination] = []
 
-    /// The blob at `blob` in the list of `wanted[entry]`, going to `destination`, which
-    /// is a blob file or a place in that entry's own content.
-    init(entry: Int, blob: Int, into destination: Destination) {
-        self.entry = Int32(entry)
+    /// The blob at `blob` in the list of the wanted file at `file`, going to `destination`,
+    /// which is a blob file or a place in that file's own content.
+    init(file: Int, blob: Int, into destination: Destination) {
+        self.file = Int32(file)
         self.blob = Int32(blob)
         switch destination {
         case .content(_, let offset): self.offset = offset
@@ -37,27 +37,25 @@ struct BlobNeed: Sendable {
     }
 
     /// Where the blob is in the store.
-    func location(in wanted: [RemoteEntry]) -> BlobLocation {
-        let blobs = wanted[Int(entry)].blobs
-        return blobs[blobs.startIndex + Int(blob)]
+    func location(in wanted: WantedFiles) -> BlobLocation {
+        wanted.blobs[Int(wanted.files[Int(file)].firstBlob) + Int(blob)]
     }
 
-    /// The wanted entry that names the blob, when the blob's first destination is that
-    /// entry's ready file: whose permissions and date the file takes.
-    func readyFileEntry(in wanted: [RemoteEntry]) -> RemoteEntry? {
-        offset == -2 ? wanted[Int(entry)] : nil
+    /// The wanted file that names the blob, when the blob's first destination is that
+    /// file's ready file: whose permissions and date the ready file takes.
+    func readyFile(in wanted: WantedFiles) -> WantedFiles.File? {
+        offset == -2 ? wanted.files[Int(file)] : nil
     }
 
     /// Every destination, the first one first.
-    func destinations(in wanted: [RemoteEntry]) -> [Destination] {
+    func destinations(in wanted: WantedFiles) -> [Destination] {
         guard offset != -1 else { return [.blobFile] + others }
-        let named = wanted[Int(entry)]
-        let key = FileKey(named.contentHash, named.size)
+        let key = wanted.files[Int(file)].key
         return [offset == -2 ? .readyFile(key) : .content(key, offset: offset)] + others
     }
 
     /// Adds the destinations of `other`, a need of the same blob; one blob file is enough.
-    mutating func merge(_ other: BlobNeed, wanted: [RemoteEntry]) {
+    mutating func merge(_ other: BlobNeed, wanted: WantedFiles) {
         var hasBlobFile = destinations(in: wanted).contains { if case .blobFile = $0 { true } else { false } }
         for destination in other.destinations(in: wanted) {
             if case .blobFile = destination {
@@ -83,9 +81,9 @@ struct PackRange: Sendable {
 /// be its name, or the transfer aborts (the pull then refuses, DEST untouched).
 ///
 /// A content of one blob is written straight to its ready file, its XXH3 computed on the
-/// way in and checked with the SHA-256, and takes its entry's permissions and date there (so
-/// the engine only moves it into place); the stat data of each such file is collected in
-/// `readied`. A content of several blobs is assembled in its partial file, each blob written
+/// way in and checked with the SHA-256, and takes its file's permissions and date there (so
+/// the engine only moves it into place); such files are counted in `readied`. A content
+/// of several blobs is assembled in its partial file, each blob written
 /// recorded in the journal.
 ///
 /// Resumable: a GET that broke off is retried from the first byte not yet received, the
@@ -97,24 +95,22 @@ final class PackRangeSink: ResumableSink {
     private let hasher = SHA256Hasher()
     /// The XXH3 of the blob in progress, fed when it is a whole content.
     private let contentHasher = ContentHasher()
-    /// The entries the needs point into.
-    private let wanted: [RemoteEntry]
+    /// The files the needs point into.
+    private let wanted: WantedFiles
     private var index: Int
     private var open: [SharedDescriptor] = []
     /// Where the blob being received goes (`open` in the same order).
     private var destinations: [BlobNeed.Destination] = []
     /// Whether the blob in progress is a whole content of one of its destinations.
     private var fillsContent = false
-    /// The ready files this range wrote and checked, with their stat data.
-    private(set) var readied: [(key: FileKey, stamp: PulledContents.Stamp)] = []
-    /// The device the ready files are on.
-    private(set) var device: UInt64 = 0
+    /// The ready files this range wrote and checked.
+    private(set) var readied = 0
     private(set) var received: Int64 = 0
     private(set) var failure: (any Error)?
     let location: RemoteLocation
 
     init(
-        range: PackRange, wanted: [RemoteEntry], staging: PullStaging, location: RemoteLocation,
+        range: PackRange, wanted: WantedFiles, staging: PullStaging, location: RemoteLocation,
         onBlob: @escaping (Int64) -> Void
     ) {
         self.range = range
@@ -193,11 +189,11 @@ final class PackRangeSink: ResumableSink {
                     + "\(blob.offset) does not match its SHA-256 \(blob.digest.description.prefix(12)); "
                     + "DEST was not changed")
         }
-        let firstEntry = range.blobs[index].readyFileEntry(in: wanted)
+        let firstFile = range.blobs[index].readyFile(in: wanted)
         for (place, (file, destination)) in zip(open, destinations).enumerated() {
             switch destination {
             case .readyFile(let key):
-                try finishReadyFile(key, file: file.descriptor, entry: place == 0 ? firstEntry : nil)
+                try finishReadyFile(key, file: file.descriptor, wanted: place == 0 ? firstFile : nil)
             case .content(let key, let offset):
                 staging.recordDone(PullStaging.JournalRecord(content: key, offset: offset, digest: digest))
             case .blobFile:
@@ -210,23 +206,20 @@ final class PackRangeSink: ResumableSink {
     }
 
     /// A ready file whose bytes all arrived: checked against its content hash (a version
-    /// may name bytes of another content: refused, and removed), given its entry's
-    /// permissions (readable and writable by its owner while staged) and date, and its stat
-    /// data recorded for the engine.
-    private func finishReadyFile(_ key: FileKey, file: borrowing FileDescriptor, entry: RemoteEntry?) throws {
+    /// may name bytes of another content: refused, and removed), given its wanted file's
+    /// permissions (readable and writable by its owner while staged) and date, and counted.
+    private func finishReadyFile(_ key: FileKey, file: borrowing FileDescriptor, wanted: WantedFiles.File?) throws {
         guard contentHasher.digest() == key.hash else {
             staging.removeReady(key)
             throw RemoteError(
                 .verificationFailed,
                 "assembled content \(key.hash) does not match its content hash (a blob held other bytes than the version says); DEST was not changed")
         }
-        if let entry {
-            if entry.permissions | 0o600 != 0o600 { try file.setPermissions(entry.permissions | 0o600) }
-            try file.setModificationTime(entry.modificationTime)
+        if let wanted {
+            if wanted.permissions | 0o600 != 0o600 { try file.setPermissions(wanted.permissions | 0o600) }
+            try file.setModificationTime(wanted.modificationTime)
         }
-        let status = try file.status()
-        device = status.device
-        readied.append((key, PulledContents.Stamp(status)))
+        readied += 1
     }
 
     /// Removes the ready files a refused blob was being written to.

@@ -72,8 +72,7 @@ enum PullOperation {
         let clock = Stopwatch()
         let destination = PushOperation.trimmed(destination)
         let connection = store.connection()
-        let (head, target, fetched) = try version(reference, store: store, connection: connection)
-        var manifest = consume fetched  // one owner: its entries are dropped in place below
+        let (head, target) = try version(reference, store: store, connection: connection)
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
@@ -100,14 +99,15 @@ enum PullOperation {
             }
         }
 
+        // The version's files DEST lacks, decoded from its manifest (fetched into the cache)
+        // without its entries; once every blob is fetched they go, and the tree is decoded
+        // again from the cache's copy (checked as before), never beside them.
+        let wanted = try wantedFiles(of: target, current: current, store: store, connection: connection, options: options)
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
         let contents = try gatherContents(
-            manifest.entries, destination: destination, current: current, staging: staging, store: store, options: options,
+            consume wanted, destination: destination, staging: staging, store: store, options: options,
             progress: progress, result: &result)
-        // Every blob is fetched: the entries go, and the tree is decoded again from the
-        // cache's copy of the manifest (checked as before), never beside them.
-        manifest.entries = []
         let tree = try store.tree(target.id, connection)
         let source = RemoteVersionSource(
             tree: tree, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
@@ -228,22 +228,53 @@ enum PullOperation {
     }
 
     /// The version a pull (or its plan) brings DEST to — `reference`'s, else the head's —
-    /// with the head record and the version's manifest, checked against the summary the
-    /// head record gives it.
+    /// with the head record.
     static func version(_ reference: String?, store: RemoteStore, connection: S3Connection) throws -> (
-        head: (record: HeadRecord, etag: String), target: VersionSummary, manifest: VersionManifest
+        head: (record: HeadRecord, etag: String), target: VersionSummary
     ) {
         let head = try store.requireHead(connection)
         let target =
             try reference.map { try LogOperation.resolve($0, store: store, connection: connection, head: head.record) }
             ?? head.record.head
+        return (head, target)
+    }
+
+    /// The manifest of `target`, checked against the summary the head record gives it.
+    static func manifest(of target: VersionSummary, store: RemoteStore, connection: S3Connection) throws -> VersionManifest {
         let manifest = try store.manifest(target.id, connection)
-        guard manifest.summary(id: target.id) == target else {
+        try requireSummary(manifest.summary(id: target.id), of: target, store: store)
+        return manifest
+    }
+
+    /// The files of `target` that DEST (scanned as `current`) lacks at their paths, handed
+    /// over one at a time as its manifest is decoded (never an array of its entries), the
+    /// manifest checked as `manifest(of:)` checks it.
+    static func wantedFiles(
+        of target: VersionSummary, current: TreeSnapshot?, store: RemoteStore, connection: S3Connection,
+        options: RemoteOptions
+    ) throws -> WantedFiles {
+        let index = store.blobIndex
+        let (summary, wanted) = try store.streamTree(
+            target.id, connection,
+            into: {
+                WantedFiles(current: current, wholeFileLimit: options.chunking.wholeFileLimit, place: { index.place($0) })
+            },
+            files: { wanted, entry, blobs in wanted.add(entry, blobs: blobs) })
+        try requireSummary(summary, of: target, store: store)
+        var files = consume wanted
+        files.finish()
+        return files
+    }
+
+    /// Refuses a version whose manifest states another summary than the head record's.
+    private static func requireSummary(_ stated: VersionSummary, of target: VersionSummary, store: RemoteStore)
+        throws(RemoteError)
+    {
+        guard stated == target else {
             throw RemoteError(
                 .verificationFailed,
                 "the HEAD of \(store.location) disagrees with version \(target.shortID)'s manifest: the store holds damaged data")
         }
-        return (head, target, manifest)
     }
 
     /// What a pull would do, with every read and refusal of a real one and nothing written:
@@ -253,7 +284,8 @@ enum PullOperation {
     ) throws -> PullPlan {
         let destination = PushOperation.trimmed(destination)
         let connection = store.connection()
-        let (head, target, manifest) = try version(reference, store: store, connection: connection)
+        let (head, target) = try version(reference, store: store, connection: connection)
+        let manifest = try manifest(of: target, store: store, connection: connection)
         let dest = try readDestination(destination, store: store, options: options)
         if let current = dest.current {
             try refuse(
@@ -313,48 +345,47 @@ enum PullOperation {
     /// against its XXH3. Contents in `wholeOnly` are always whole files (an origin that is
     /// a path, never a stream): a sync keeps them as conflict versions.
     /// - Returns: where each content is now, and the chunk lists of large ones.
-    /// - Complexity: the missing bytes in ranged GETs, `--transfers` at a time. Memory: a
-    ///   few dozen bytes a content beside `wanted` (no path is copied per content).
+    /// - Complexity: the missing bytes in ranged GETs, `--transfers` at a time.
     static func gatherContents(
         _ wanted: [RemoteEntry], wholeOnly: Set<FileKey> = [], destination: String, current: TreeSnapshot?,
         staging: PullStaging, store: RemoteStore, options: RemoteOptions, progress: ProgressManager?,
         result: inout PullResult
     ) throws -> PulledContents {
+        try gatherContents(
+            WantedFiles(wanted, current: current, wholeOnly: wholeOnly, wholeFileLimit: options.chunking.wholeFileLimit),
+            destination: destination,
+            staging: staging, store: store, options: options, progress: progress, result: &result)
+    }
+
+    /// `gatherContents` of the files a pull wants (DEST's tree and the whole-only contents
+    /// are `wanted`'s). Memory: the wanted files' records and blobs, and a few dozen bytes
+    /// a blob to fetch.
+    static func gatherContents(
+        _ wanted: consuming WantedFiles, destination: String, staging: PullStaging, store: RemoteStore,
+        options: RemoteOptions, progress: ProgressManager?, result: inout PullResult
+    ) throws -> PulledContents {
         var gathering = try ContentGathering(
-            wanted, wholeOnly: wholeOnly, destination: destination, current: current, staging: staging, options: options,
-            progress: progress)
+            wanted, destination: destination, staging: staging, options: options, progress: progress)
         try gathering.chooseOrigins(result: &result)
         let ranges = try gathering.planFetches(result: &result)
         // The rest from the store, in ranges of packs, in parallel.
-        var readied = Readied()
+        var readied = 0
         if !ranges.isEmpty {
             readied = try download(
-                ranges, of: wanted, reserving: gathering.stampsExpected, staging: staging, store: store,
-                progress: progress, result: &result)
+                ranges, of: gathering.wanted, staging: staging, store: store, progress: progress, result: &result)
         }
-        return try gathering.finish(readied: consume readied, result: &result)
-    }
-
-    /// The ready files the transfers wrote (contents of one blob), with their stat data, and
-    /// the device they are on.
-    struct Readied {
-        var stamps: [(key: FileKey, stamp: PulledContents.Stamp)] = []
-        var device: UInt64 = 0
+        return try gathering.finish(readied: readied, result: &result)
     }
 
     /// Fetches `ranges` of packs (their needs point into `wanted`) into the staging area,
-    /// `--transfers` at a time. Returns the ready files written, in an array with room for
-    /// `reserving` stamps (those and the ones the caller adds: one array, never regrown).
+    /// `--transfers` at a time. Returns how many ready files (contents of one blob) the
+    /// transfers wrote and checked.
     static func download(
-        _ ranges: [PackRange], of wanted: [RemoteEntry], reserving: Int = 0, staging: PullStaging,
-        store: RemoteStore, progress: ProgressManager?, result: inout PullResult
-    ) throws -> Readied {
+        _ ranges: [PackRange], of wanted: WantedFiles, staging: PullStaging, store: RemoteStore,
+        progress: ProgressManager?, result: inout PullResult
+    ) throws -> Int {
         let workers = store.workers(store.configuration.transport.concurrency)
-        let downloaded = Mutex((blobs: 0, bytes: Int64(0)))
-        // Reserved inside the mutex: a reserved local handed to `Mutex(_:)` would stay alive
-        // beside it, and the first append would copy the whole array (40 bytes a file twice).
-        let readied = Mutex(Readied())
-        readied.withLock { $0.stamps.reserveCapacity(reserving) }
+        let downloaded = Mutex((blobs: 0, bytes: Int64(0), readied: 0))
         for range in ranges {
             let location = store.location
             workers.submit { connection in
@@ -373,19 +404,16 @@ enum PullOperation {
                         .verificationFailed,
                         "object \(RemoteLayout.pack(range.pack, location)) is missing from the store; DEST was not changed")
                 }
-                downloaded.withLock { $0.bytes += range.end - range.start }
-                readied.withLock { readied in
-                    readied.stamps.append(contentsOf: sink.readied)
-                    if !sink.readied.isEmpty { readied.device = sink.device }
+                downloaded.withLock {
+                    $0.bytes += range.end - range.start
+                    $0.readied += sink.readied
                 }
             }
         }
         try workers.finish()
-        (result.blobsDownloaded, result.bytesDownloaded) = downloaded.withLock { ($0.blobs, $0.bytes) }
-        return readied.withLock { readied in
-            defer { readied = Readied() }
-            return readied
-        }
+        let totals = downloaded.withLock { $0 }
+        (result.blobsDownloaded, result.bytesDownloaded) = (totals.blobs, totals.bytes)
+        return totals.readied
     }
 
     /// Refuses a pull that would discard what DEST holds and no remote does: changes made
@@ -472,16 +500,9 @@ enum PullOperation {
 
     /// Refuses, before anything is written, a pull whose new contents cannot fit on DEST's
     /// file system: a few KiB of store objects can describe a huge file (one blob repeated).
-    /// `contents`: each content to write, and the size of the file it replaces at its path,
-    /// if any (a large file changed in place needs room for its growth only; which of its
-    /// pieces changed is known later). A preflight, not a promise: the save itself fails
-    /// cleanly on a full disk (Specs/save.md).
-    static func requireRoom(for contents: [(size: Int64, replacing: Int64?)], destination: String) throws {
-        var needed: Int64 = 0
-        for (size, replacing) in contents {
-            let (sum, overflow) = needed.addingReportingOverflow(max(0, size - (replacing ?? 0)))
-            needed = overflow ? Int64.max : sum
-        }
+    /// `needed`: the bytes the new contents add (`ContentsNeeded.bytesAdded`). A preflight,
+    /// not a promise: the save itself fails cleanly on a full disk (Specs/save.md).
+    static func requireRoom(_ needed: Int64, destination: String) throws {
         guard needed > 0 else { return }
         let folder = (try? FileSystem.statusIfExists(destination)) ?? nil != nil
             ? destination : RelativePath.splitLast(RelativePath.trimmingTrailingSlashes(destination)).directory
@@ -498,7 +519,7 @@ enum PullOperation {
     /// Merges the needs of one blob (its destinations together), then groups blobs by pack
     /// and merges neighbours into ranges (gaps up to `mergeGap`). Sorted in place: the
     /// ranges are slices of one array, a few dozen bytes a blob.
-    static func plan(_ needs: consuming [BlobNeed], wanted: [RemoteEntry]) -> [PackRange] {
+    static func plan(_ needs: consuming [BlobNeed], wanted: WantedFiles) -> [PackRange] {
         var blobs = needs
         blobs.sort { $0.location(in: wanted).digest < $1.location(in: wanted).digest }
         var unique = 0

@@ -150,9 +150,16 @@ final class PullStaging: @unchecked Sendable {
     /// The folder of ready contents, ending in "/": a ready content's path is this and its name.
     var readyDirectory: String { path + "/ready/" }
 
-    /// The stat data of a ready content, for the save engine to check before it takes it.
-    func readyStatus(_ key: FileKey) throws -> FileStatus {
-        try FileSystem.status(readyDirectory + Self.name(key))
+    /// Marks the moment every ready content has been checked: returns the change time of
+    /// a `checked` file made anew now. A ready file changed later has a later change time
+    /// (the same clock), and `PulledContents` then has the engine read and hash it rather
+    /// than move it into place unread. Nothing per content is kept for that.
+    func markChecked() throws -> Int64 {
+        try? FileSystem.remove("checked", relativeTo: root.rawValue)
+        let file = try FileDescriptor.open(
+            "checked", relativeTo: root.rawValue, access: .writeOnly, options: [.create, .exclusive, .noFollow],
+            permissions: 0o600, displayPath: path + "/checked")
+        return try file.status().changeTime
     }
 
     /// Removes what no longer serves: contents `needed` refuses (and names no content gives),

@@ -143,13 +143,18 @@ final class RemoteStore: Sendable {
     /// as `manifest` checks it; the sink may act on what it was handed once this returns.
     /// The manifest is decoded from the cache's file a piece at a time, never held whole
     /// (at a million files it is 65 MB): fetched into the cache first when it is not there;
-    /// decoded from memory only when the cache cannot keep it.
-    func streamTree<Sink: TreeEntrySink>(_ id: SHA256Digest, _ connection: S3Connection, into makeSink: () -> Sink)
-        throws(RemoteError) -> (summary: VersionSummary, sink: Sink)
-    {
+    /// decoded from memory only when the cache cannot keep it. `files`, when given, is handed
+    /// each regular file with its blobs as the manifest stores them (`BlobIndex.place` gives
+    /// where a prune moved them).
+    func streamTree<Sink: TreeEntrySink>(
+        _ id: SHA256Digest, _ connection: S3Connection, into makeSink: () -> Sink,
+        files: VersionManifest.FileHandoff<Sink>? = nil
+    ) throws(RemoteError) -> (summary: VersionSummary, sink: Sink) {
         if let path = cache.manifestPath(id) {
             var sink = makeSink()
-            if let summary = try? VersionManifest.streamTree(file: path, id: id, into: &sink) { return (summary, sink) }
+            if let summary = try? VersionManifest.streamTree(file: path, id: id, into: &sink, files: files) {
+                return (summary, sink)
+            }
         }
         var bytes = try fetchedManifest(id, connection)
         cache.storeManifest(id, bytes)
@@ -157,7 +162,7 @@ final class RemoteStore: Sendable {
             bytes = []
             var sink = makeSink()
             do {
-                return (try VersionManifest.streamTree(file: path, id: id, into: &sink), sink)
+                return (try VersionManifest.streamTree(file: path, id: id, into: &sink, files: files), sink)
             } catch let refusal as RemoteError {
                 throw refusal  // the version itself is damaged: no second fetch would mend it
             } catch {
@@ -165,7 +170,7 @@ final class RemoteStore: Sendable {
             }
         }
         var sink = makeSink()
-        return (try VersionManifest.streamTree(bytes, id: id, into: &sink), sink)
+        return (try VersionManifest.streamTree(bytes, id: id, into: &sink, files: files), sink)
     }
 
     /// Version `id`'s manifest bytes decoded by `decode`: the cached copy when it decodes,

@@ -17,9 +17,6 @@ struct RemoteVersionSource: SaveSource {
     let contents: PulledContents
     let destination: String
     let current: TreeSnapshot?
-    /// Staged contents several new paths need: a staged file can be moved into place once,
-    /// so these are copied to each path instead.
-    let sharedContents: Set<FileKey>
     let rootPermissions: UInt32
 
     /// - Parameters:
@@ -44,28 +41,18 @@ struct RemoteVersionSource: SaveSource {
         tree: TreeSnapshot, contents: PulledContents, destination: String, current: TreeSnapshot?,
         rootPermissions: UInt32
     ) {
-        var contents = contents
-        contents.staged.sortForLookups()
         var snapshot = tree
-        // How many paths take each assembled content (0, 1, or 2 for "more"): a byte a
-        // content beside the sorted stamps, not a set of every key (24 bytes each and the
-        // table's slack, as large as the tree's entries at a million files).
-        var uses = [UInt8](repeating: 0, count: contents.staged.count)
-        var shared = Set<FileKey>()
-        for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
-            let entry = snapshot.entries[index]
-            let key = FileKey(entry.hash, entry.size)
-            if let list = contents.chunkLists[key] { snapshot.entries[index].chunks = list }
-            if let position = contents.staged.position(of: key), Self.heldAtPath(entry, in: current) == nil {
-                if uses[position] == 1 { shared.insert(key) }
-                uses[position] = min(uses[position] + 1, 2)
+        // Large files only: the tree is not written to (and so not copied) for the others.
+        if !contents.chunkLists.isEmpty {
+            for index in snapshot.entries.indices where snapshot.entries[index].kind == .regular {
+                let entry = snapshot.entries[index]
+                if let list = contents.chunkLists[FileKey(entry.hash, entry.size)] { snapshot.entries[index].chunks = list }
             }
         }
         self.snapshot = snapshot
         self.contents = contents
         self.destination = destination
         self.current = current
-        self.sharedContents = shared
         self.rootPermissions = rootPermissions
     }
 
@@ -79,8 +66,7 @@ struct RemoteVersionSource: SaveSource {
 
     /// Where `entry`'s bytes come from, asked by the engine for each file it writes.
     static func origin(
-        of entry: SnapshotEntry, contents: PulledContents, destination: String, current: TreeSnapshot?,
-        sharedContents: Set<FileKey>
+        of entry: SnapshotEntry, contents: PulledContents, destination: String, current: TreeSnapshot?
     ) -> ContentOrigin? {
         if entry.size == 0 { return .bytes([]) }
         // DEST holds it at this very path (the pull checked): only read should the engine
@@ -92,21 +78,14 @@ struct RemoteVersionSource: SaveSource {
                     kind: .regular, permissions: old.permissions, size: old.size, modificationTime: old.modificationTime,
                     changeTime: old.changeTime, inode: old.inode, device: old.device))
         }
-        let key = FileKey(entry.hash, entry.size)
-        guard let origin = contents.origin(key) else { return nil }
-        if case .adopt(let path, let verified) = origin, sharedContents.contains(key) {
-            return .file(path: path, seen: verified)
-        }
-        return origin
+        return contents.origin(FileKey(entry.hash, entry.size))
     }
 
     func wholeTree(in context: SaveSourceContext) throws -> SourceTree {
-        let (contents, destination, current, shared) = (contents, destination, current, sharedContents)
+        let (contents, destination, current) = (contents, destination, current)
         return SourceTree(
             snapshot: snapshot,
-            contentLookup: { entry in
-                Self.origin(of: entry, contents: contents, destination: destination, current: current, sharedContents: shared)
-            },
+            contentLookup: { entry in Self.origin(of: entry, contents: contents, destination: destination, current: current) },
             rootPermissions: rootPermissions)
     }
 }
