@@ -1,8 +1,9 @@
 import PackageCore
 
-/// A blob a pull needs, and every place its bytes go.
+/// A blob a pull needs, and the first place its bytes go (the others, when several
+/// contents share the blob, are in `PackRange.extra`).
 ///
-/// Held as positions into the wanted files (24 bytes, not the blob's 48-byte location):
+/// Held as positions into the wanted files (16 bytes, not the blob's 48-byte location):
 /// a fresh pull of a million small files plans a million of these.
 struct BlobNeed: Sendable {
     /// Where a blob's bytes go: into a content assembled in the staging area, at an offset;
@@ -21,8 +22,6 @@ struct BlobNeed: Sendable {
     /// The first destination: the offset in that file's content, -1 for a blob file, -2 for
     /// that file's ready file.
     private let offset: Int64
-    /// Further destinations: a blob that several contents share.
-    private var others: [Destination] = []
 
     /// The blob at `blob` in the list of the wanted file at `file`, going to `destination`,
     /// which is a blob file or a place in that file's own content.
@@ -47,24 +46,16 @@ struct BlobNeed: Sendable {
         offset == -2 ? wanted.files[Int(file)] : nil
     }
 
-    /// Every destination, the first one first.
-    func destinations(in wanted: WantedFiles) -> [Destination] {
-        guard offset != -1 else { return [.blobFile] + others }
+    /// Where the blob's bytes go.
+    func destination(in wanted: WantedFiles) -> Destination {
+        guard offset != -1 else { return .blobFile }
         let key = wanted.files[Int(file)].key
-        return [offset == -2 ? .readyFile(key) : .content(key, offset: offset)] + others
+        return offset == -2 ? .readyFile(key) : .content(key, offset: offset)
     }
+}
 
-    /// Adds the destinations of `other`, a need of the same blob; one blob file is enough.
-    mutating func merge(_ other: BlobNeed, wanted: WantedFiles) {
-        var hasBlobFile = destinations(in: wanted).contains { if case .blobFile = $0 { true } else { false } }
-        for destination in other.destinations(in: wanted) {
-            if case .blobFile = destination {
-                if hasBlobFile { continue }
-                hasBlobFile = true
-            }
-            others.append(destination)
-        }
-    }
+extension BlobNeed.Destination {
+    var isBlobFile: Bool { if case .blobFile = self { true } else { false } }
 }
 
 /// One ranged GET of a pack: the blobs it covers, in pack order.
@@ -74,6 +65,9 @@ struct PackRange: Sendable {
     var end: Int64
     /// A slice of the one array of a pull's needs, in pack order: ranges share its storage.
     var blobs: ArraySlice<BlobNeed>
+    /// The further places of blobs several contents share, by digest (the same table in
+    /// every range of a pull; nearly always empty).
+    var extra: [SHA256Digest: [BlobNeed.Destination]] = [:]
 }
 
 /// Streams a pack range into the staging area: each blob's bytes are hashed as they
@@ -164,7 +158,7 @@ final class PackRangeSink: ResumableSink {
         open.removeAll()
         hasher.reset()
         contentHasher.reset()
-        destinations = range.blobs[index].destinations(in: wanted)
+        destinations = [range.blobs[index].destination(in: wanted)] + (range.extra[blob.digest] ?? [])
         fillsContent = false
         for destination in destinations {
             switch destination {

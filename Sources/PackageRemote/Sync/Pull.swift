@@ -516,16 +516,23 @@ enum PullOperation {
         }
     }
 
-    /// Merges the needs of one blob (its destinations together), then groups blobs by pack
-    /// and merges neighbours into ranges (gaps up to `mergeGap`). Sorted in place: the
-    /// ranges are slices of one array, a few dozen bytes a blob.
+    /// Merges the needs of one blob (its further destinations into the ranges' `extra`),
+    /// then groups blobs by pack and merges neighbours into ranges (gaps up to `mergeGap`).
+    /// Sorted in place: the ranges are slices of one array, 16 bytes a blob.
     static func plan(_ needs: consuming [BlobNeed], wanted: WantedFiles) -> [PackRange] {
         var blobs = needs
         blobs.sort { $0.location(in: wanted).digest < $1.location(in: wanted).digest }
         var unique = 0
+        var extra: [SHA256Digest: [BlobNeed.Destination]] = [:]
         for index in blobs.indices {
-            if unique > 0, blobs[unique - 1].location(in: wanted).digest == blobs[index].location(in: wanted).digest {
-                blobs[unique - 1].merge(blobs[index], wanted: wanted)
+            let digest = blobs[index].location(in: wanted).digest
+            if unique > 0, blobs[unique - 1].location(in: wanted).digest == digest {
+                // Another place for a blob fetched once; one blob file is enough.
+                let destination = blobs[index].destination(in: wanted)
+                let known = [blobs[unique - 1].destination(in: wanted)] + (extra[digest] ?? [])
+                if !(destination.isBlobFile && known.contains(where: \.isBlobFile)) {
+                    extra[digest, default: []].append(destination)
+                }
             } else {
                 blobs.swapAt(unique, index)
                 unique += 1
@@ -549,7 +556,7 @@ enum PullOperation {
                 current = range
             } else {
                 if let range = current { ranges.append(range) }
-                current = PackRange(pack: location.pack, start: start, end: end, blobs: blobs[index..<index])
+                current = PackRange(pack: location.pack, start: start, end: end, blobs: blobs[index..<index], extra: extra)
             }
             if let first = current?.blobs.startIndex { current?.blobs = blobs[first...index] }
         }
