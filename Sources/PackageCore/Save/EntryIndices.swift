@@ -1,18 +1,33 @@
 /// Indices into a tree's entries, four bytes each: a save's lists of entries to create,
 /// remove or refresh can be as long as the tree, and at a million entries `[Int]` would
-/// cost twice as much for nothing (no tree holds four billion entries).
+/// cost twice as much for nothing (no tree holds four billion entries). A list that begins
+/// with consecutive indices keeps that run as two numbers: a first save creates every
+/// entry, in order, and holds nothing per entry for it.
 struct EntryIndices: RandomAccessCollection, Sendable {
+    /// The leading run of consecutive indices: `runStart..<runStart + runCount`.
+    private var runStart = 0
+    private var runCount = 0
+    /// What follows the run.
     private var storage: [UInt32] = []
 
     init() {}
 
-    var startIndex: Int { storage.startIndex }
-    var endIndex: Int { storage.endIndex }
+    var startIndex: Int { 0 }
+    var endIndex: Int { runCount + storage.count }
 
-    subscript(position: Int) -> Int { Int(storage[position]) }
+    subscript(position: Int) -> Int {
+        precondition(position >= 0 && position < endIndex, "entry list position out of range")
+        return position < runCount ? runStart + position : Int(storage[position - runCount])
+    }
 
     mutating func append(_ index: Int) {
-        storage.append(EntryIndices.narrowed(index))
+        let narrow = EntryIndices.narrowed(index)
+        if storage.isEmpty && (runCount == 0 || index == runStart + runCount) {
+            if runCount == 0 { runStart = index }
+            runCount += 1
+        } else {
+            storage.append(narrow)
+        }
     }
 
     /// `index` in four bytes; a tree of four billion entries cannot be held in memory, so
@@ -26,25 +41,36 @@ struct EntryIndices: RandomAccessCollection, Sendable {
 }
 
 /// For each entry of a tree, an index into another tree's entries or none, four bytes
-/// each (`[Int?]` costs sixteen).
+/// each (`[Int?]` costs sixteen), and nothing until the first index is set: a first save
+/// has no old entries to point at.
 struct OptionalEntryIndices: Sendable {
     /// The stored value that means "none".
     static let none = UInt32.max
-    private var storage: [UInt32]
+    /// Empty while every entry has none.
+    private var storage: [UInt32] = []
+    let count: Int
 
     /// `count` entries, none with an index.
     init(count: Int) {
-        storage = [UInt32](repeating: OptionalEntryIndices.none, count: count)
+        self.count = count
     }
-
-    var count: Int { storage.count }
 
     subscript(position: Int) -> Int? {
         get {
+            precondition(position >= 0 && position < count, "entry position out of range")
+            guard !storage.isEmpty else { return nil }
             let stored = storage[position]
             return stored == OptionalEntryIndices.none ? nil : Int(stored)
         }
-        set { storage[position] = newValue.map(EntryIndices.narrowed) ?? OptionalEntryIndices.none }
+        set {
+            precondition(position >= 0 && position < count, "entry position out of range")
+            guard let newValue else {
+                if !storage.isEmpty { storage[position] = OptionalEntryIndices.none }
+                return
+            }
+            if storage.isEmpty { storage = [UInt32](repeating: OptionalEntryIndices.none, count: count) }
+            storage[position] = EntryIndices.narrowed(newValue)
+        }
     }
 
     /// How many entries have an index.

@@ -1,62 +1,76 @@
 /// The package-side stat data of the entries a save wrote, by index into the new tree.
 ///
 /// A first save of a million files writes every entry, a small edit of the same package
-/// writes two. The first keeps a 40-byte record per entry of the tree and a bit saying
-/// which were written: only what the new tree's entry does not already hold (its kind,
-/// permissions and size are the written file's), rebuilt into a `FileStatus` on reading
-/// (`[FileStatus?]` would cost 72 bytes an entry, a dictionary about three times that).
-/// The second keeps a dictionary (an array as long as the tree would cost more than the
-/// whole save needs). A status the record cannot hold exactly — kind, permissions or size
-/// other than the entry's (the kernel may drop a set-group-ID bit), a device or link
-/// count beyond 32 bits — goes to the dictionary in either case.
+/// writes two. The first keeps a 12-byte record per entry of the tree and two bits: only
+/// what the new tree's entry and the save's usual status do not already hold. The entry
+/// holds the written file's kind, permissions, size and modification time (the engine set
+/// it; a link's is its change time, one bit says so); the save's first status holds the
+/// device, link count and owner every other one shares; the record holds the change time
+/// and inode as 48-bit offsets from the first one's. A status rebuilt from them is the
+/// one recorded (`[FileStatus?]` would cost 72 bytes an entry, the 40-byte record this
+/// replaced 40 MB at a million files). The second keeps a dictionary (an array as long as
+/// the tree would cost more than the whole save needs). A status the record cannot hold
+/// exactly — kind, permissions or size other than the entry's (the kernel may drop a
+/// set-group-ID bit), another device, owner or link count, times or inodes far apart —
+/// goes to the dictionary in either case.
 struct WrittenStatuses: Sendable {
     /// The new tree's entries, which hold the rest of each recorded status.
     private let entries: [SnapshotEntry]
     private var records: [Record]
     private var recorded: EntryBits
+    /// Recorded statuses whose modification time is their change time (links).
+    private var modifiedAtChange: EntryBits
+    /// The first recorded status: what the others share with it, and what their offsets
+    /// are from.
+    private var usual: FileStatus?
     private var exact: [Int: FileStatus] = [:]
 
-    /// What a written status adds to its entry.
+    /// What a written status adds to its entry and to the usual status: its change time
+    /// and inode, each as a 48-bit offset from the usual one's (biased by 2⁴⁷), in 12 bytes.
     private struct Record {
-        var modificationTime: Int64
-        var changeTime: Int64
-        var inode: UInt64
-        var device: UInt32
-        var linkCount: UInt32
-        var userID: UInt32
-        var groupID: UInt32
+        var changeTimeLow: UInt32
+        var inodeLow: UInt32
+        /// The change time's high 16 offset bits above the inode's.
+        var highs: UInt32
 
-        static let zero = Record(
-            modificationTime: 0, changeTime: 0, inode: 0, device: 0, linkCount: 0, userID: 0, groupID: 0)
+        static let zero = Record(changeTimeLow: 0, inodeLow: 0, highs: 0)
+        private static let bias: UInt64 = 1 << 47
 
-        /// `status` as a record beside `entry`, when it holds all of it.
-        init?(_ status: FileStatus, beside entry: SnapshotEntry) {
+        /// `status` as a record beside `entry` and `usual`, when they hold all of it.
+        init?(_ status: FileStatus, beside entry: SnapshotEntry, usual: FileStatus) {
             guard status.kind == entry.kind, status.permissions == entry.permissions, status.size == entry.size,
-                let device = UInt32(exactly: status.device), let linkCount = UInt32(exactly: status.linkCount)
+                status.device == usual.device, status.linkCount == usual.linkCount, status.userID == usual.userID,
+                status.groupID == usual.groupID,
+                status.modificationTime == entry.modificationTime || status.modificationTime == status.changeTime,
+                let changeTime = Self.offset(UInt64(bitPattern: status.changeTime), from: UInt64(bitPattern: usual.changeTime)),
+                let inode = Self.offset(status.inode, from: usual.inode)
             else { return nil }
             self.init(
-                modificationTime: status.modificationTime, changeTime: status.changeTime, inode: status.inode,
-                device: device, linkCount: linkCount, userID: status.userID, groupID: status.groupID)
+                changeTimeLow: UInt32(truncatingIfNeeded: changeTime), inodeLow: UInt32(truncatingIfNeeded: inode),
+                highs: UInt32(truncatingIfNeeded: changeTime >> 32) << 16 | UInt32(truncatingIfNeeded: inode >> 32))
         }
 
-        private init(
-            modificationTime: Int64, changeTime: Int64, inode: UInt64, device: UInt32, linkCount: UInt32,
-            userID: UInt32, groupID: UInt32
-        ) {
-            self.modificationTime = modificationTime
-            self.changeTime = changeTime
-            self.inode = inode
-            self.device = device
-            self.linkCount = linkCount
-            self.userID = userID
-            self.groupID = groupID
+        private init(changeTimeLow: UInt32, inodeLow: UInt32, highs: UInt32) {
+            self.changeTimeLow = changeTimeLow
+            self.inodeLow = inodeLow
+            self.highs = highs
         }
 
-        func status(beside entry: SnapshotEntry) -> FileStatus {
-            FileStatus(
+        /// `value - base`, biased, when it fits in 48 bits.
+        private static func offset(_ value: UInt64, from base: UInt64) -> UInt64? {
+            let biased = value &- base &+ bias
+            return biased < 1 << 48 ? biased : nil
+        }
+
+        func status(beside entry: SnapshotEntry, usual: FileStatus, modifiedAtChange: Bool) -> FileStatus {
+            let changeTimeOffset = UInt64(highs >> 16) << 32 | UInt64(changeTimeLow)
+            let inodeOffset = UInt64(highs & 0xFFFF) << 32 | UInt64(inodeLow)
+            let changeTime = Int64(bitPattern: UInt64(bitPattern: usual.changeTime) &+ changeTimeOffset &- Self.bias)
+            return FileStatus(
                 kind: entry.kind, permissions: entry.permissions, size: entry.size,
-                modificationTime: modificationTime, changeTime: changeTime, inode: inode, device: UInt64(device),
-                linkCount: UInt64(linkCount), userID: userID, groupID: groupID)
+                modificationTime: modifiedAtChange ? changeTime : entry.modificationTime, changeTime: changeTime,
+                inode: usual.inode &+ inodeOffset &- Self.bias, device: usual.device, linkCount: usual.linkCount,
+                userID: usual.userID, groupID: usual.groupID)
         }
     }
 
@@ -66,21 +80,34 @@ struct WrittenStatuses: Sendable {
         let isDense = expectedWrites >= entries.count / 4 && !entries.isEmpty
         records = isDense ? [Record](repeating: .zero, count: entries.count) : []
         recorded = EntryBits(count: isDense ? entries.count : 0)
+        modifiedAtChange = EntryBits(count: isDense ? entries.count : 0)
     }
 
     /// The status recorded for the entry at `index`, if it was written.
     subscript(index: Int) -> FileStatus? {
         get {
-            if !records.isEmpty && recorded.contains(index) { return records[index].status(beside: entries[index]) }
+            if let usual, recorded.contains(index) {
+                return records[index].status(
+                    beside: entries[index], usual: usual, modifiedAtChange: modifiedAtChange.contains(index))
+            }
             return exact[index]
         }
         set {
             if !records.isEmpty {
-                if let newValue, let record = Record(newValue, beside: entries[index]) {
-                    records[index] = record
-                    recorded.insert(index)
-                    exact[index] = nil
-                    return
+                if let newValue {
+                    let usual = self.usual ?? newValue
+                    self.usual = usual
+                    if let record = Record(newValue, beside: entries[index], usual: usual) {
+                        records[index] = record
+                        recorded.insert(index)
+                        if newValue.modificationTime == entries[index].modificationTime {
+                            modifiedAtChange.remove(index)
+                        } else {
+                            modifiedAtChange.insert(index)
+                        }
+                        exact[index] = nil
+                        return
+                    }
                 }
                 recorded.remove(index)
             }
@@ -88,11 +115,16 @@ struct WrittenStatuses: Sendable {
         }
     }
 
+    /// How many statuses the dictionary holds (the rest are records).
+    var exactCount: Int { exact.count }
+
     /// Calls `body` with each written entry's index and status.
     func forEach(_ body: (Int, FileStatus) -> Void) {
-        if !records.isEmpty {
+        if let usual {
             for index in records.indices where recorded.contains(index) {
-                body(index, records[index].status(beside: entries[index]))
+                body(
+                    index,
+                    records[index].status(beside: entries[index], usual: usual, modifiedAtChange: modifiedAtChange.contains(index)))
             }
         }
         for (index, status) in exact { body(index, status) }

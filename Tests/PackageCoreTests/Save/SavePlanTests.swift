@@ -43,6 +43,13 @@ struct SavePlanTests {
         var list = EntryIndices()
         for index in [0, 7, 1 << 31, Int(UInt32.max) - 1] { list.append(index) }
         #expect(Array(list) == [0, 7, 1 << 31, Int(UInt32.max) - 1])
+        // A leading run of consecutive indices, then anything.
+        var run = EntryIndices()
+        for index in [5, 6, 7, 8, 3, 9, 10] { run.append(index) }
+        #expect(Array(run) == [5, 6, 7, 8, 3, 9, 10] && run.count == 7 && run[4] == 3)
+        var whole = EntryIndices()
+        for index in 0..<1000 { whole.append(index) }
+        #expect(Array(whole) == Array(0..<1000))
         var optional = OptionalEntryIndices(count: 4)
         optional[1] = 0
         optional[2] = Int(UInt32.max) - 1
@@ -50,5 +57,8 @@ struct SavePlanTests {
         #expect(optional.nonNilCount == 2)
         optional[1] = nil
         #expect(optional[1] == nil && optional.nonNilCount == 1)
+        var unset = OptionalEntryIndices(count: 3)
+        unset[0] = nil
+        #expect((0..<3).map { unset[$0] } == [nil, nil, nil] && unset.nonNilCount == 0 && unset.count == 3)
     }
 }

@@ -73,6 +73,35 @@ struct WrittenStatusesTests {
         #expect(written[file] == nil)
     }
 
+    @Test("a save's statuses are held as records: times set by the engine, a link's own, one owner and device")
+    func usualStatusesAreRecords() throws {
+        let directory = try TemporaryDirectory("written-statuses")
+        var (tree, statuses) = try realTree(in: directory)
+        // The engine sets each file's modification time to its entry's; a link keeps its own.
+        for index in [1, 2] { tree.entries[index].modificationTime = statuses[index].modificationTime }
+        var written = WrittenStatuses(entries: tree.entries, expectedWrites: tree.entries.count)
+        for index in 1..<tree.entries.count { written[index] = statuses[index] }
+        #expect(statuses[3].modificationTime == statuses[3].changeTime)
+        #expect(written.exactCount == 0)
+        for index in 1..<tree.entries.count { #expect(written[index] == statuses[index]) }
+        // Far from the first status (beyond 48 bits of change time or inode), or another
+        // owner: kept whole, and read back as given.
+        var far = statuses[2]
+        far.changeTime = statuses[1].changeTime + (1 << 47)
+        var farInode = statuses[2]
+        farInode.inode = statuses[1].inode &- (1 << 47) &- 1
+        var owner = statuses[2]
+        owner.userID &+= 1
+        var near = statuses[2]
+        near.changeTime = statuses[1].changeTime - (1 << 47)
+        near.inode = statuses[1].inode &+ (1 << 47) &- 1
+        for (status, isRecord) in [(far, false), (farInode, false), (owner, false), (near, true), (statuses[2], true)] {
+            written[2] = status
+            #expect(written[2] == status)
+            #expect(written.exactCount == (isRecord ? 0 : 1))
+        }
+    }
+
     @Test("WrittenFiles finds a status by path and lists every one")
     func writtenFilesByPath() throws {
         let directory = try TemporaryDirectory("written-statuses")
