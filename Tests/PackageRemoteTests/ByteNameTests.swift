@@ -31,9 +31,7 @@ struct ByteNameTests {
         for entry in entries where entry.kind == .regular {
             contents.origins[FileKey(entry.contentHash, entry.size)] = .bytes([UInt8](repeating: UInt8(ascii: "x"), count: Int(entry.size)))
         }
-        let current = try? PackageScan.scan(package, workers: 1).snapshot
-        let source = RemoteVersionSource(
-            manifest, contents: contents, destination: package, current: current, rootPermissions: 0o755)
+        let source = RemoteVersionSource(manifest, contents: contents, rootPermissions: 0o755)
         _ = try PackageSaver.save(
             source, to: package, options: SaveOptions(strategy: strategy, durability: .none, trustManifest: false))
     }

@@ -60,8 +60,7 @@ struct StagedContentTests {
         let package = directory.url("package")
         let entry = SnapshotEntry(path: "page.txt", kind: .regular, permissions: 0o644, size: key.size, hash: key.hash)
         let tree = TreeSnapshot.assemble([entry])
-        let source = RemoteVersionSource(
-            tree: tree, contents: contents, destination: package, current: nil, rootPermissions: 0o755)
+        let source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: 0o755)
         #expect(throws: SaveRefusal.self) {
             _ = try PackageSaver.save(source, to: package, options: SaveOptions(durability: .none, trustManifest: false))
         }
@@ -83,13 +82,40 @@ struct StagedContentTests {
         let entries = ["a.txt", "b.txt"].map {
             SnapshotEntry(path: $0, kind: .regular, permissions: 0o644, size: key.size, hash: key.hash)
         }
-        let source = RemoteVersionSource(
-            tree: TreeSnapshot.assemble(entries), contents: contents, destination: package, current: nil,
-            rootPermissions: 0o755)
+        let source = RemoteVersionSource(tree: TreeSnapshot.assemble(entries), contents: contents, rootPermissions: 0o755)
         _ = try PackageSaver.save(source, to: package, options: SaveOptions(durability: .none, trustManifest: false))
         #expect(try Files.read(package + "/a.txt") == Array("shared".utf8))
         #expect(try Files.read(package + "/b.txt") == Array("shared".utf8))
         #expect(try FileSystem.statusIfExists(staging.readyDirectory + PullStaging.name(key)) != nil, "the staged file stays")
+    }
+
+    /// A pull names only what DEST lacks: a strategy that rewrites every file takes the
+    /// rest from DEST itself.
+    @Test(arguments: [SaveStrategy.full, .atomic, .journaled])
+    func whatDESTHoldsAtItsPathComesFromDEST(strategy: SaveStrategy) throws {
+        let directory = try TemporaryDirectory("staged-held")
+        let package = directory.url("package")
+        let draft = directory.url("draft")
+        try Files.makeDirectory(draft)
+        try Files.write(draft + "/kept.txt", "kept")
+        _ = try PackageSaver.save(DirectorySource(draft), to: package, options: SaveOptions(durability: .none))
+        let staging = try PullStaging(destination: package)
+        defer { staging.unlock() }
+        let key = try ready("new page", in: staging)
+        var contents = PulledContents(readyDirectory: staging.readyDirectory)
+        contents.checkedBefore = try staging.markChecked()
+
+        let kept = Array("kept".utf8)
+        let entries = [
+            SnapshotEntry(path: "kept.txt", kind: .regular, permissions: 0o600, size: 4, hash: ContentHash.of(kept)),
+            SnapshotEntry(path: "new.txt", kind: .regular, permissions: 0o644, size: key.size, hash: key.hash),
+        ]
+        let source = RemoteVersionSource(tree: TreeSnapshot.assemble(entries), contents: contents, rootPermissions: 0o755)
+        _ = try PackageSaver.save(
+            source, to: package, options: SaveOptions(strategy: strategy, durability: .none, trustManifest: false))
+        #expect(try Files.read(package + "/kept.txt") == kept)
+        #expect(try Files.read(package + "/new.txt") == Array("new page".utf8))
+        #expect(try FileSystem.status(package + "/kept.txt").permissions == 0o600)
     }
 
     @Test func aContentThePullDidNotGatherHasNoOrigin() throws {

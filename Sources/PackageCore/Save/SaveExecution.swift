@@ -233,7 +233,7 @@ final class SaveContext {
     func writeFile(_ index: Int, named name: String, in directory: Int32) throws -> EntryWriter.Written
     {
         let entry = plan.new.entries[index]
-        guard let origin = plan.origin(at: index) else {
+        guard let origin = plan.origin(at: index) ?? unchangedOrigin(at: index) else {
             throw SaveRefusal(path: package.inside(entry.path), reason: .missingContent)
         }
         try checkCancellation()
@@ -241,6 +241,16 @@ final class SaveContext {
             origin, named: name, in: directory, displayPath: package.inside(entry.path),
             permissions: entry.permissions, modificationTime: entry.modificationTime,
             expected: (entry.hash, entry.size))
+    }
+
+    /// The package's own file, for new entry `index` when its content is unchanged at its
+    /// path and the source gives it no origin: a source may name only what the package
+    /// lacks (a pull's version), and a save that rewrites an unchanged file (`full`, new
+    /// permission bits, a hard link the file system refuses) then copies it from the
+    /// package as it is, hashing the copy like any file.
+    private func unchangedOrigin(at index: Int) -> ContentOrigin? {
+        guard let oldIndex = plan.unchangedOld[index], plan.old.entries[oldIndex].kind == .regular else { return nil }
+        return .file(path: package.inside(plan.old.entries[oldIndex].path), seen: nil)
     }
 
     /// Writes a metadata file (manifest, delta) and fsyncs it when durability asks.

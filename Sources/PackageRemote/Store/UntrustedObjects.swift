@@ -85,10 +85,7 @@ package enum UntrustedRemoteObjects {
             contents.origins[FileKey(hash, Int64(size))] = .bytes(content)
         }
         manifest.rootHash = manifest.computedRootHash()
-        let current = try FileSystem.statusIfExists(destination) == nil
-            ? nil : try PackageScan.scan(destination, workers: 1).snapshot
-        let source = RemoteVersionSource(
-            manifest, contents: contents, destination: destination, current: current, rootPermissions: 0o755)
+        let source = RemoteVersionSource(manifest, contents: contents, rootPermissions: 0o755)
         _ = try PackageSaver.save(
             source, to: destination,
             options: SaveOptions(strategy: strategy, durability: .none, workers: 1, trustManifest: false))

@@ -76,21 +76,16 @@ enum PullOperation {
         var result = PullResult(version: target)
 
         // DEST as it is: its tree, and whether it holds changes never pushed.
-        let dest = try readDestination(destination, store: store, options: options)
-        let current = dest.current
-        let rootPermissions = dest.rootPermissions
-        let manifestVouches = dest.manifestVouches
-        let sync = dest.sync
-        let warnings = dest.warnings
-        result.notes = warnings
+        var dest = try readDestination(destination, store: store, options: options)
+        result.notes = dest.warnings
         let newState = SyncState(location: store.location, endpoint: store.explicitEndpoint, version: target)
-        if let current {
+        if let current = dest.current {
             try refuse(
-                current, target: target, sync: sync, latest: reference == nil ? head.record : nil, force: force,
+                current, target: target, sync: dest.sync, latest: reference == nil ? head.record : nil, force: force,
                 destination: destination, store: store, connection: connection)
             if current.rootHash == target.rootHash {
                 try recordUnchanged(
-                    newState, root: target.rootHash, sync: sync, destination: destination, options: options,
+                    newState, root: target.rootHash, sync: dest.sync, destination: destination, options: options,
                     durability: durability)
                 result.unchanged = true
                 result.requests = store.counters.requests
@@ -98,22 +93,26 @@ enum PullOperation {
                 return result
             }
         }
+        // What the save replaces is DEST as read here: a save made since is not discarded.
+        let currentRoot = dest.current?.rootHash ?? TreeSnapshot.empty.rootHash
 
         // The version's files DEST lacks, decoded from its manifest (fetched into the cache)
         // without its entries; once every blob is fetched they go, and the tree is decoded
-        // again from the cache's copy (checked as before), never beside them.
-        let wanted = try wantedFiles(of: target, current: current, store: store, connection: connection, options: options)
+        // again from the cache's copy (checked as before), never beside them. DEST's tree
+        // goes with the gathering: the engine reads DEST itself.
+        let wanted = try wantedFiles(
+            of: target, current: dest.current, store: store, connection: connection, options: options)
+        dest.current = nil
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
         let contents = try gatherContents(
             consume wanted, destination: destination, staging: staging, store: store, options: options,
             progress: progress, result: &result)
         let tree = try store.tree(target.id, connection)
-        let source = RemoteVersionSource(
-            tree: tree, contents: contents, destination: destination, current: current, rootPermissions: rootPermissions)
+        let source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: dest.rootPermissions)
         let statistics = try save(
-            source, destination: destination, target: target, record: newState, current: current,
-            manifestVouches: manifestVouches, store: store, options: options, durability: durability)
+            source, destination: destination, target: target, record: newState, currentRoot: currentRoot,
+            manifestVouches: dest.manifestVouches, store: store, options: options, durability: durability)
         result.notes += statistics.notes
         staging.remove()
         progress?.complete(count: 2)
@@ -144,7 +143,8 @@ enum PullOperation {
     /// in the same commit, and checks that DEST now hashes to the version's root.
     static func save(
         _ source: RemoteVersionSource, destination: String, target: VersionSummary, record: SyncState,
-        current: TreeSnapshot?, manifestVouches: Bool, store: RemoteStore, options: RemoteOptions, durability: Durability
+        currentRoot: ContentHash, manifestVouches: Bool, store: RemoteStore, options: RemoteOptions,
+        durability: Durability
     ) throws -> SaveStatistics {
         // A manifest that does not describe DEST as scanned (a file edited behind pkgtool's
         // back) is not trusted: the engine then checks DEST itself. The version's sync record
@@ -156,7 +156,7 @@ enum PullOperation {
         saveOptions.syncRecord = record.encoded()
         // What was checked above is what the save replaces: a save made since (under the
         // lock the pull's own save then takes) is not discarded.
-        saveOptions.requiredCurrentRoot = current?.rootHash ?? TreeSnapshot.empty.rootHash
+        saveOptions.requiredCurrentRoot = currentRoot
         let outcome: SaveOutcome
         do {
             // The save's own byte counts stay out of the pull's figures (they would add its

@@ -447,8 +447,7 @@ enum SyncOperation {
     ) throws -> SaveStatistics {
         let local = scan.snapshot
         let rootPermissions = try FileSystem.status(packagePath, followSymlinks: true).permissions
-        let source = RemoteVersionSource(
-            tree: tree, contents: contents, destination: packagePath, current: local, rootPermissions: rootPermissions)
+        let source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: rootPermissions)
         var saveOptions = SaveOptions(
             durability: durability, workers: options.workers,
             trustManifest: scan.manifest?.snapshot.rootHash == local.rootHash,
