@@ -108,6 +108,9 @@ enum PullOperation {
         let contents = try gatherContents(
             consume wanted, destination: destination, staging: staging, store: store, options: options,
             progress: progress, result: &result)
+        // The transfers' buffers and the gathering's tables were freed on other threads:
+        // their pages go back before the version's tree is built.
+        ProcessEnvironment.releaseFreeMemory()
         let tree = try store.tree(target.id, connection)
         let source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: dest.rootPermissions)
         let statistics = try save(
