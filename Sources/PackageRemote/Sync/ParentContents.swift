@@ -1,33 +1,65 @@
-/// The contents a push's parent version holds, for a push to find the files it need not
-/// read: each distinct content's key beside the position of an entry holding it, sorted by
-/// key (32 bytes a content, found by binary search), rather than a hash table of the
-/// entries' blobs (56 bytes a slot, at least a third of them empty).
-struct ParentContents: Sendable {
-    private let parent: VersionManifest?
-    private let keys: [(key: FileKey, entry: Int32)]
+import PackageCore
 
+/// The contents a push's parent version holds, for a push to find the files it need not
+/// read: each distinct content's key beside where its blobs are in one array, sorted by key
+/// (32 bytes a content, found by binary search), rather than the version's entries (112
+/// bytes each) or a hash table of their blobs. A push is handed the parent's files as its
+/// manifest is decoded (`add(_:blobs:)`): the version's entries are never held.
+struct ParentContents: Sendable {
+    private struct Content {
+        var key: FileKey
+        var firstBlob: UInt32
+        var blobCount: UInt32
+    }
+
+    /// One record a content once `finish()` ran, sorted by key.
+    private var contents: [Content] = []
+    private var blobs: [BlobLocation] = []
+    /// Where a blob is now (a prune may have moved it: `BlobIndex.place`).
+    private let place: @Sendable (BlobLocation) -> BlobLocation
+
+    /// Contents to be added (`add`, then `finish`).
+    init(place: @escaping @Sendable (BlobLocation) -> BlobLocation = { $0 }) {
+        self.place = place
+    }
+
+    /// The contents of `parent` (nil: none), whose blobs are placed already.
     init(_ parent: VersionManifest?) {
-        self.parent = parent
-        var keys: [(key: FileKey, entry: Int32)] = []
-        for (position, entry) in (parent?.entries ?? []).enumerated() where entry.kind == .regular {
-            keys.append((FileKey(entry.contentHash, entry.size), Int32(position)))
+        self.init()
+        for entry in parent?.entries ?? [] { add(entry, blobs: entry.blobs) }
+        finish()
+    }
+
+    /// Adds `entry`'s content when it is a regular file. A blob record takes dozens of the
+    /// manifest body's bytes, whose size is bounded: the counts fit 32 bits.
+    mutating func add(_ entry: RemoteEntry, blobs entryBlobs: ArraySlice<BlobLocation>) {
+        guard entry.kind == .regular else { return }
+        contents.append(
+            Content(
+                key: FileKey(entry.contentHash, entry.size), firstBlob: UInt32(blobs.count),
+                blobCount: UInt32(entryBlobs.count)))
+        blobs.append(contentsOf: entryBlobs.lazy.map(place))
+    }
+
+    /// Sorts the contents by key and keeps one record a content (the first added).
+    mutating func finish() {
+        contents.sort { $0.key < $1.key }
+        var kept = 0
+        for index in contents.indices where kept == 0 || contents[kept - 1].key != contents[index].key {
+            contents.swapAt(kept, index)
+            kept += 1
         }
-        keys.sort { $0.key < $1.key }
-        // One position a content: the first entry of each run of equal keys.
-        var distinct: [(key: FileKey, entry: Int32)] = []
-        distinct.reserveCapacity(keys.count)
-        for item in keys where distinct.last?.key != item.key { distinct.append(item) }
-        self.keys = distinct
+        contents.removeSubrange(kept...)
     }
 
     /// The blobs of the content `key`, when the parent holds it.
     func blobs(of key: FileKey) -> ArraySlice<BlobLocation>? {
         var low = 0
-        var high = keys.count
+        var high = contents.count
         while low < high {
             let middle = (low + high) / 2
-            if keys[middle].key == key { return parent!.entries[Int(keys[middle].entry)].blobs }
-            if keys[middle].key < key { low = middle + 1 } else { high = middle }
+            if contents[middle].key == key { return blobs(ofContent: middle) }
+            if contents[middle].key < key { low = middle + 1 } else { high = middle }
         }
         return nil
     }
@@ -37,14 +69,28 @@ struct ParentContents: Sendable {
     /// them). Four bytes a content, not a copy of the blobs.
     func knownBlobs(extra: [BlobLocation] = []) -> KnownBlobs {
         var starts: [UInt32] = [0]
-        starts.reserveCapacity(keys.count + 1)
-        for item in keys { starts.append(starts.last! + UInt32(parent!.entries[Int(item.entry)].blobs.count)) }
+        starts.reserveCapacity(contents.count + 1)
+        for content in contents { starts.append(starts.last! + content.blobCount) }
         return KnownBlobs(contents: self, starts: starts, extra: extra)
     }
 
     /// The blobs of the `position`th distinct content.
     fileprivate func blobs(ofContent position: Int) -> ArraySlice<BlobLocation> {
-        parent!.entries[Int(keys[position].entry)].blobs
+        let content = contents[position]
+        return blobs[Int(content.firstBlob)..<Int(content.firstBlob + content.blobCount)]
+    }
+}
+
+/// A push hands its parent's files to `ParentContents` as the manifest is decoded.
+extension ParentContents: TreeEntrySink {
+    mutating func enter(_ entry: SnapshotEntry) {}
+    mutating func finishDirectory(hash: ContentHash) {}
+
+    /// Room for as many contents and blobs as the manifest's bytes can hold (not as its
+    /// header claims): never regrown, which would hold two copies at once.
+    mutating func reserve(_ likelyCount: Int) {
+        contents.reserveCapacity(likelyCount)
+        blobs.reserveCapacity(likelyCount)
     }
 }
 

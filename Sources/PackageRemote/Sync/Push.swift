@@ -122,18 +122,28 @@ enum PushOperation {
         }
     }
 
-    /// The files of `snapshot` whose content `parent` does not hold (by content hash and
-    /// size): what a push reads and whose new blobs it sends, as indices into the snapshot
-    /// (4 bytes a file); and the parent's blobs by content.
-    static func pendingWork(_ snapshot: TreeSnapshot, parent: VersionManifest?)
-        -> (work: BlobUploader.Work, parentContents: ParentContents)
-    {
-        let parentContents = ParentContents(parent)
+    /// The files of `snapshot` whose content the parent (`parentContents`) does not hold
+    /// (by content hash and size): what a push reads and whose new blobs it sends, as
+    /// indices into the snapshot (4 bytes a file).
+    static func pendingWork(_ snapshot: TreeSnapshot, parentContents: ParentContents) -> BlobUploader.Work {
         var indices: [Int32] = []
         for (index, entry) in snapshot.entries.enumerated() where entry.kind == .regular && entry.size > 0 {
             if parentContents.blobs(of: FileKey(entry.hash, entry.size)) == nil { indices.append(Int32(index)) }
         }
-        return (BlobUploader.Work(snapshot: snapshot, indices: indices), parentContents)
+        return BlobUploader.Work(snapshot: snapshot, indices: indices)
+    }
+
+    /// The contents version `parent` holds, handed over as its manifest is decoded (checked
+    /// as `RemoteStore.manifest` checks it): its entries are never held.
+    static func parentContents(of parent: VersionSummary, store: RemoteStore, connection: S3Connection)
+        throws(RemoteError) -> ParentContents
+    {
+        let index = store.blobIndex
+        var (_, contents) = try store.streamTree(
+            parent.id, connection, into: { ParentContents(place: { index.place($0) }) },
+            files: { contents, entry, blobs in contents.add(entry, blobs: blobs) })
+        contents.finish()
+        return contents
     }
 
     /// What a push would do, with every read and refusal of a real one and no write: no
@@ -150,7 +160,7 @@ enum PushOperation {
         if plan.createsVersion {
             let parent = try head.map { try store.manifest($0.id, connection) }
             let held = Set((parent?.entries ?? []).map { RelativePath(trusted: $0.path) })  // names are bytes
-            let work = pendingWork(prepared.snapshot, parent: parent).work
+            let work = pendingWork(prepared.snapshot, parentContents: ParentContents(parent))
             plan.files = (0..<work.count).map {
                 let path = RelativePath(trusted: work[$0].path)
                 return PushPlan.File(path: path, size: work[$0].size, replaces: held.contains(path))
@@ -194,9 +204,11 @@ enum PushOperation {
 
         // What the remote holds: the parent's blobs (by content for whole files, by digest
         // for pieces), and the packs of an interrupted push.
-        var parent = try head.map { try store.manifest($0.record.head.id, connection) }
+        var parentContents =
+            try head.map { try Self.parentContents(of: $0.record.head, store: store, connection: connection) }
+            ?? ParentContents(nil)
         // The files whose content the parent does not hold are read and sent.
-        var (work, parentContents) = pendingWork(prepared.snapshot, parent: parent)
+        var work = pendingWork(prepared.snapshot, parentContents: parentContents)
         var known = parentContents.knownBlobs()
         result.packsResumed = try adoptPendingPacks(store, connection, known: &known)
         let sent = try upload(
@@ -214,7 +226,6 @@ enum PushOperation {
         prepared.snapshot.entries = []
         work.snapshot.entries = []
         parentContents = ParentContents(nil)
-        parent = nil
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
         var manifest = VersionManifest(
