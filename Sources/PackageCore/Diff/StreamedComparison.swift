@@ -25,10 +25,22 @@ package struct StreamedComparison: TreeEntrySink {
     /// held directory at its path, if any.
     private var open: [(kept: Int, held: Int?)] = []
 
-    /// A comparison of `held` with the tree to be streamed into it.
-    package init(held: [SnapshotEntry]) {
+    /// Whether entries of the same content whose permission bits differ differ (a save
+    /// applies them; a tree's hashes see only the executable bit).
+    private let comparesPermissions: Bool
+
+    /// A comparison of `held` with the tree to be streamed into it; with
+    /// `comparingPermissions`, entries whose permission bits differ differ too.
+    package init(held: [SnapshotEntry], comparingPermissions: Bool = false) {
         self.held = held
+        comparesPermissions = comparingPermissions
         same = [UInt64](repeating: 0, count: (held.count + 63) / 64)
+    }
+
+    /// Whether the held entry at `index` has the permission bits a streamed one has, as far
+    /// as this comparison looks.
+    private func samePermissions(_ index: Int, _ permissions: UInt32) -> Bool {
+        !comparesPermissions || held[index].permissions == permissions
     }
 
     package mutating func enter(_ entry: SnapshotEntry) {
@@ -47,7 +59,9 @@ package struct StreamedComparison: TreeEntrySink {
             // Equal or not is known when it finishes, from its Merkle hash.
             open.append((kept.count, match.flatMap { held[$0].kind == .directory ? $0 : nil }))
             kept.append(entry)
-        } else if let match, held[match].kind == entry.kind, held[match].hash == entry.hash, held[match].tag == entry.tag {
+        } else if let match, held[match].kind == entry.kind, held[match].hash == entry.hash, held[match].tag == entry.tag,
+            samePermissions(match, entry.permissions)
+        {
             markSame(match)
         } else {
             kept.append(entry)
@@ -57,7 +71,7 @@ package struct StreamedComparison: TreeEntrySink {
     package mutating func finishDirectory(hash: ContentHash) {
         let (index, match) = open.removeLast()
         // Equal hashes: equal subtrees, whose entries were all left out already.
-        if let match, held[match].hash == hash, kept.count == index + 1 {
+        if let match, held[match].hash == hash, kept.count == index + 1, samePermissions(match, kept[index].permissions) {
             kept.removeLast()
             markSame(match)
             return

@@ -475,7 +475,7 @@ public struct PackageManifest: Sendable {
 extension PackageManifest {
     /// A manifest that knows only its head: it can append deltas (`encodedDelta`) and tell
     /// when to compact, but holds no entries. For saves that keep the tree in memory.
-    init(head: Head) {
+    package init(head: Head) {
         self.snapshot = TreeSnapshot(entries: [], rootHash: head.rootHash)
         self.baseRecordedAt = 0
         self.deltaRecordedAt = [:]

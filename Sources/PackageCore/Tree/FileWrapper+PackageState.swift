@@ -50,8 +50,16 @@ package final class TreePackageState: Sendable {
         values = Mutex(Values(head: head, identity: identity))
     }
 
+    /// The state of the manifest at `packagePath` whose head is `head`, as its files stand
+    /// now (taken under the package's lock, with the manifest just read); nil when they
+    /// are not what the head says.
+    package static func taken(packagePath: String, head: PackageManifest.Head) -> TreePackageState? {
+        guard let identity = try? Identity.current(packagePath: packagePath, head: head) else { return nil }
+        return TreePackageState(packagePath: packagePath, head: head, identity: identity)
+    }
+
     /// The head, when the manifest on disk is still exactly the one it describes.
-    func currentHead(packagePath: String) -> PackageManifest.Head? {
+    package func currentHead(packagePath: String) -> PackageManifest.Head? {
         guard (try? PackageLocation(packagePath).path) == self.packagePath else { return nil }
         let (head, identity) = values.withLock { ($0.head, $0.identity) }
         guard let now = try? Identity.current(packagePath: packagePath, head: head), now.matches(identity) else {

@@ -27,9 +27,6 @@ struct ContentGathering {
     /// Assembled contents of several blobs not yet ready (an interrupted pull may have
     /// finished some), positions in `wanted.files`.
     var pending: [Int32] = []
-    /// Assembled contents an interrupted pull left ready (checked again), positions in
-    /// `wanted.files`.
-    var resumedReady: [Int32] = []
     /// Assembled contents of one blob to fetch: written to their ready files by the
     /// transfers, which count them.
     var wholeCount = 0
@@ -179,20 +176,19 @@ struct ContentGathering {
     mutating func assembledNeeds(into needs: inout [BlobNeed], result: inout PullResult) throws {
         for ordinal in assembled {
             let key = wanted.files[Int(ordinal)].key
-            let entry = Int(ordinal)
-            let blobs = wanted.blobs(at: entry)
+            let position = Int(ordinal)
+            let blobs = wanted.blobs(at: position)
             if stagedReady.containsSorted(key),
                 let hashes = staging.readyPieceHashes(key, pieces: blobs.map { Int($0.length) }, buffer: buffer)
             {
                 if hashes.count > 1 { pieceHashes[key] = hashes }
                 if blobs.count == 1 { result.blobsResumed += 1 }
-                resumedReady.append(ordinal)
                 progress?.complete(count: BlobUploader.units(key.size))
                 continue
             }
             if blobs.count == 1 {
                 wholeCount += 1
-                needs.append(BlobNeed(file: entry, blob: 0, into: .readyFile(key)))
+                needs.append(BlobNeed(file: position, blob: 0, into: .readyFile(key)))
                 continue
             }
             pending.append(ordinal)
@@ -204,7 +200,7 @@ struct ContentGathering {
                     result.blobsResumed += 1
                     continue
                 }
-                needs.append(BlobNeed(file: entry, blob: place, into: .content(key, offset: offset)))
+                needs.append(BlobNeed(file: position, blob: place, into: .content(key, offset: offset)))
             }
         }
     }

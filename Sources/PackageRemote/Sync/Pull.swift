@@ -102,6 +102,10 @@ enum PullOperation {
         // goes with the gathering: the engine reads DEST itself.
         let wanted = try wantedFiles(
             of: target, current: dest.current, store: store, connection: connection, options: options)
+        // Where DEST and the version differ: all a save into it must look at.
+        let parts = try dest.current.flatMap { current in
+            try dest.manifestState.map { try changedParts(of: target, from: current, manifest: $0, store: store, connection: connection) }
+        }
         dest.current = nil
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
@@ -111,8 +115,15 @@ enum PullOperation {
         // The transfers' buffers and the gathering's tables were freed on other threads:
         // their pages go back before the version's tree is built.
         ProcessEnvironment.releaseFreeMemory()
-        let tree = try store.tree(target.id, connection)
-        let source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: dest.rootPermissions)
+        let source: RemoteVersionSource
+        if let parts {
+            source = RemoteVersionSource(
+                parts: parts, loadTree: { try store.tree(target.id, connection) }, contents: contents,
+                rootPermissions: dest.rootPermissions)
+        } else {
+            let tree = try store.tree(target.id, connection)
+            source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: dest.rootPermissions)
+        }
         let statistics = try save(
             source, destination: destination, target: target, record: newState, currentRoot: currentRoot,
             manifestVouches: dest.manifestVouches, store: store, options: options, durability: durability)
@@ -187,6 +198,9 @@ enum PullOperation {
         var manifestVouches = false
         var sync = PackageSyncStatus(own: nil, contents: .absent, base: nil)
         var warnings: [String] = []
+        /// DEST's manifest as read with the tree, when it describes DEST as scanned: a pull
+        /// then saves only where DEST and the version differ, while it is still the same.
+        var manifestState: TreePackageState?
     }
 
     /// Scans DEST (when it exists) and reads its sync state under its lock; refuses a DEST
@@ -200,15 +214,21 @@ enum PullOperation {
         }
         var sync = found.sync
         var warnings: [String] = []
+        var manifestState: TreePackageState?
         let scan = try PackageScope.withPackage(at: destination, access: .shared, warn: { warnings.append($0) }) { _ in
             // The record and the tree under the same lock: one save's commit wrote both.
             sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
-            return try PackageScan.scan(destination, workers: options.workers)
+            let scan = try PackageScan.scan(destination, workers: options.workers)
+            if let manifest = scan.manifest, manifest.snapshot.rootHash == scan.snapshot.rootHash {
+                manifestState = TreePackageState.taken(packagePath: destination, head: manifest.head)
+            }
+            return scan
         }
         found.current = scan.snapshot
         found.rootPermissions = followed.permissions
         // The engine may trust DEST's manifest only when the scan just found DEST as it says.
         found.manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
+        found.manifestState = found.manifestVouches ? manifestState : nil
         found.sync = sync
         found.warnings = warnings
         return found
@@ -267,6 +287,23 @@ enum PullOperation {
         var files = consume wanted
         files.finish()
         return files
+    }
+
+    /// DEST's tree (`current`, as its manifest `manifest` describes it) and version
+    /// `target`'s pruned to where they differ — permission bits included — the version
+    /// streamed from its cached manifest (checked as `manifest(of:)` checks it) against DEST's
+    /// tree, never held whole beside it.
+    static func changedParts(
+        of target: VersionSummary, from current: TreeSnapshot, manifest: TreePackageState, store: RemoteStore,
+        connection: S3Connection
+    ) throws -> RemoteVersionSource.ChangedParts {
+        let (summary, comparison) = try store.streamTree(
+            target.id, connection, into: { StreamedComparison(held: current.entries, comparingPermissions: true) })
+        try requireSummary(summary, of: target, store: store)
+        let (held, streamed) = comparison.pruned(heldRoot: current.rootHash, streamedRoot: summary.rootHash)
+        return RemoteVersionSource.ChangedParts(
+            manifest: manifest, current: held.entries, new: streamed.entries, newRootHash: summary.rootHash,
+            newEntryCount: summary.entryCount)
     }
 
     /// Refuses a version whose manifest states another summary than the head record's.

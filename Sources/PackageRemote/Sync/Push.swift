@@ -185,11 +185,10 @@ enum PushOperation {
         ProcessEnvironment.releaseFreeMemory()
         let packagePath = prepared.packagePath
         let head = prepared.head
-        let rootHash = prepared.snapshot.rootHash
         var result = PushResult(version: head?.record.head ?? Self.placeholderSummary, createdVersion: false)
         result.notes = prepared.notes
 
-        if let head, head.record.head.rootHash == rootHash {
+        if let head, head.record.head.rootHash == prepared.snapshot.rootHash {
             // Nothing to send: the remote holds this package already.
             remember(head.record.head, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
             result.requests = store.counters.requests
@@ -218,19 +217,9 @@ enum PushOperation {
         // The upload's buffers were freed on its threads: their pages go back before the
         // version's entries and its encoding are built.
         ProcessEnvironment.releaseFreeMemory()
-
-        // The version: every entry, with its blobs.
-        let entries = versionEntries(prepared.snapshot, work: work.indices, sent: sent, parentContents: parentContents)
-        // The scan's entries and the parent's go (the version's share the scan's paths and
-        // the parent's blobs) before the manifest is encoded.
-        prepared.snapshot.entries = []
-        work.snapshot.entries = []
-        parentContents = ParentContents(nil)
-        // A second parent only beside a first, and only when it is another version.
-        let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
-        var manifest = VersionManifest(
-            sequence: (head?.record.head.sequence ?? 0) + 1, time: SystemClock.realtimeNanoseconds, parent: head?.record.head.id,
-            secondParent: mergedFrom, rootHash: rootHash, entries: entries)
+        var manifest = newVersion(
+            of: &prepared.snapshot, work: &work, sent: sent, parentContents: &parentContents, onto: head,
+            secondParent: secondParent)
         let summary = try commit(
             &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
         remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
@@ -285,6 +274,25 @@ enum PushOperation {
 
     /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
     /// sent, for the entries `work` lists, ascending; or the parent's for a content it held).
+    /// The version this push makes on top of `head` (a merge of `secondParent` when that is
+    /// another version): every entry of the scan with its blobs, sent or the parent's. The
+    /// scan's entries and the parent's contents go (the version's share the scan's paths and
+    /// the parent's blobs) before the manifest is encoded.
+    static func newVersion(
+        of snapshot: inout TreeSnapshot, work: inout BlobUploader.Work, sent: BlobUploader.Sent,
+        parentContents: inout ParentContents, onto head: (record: HeadRecord, etag: String)?, secondParent: SHA256Digest?
+    ) -> VersionManifest {
+        let entries = versionEntries(snapshot, work: work.indices, sent: sent, parentContents: parentContents)
+        snapshot.entries = []
+        work.snapshot.entries = []
+        parentContents = ParentContents(nil)
+        // A second parent only beside a first, and only when it is another version.
+        let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
+        return VersionManifest(
+            sequence: (head?.record.head.sequence ?? 0) + 1, time: SystemClock.realtimeNanoseconds,
+            parent: head?.record.head.id, secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
+    }
+
     static func versionEntries(
         _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, parentContents: ParentContents
     ) -> [RemoteEntry] {
