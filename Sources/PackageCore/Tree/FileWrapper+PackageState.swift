@@ -60,7 +60,9 @@ package final class TreePackageState: Sendable {
 
     /// The head, when the manifest on disk is still exactly the one it describes.
     package func currentHead(packagePath: String) -> PackageManifest.Head? {
-        guard (try? PackageLocation(packagePath).path) == self.packagePath else { return nil }
+        // Compared as bytes: `é` and `e\u{301}` are two folders.
+        guard let canonical = try? PackageLocation(packagePath).path, PathOrder.sameBytes(canonical, self.packagePath)
+        else { return nil }
         let (head, identity) = values.withLock { ($0.head, $0.identity) }
         guard let now = try? Identity.current(packagePath: packagePath, head: head), now.matches(identity) else {
             return nil

@@ -6,15 +6,14 @@ import PackageCore
 /// bytes each) or a hash table of their blobs. A push is handed the parent's files as its
 /// manifest is decoded (`add(_:blobs:)`): the version's entries are never held.
 struct ParentContents: Sendable {
-    private struct Content {
+    fileprivate struct Content: ContentRecord {
         var key: FileKey
-        var firstBlob: UInt32
-        var blobCount: UInt32
+        var firstBlob: UInt32 = 0
+        var blobCount: UInt32 = 0
     }
 
     /// One record a content once `finish()` ran, sorted by key.
-    private var contents: [Content] = []
-    private var blobs: [BlobLocation] = []
+    private var table = ContentRecords<Content>()
     /// Where a blob is now (a prune may have moved it: `BlobIndex.place`).
     private let place: @Sendable (BlobLocation) -> BlobLocation
 
@@ -30,38 +29,18 @@ struct ParentContents: Sendable {
         finish()
     }
 
-    /// Adds `entry`'s content when it is a regular file. A blob record takes dozens of the
-    /// manifest body's bytes, whose size is bounded: the counts fit 32 bits.
+    /// Adds `entry`'s content when it is a regular file.
     mutating func add(_ entry: RemoteEntry, blobs entryBlobs: ArraySlice<BlobLocation>) {
         guard entry.kind == .regular else { return }
-        contents.append(
-            Content(
-                key: FileKey(entry.contentHash, entry.size), firstBlob: UInt32(blobs.count),
-                blobCount: UInt32(entryBlobs.count)))
-        blobs.append(contentsOf: entryBlobs.lazy.map(place))
+        table.append(Content(key: FileKey(entry.contentHash, entry.size)), blobs: entryBlobs.lazy.map(place))
     }
 
     /// Sorts the contents by key and keeps one record a content (the first added).
-    mutating func finish() {
-        contents.sort { $0.key < $1.key }
-        var kept = 0
-        for index in contents.indices where kept == 0 || contents[kept - 1].key != contents[index].key {
-            contents.swapAt(kept, index)
-            kept += 1
-        }
-        contents.removeSubrange(kept...)
-    }
+    mutating func finish() { table.keepFirstOfEachContent() }
 
     /// The blobs of the content `key`, when the parent holds it.
     func blobs(of key: FileKey) -> ArraySlice<BlobLocation>? {
-        var low = 0
-        var high = contents.count
-        while low < high {
-            let middle = (low + high) / 2
-            if contents[middle].key == key { return blobs(ofContent: middle) }
-            if contents[middle].key < key { low = middle + 1 } else { high = middle }
-        }
-        return nil
+        table.position(of: key).map { table.blobs(at: $0) }
     }
 
     /// Every blob of the parent's contents, each content's once, numbered in turn; then
@@ -69,29 +48,20 @@ struct ParentContents: Sendable {
     /// them). Four bytes a content, not a copy of the blobs.
     func knownBlobs(extra: [BlobLocation] = []) -> KnownBlobs {
         var starts: [UInt32] = [0]
-        starts.reserveCapacity(contents.count + 1)
-        for content in contents { starts.append(starts.last! + content.blobCount) }
+        starts.reserveCapacity(table.records.count + 1)
+        for content in table.records { starts.append(starts.last! + content.blobCount) }
         return KnownBlobs(contents: self, starts: starts, extra: extra)
     }
 
     /// The blobs of the `position`th distinct content.
     fileprivate func blobs(ofContent position: Int) -> ArraySlice<BlobLocation> {
-        let content = contents[position]
-        return blobs[Int(content.firstBlob)..<Int(content.firstBlob + content.blobCount)]
+        table.blobs(at: position)
     }
 }
 
 /// A push hands its parent's files to `ParentContents` as the manifest is decoded.
-extension ParentContents: TreeEntrySink {
-    mutating func enter(_ entry: SnapshotEntry) {}
-    mutating func finishDirectory(hash: ContentHash) {}
-
-    /// Room for as many contents and blobs as the manifest's bytes can hold (not as its
-    /// header claims): never regrown, which would hold two copies at once.
-    mutating func reserve(_ likelyCount: Int) {
-        contents.reserveCapacity(likelyCount)
-        blobs.reserveCapacity(likelyCount)
-    }
+extension ParentContents: VersionFileSink {
+    mutating func reserve(_ likelyCount: Int) { table.reserve(likelyCount) }
 }
 
 /// The blobs a remote holds when a push begins, numbered `0..<count`: its parent's, each

@@ -9,22 +9,23 @@ import PackageCore
 /// path replaces: 48 bytes, no path. The version's entries themselves are never held: a
 /// pull is handed them one at a time as its manifest is decoded (`add(_:blobs:)`).
 struct WantedFiles {
-    struct File {
+    struct File: ContentRecord {
         var key: FileKey
         var modificationTime: Int64
         var permissions: UInt32
         /// Where the file's blobs start in `blobs`, and how many there are.
-        var firstBlob: UInt32
-        var blobCount: UInt32
+        var firstBlob: UInt32 = 0
+        var blobCount: UInt32 = 0
         /// The index in DEST's tree of the regular file at this path (of other content),
         /// -1 for none.
         var old: Int32
     }
 
+    private var table = ContentRecords<File>()
     /// One record a content, sorted by content once `finish()` ran.
-    private(set) var files: [File] = []
+    var files: [File] { table.records }
     /// The wanted files' blobs, each file's together.
-    private(set) var blobs: [BlobLocation] = []
+    var blobs: [BlobLocation] { table.blobs }
     /// Contents more than one path wants: a staged file moves into place once, so these
     /// are copied to each path instead.
     private(set) var shared: Set<FileKey> = []
@@ -74,65 +75,28 @@ struct WantedFiles {
                 pieceSources.append(held)
             }
         }
-        // A blob record takes dozens of the manifest body's bytes, whose size is bounded
-        // (`VersionManifest.maximumBodySize`): the counts fit 32 bits.
-        files.append(
-            File(
-                key: key, modificationTime: entry.modificationTime, permissions: entry.permissions,
-                firstBlob: UInt32(blobs.count), blobCount: UInt32(entryBlobs.count), old: old))
-        blobs.append(contentsOf: entryBlobs.lazy.map(place))
+        table.append(
+            File(key: key, modificationTime: entry.modificationTime, permissions: entry.permissions, old: old),
+            blobs: entryBlobs.lazy.map(place))
     }
 
     /// Sorts the files by content and keeps the first wanted of each content, noting the
     /// contents several paths want.
     mutating func finish() {
-        // Swift's sort is stable: of one content's files, the first wanted comes first.
-        files.sort { $0.key < $1.key }
-        var kept = 0
-        for index in files.indices {
-            if kept > 0, files[kept - 1].key == files[index].key {
-                shared.insert(files[index].key)
-            } else {
-                files.swapAt(kept, index)
-                kept += 1
-            }
-        }
-        files.removeSubrange(kept...)
+        table.keepFirstOfEachContent { shared.insert($0) }
     }
 
     /// The position in `files` of `key`'s record, nil when it is not wanted.
     /// - Complexity: O(log n), by binary search.
-    func position(of key: FileKey) -> Int? {
-        var low = 0
-        var high = files.count
-        while low < high {
-            let middle = (low + high) / 2
-            let found = files[middle].key
-            if found == key { return middle }
-            if found < key { low = middle + 1 } else { high = middle }
-        }
-        return nil
-    }
+    func position(of key: FileKey) -> Int? { table.position(of: key) }
 
     /// The blobs of the file at `position`, in order.
-    func blobs(at position: Int) -> ArraySlice<BlobLocation> {
-        let file = files[position]
-        return blobs[Int(file.firstBlob)..<Int(file.firstBlob + file.blobCount)]
-    }
+    func blobs(at position: Int) -> ArraySlice<BlobLocation> { table.blobs(at: position) }
 }
 
-/// A pull hands the version's files to its `WantedFiles` as the manifest is decoded; the
-/// directories and links stay the tree's.
-extension WantedFiles: TreeEntrySink {
-    mutating func enter(_ entry: SnapshotEntry) {}
-    mutating func finishDirectory(hash: ContentHash) {}
-
-    /// Room for as many files and blobs as the manifest's bytes can hold (not as its header
-    /// claims): the arrays are then never regrown, which would hold two copies at once.
-    mutating func reserve(_ likelyCount: Int) {
-        files.reserveCapacity(likelyCount)
-        blobs.reserveCapacity(likelyCount)
-    }
+/// A pull hands the version's files to its `WantedFiles` as the manifest is decoded.
+extension WantedFiles: VersionFileSink {
+    mutating func reserve(_ likelyCount: Int) { table.reserve(likelyCount) }
 }
 
 extension FileKey: Comparable {
