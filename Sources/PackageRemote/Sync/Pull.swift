@@ -88,23 +88,22 @@ enum PullOperation {
                     newState, root: target.rootHash, sync: dest.sync, destination: destination, options: options,
                     durability: durability)
                 result.unchanged = true
-                result.requests = store.counters.requests
-                result.seconds = clock.seconds
-                return result
+                return finished(result, store: store, clock: clock)
             }
         }
         // What the save replaces is DEST as read here: a save made since is not discarded.
         let currentRoot = dest.current?.rootHash ?? TreeSnapshot.empty.rootHash
 
         // The version's files DEST lacks, decoded from its manifest (fetched into the cache)
-        // without its entries; once every blob is fetched they go, and the tree is decoded
-        // again from the cache's copy (checked as before), never beside them. DEST's tree
-        // goes with the gathering: the engine reads DEST itself.
+        // without its entries, which never stand beside a tree; DEST's tree goes with the
+        // gathering (the engine reads DEST itself).
         let wanted = try wantedFiles(
             of: target, current: dest.current, store: store, connection: connection, options: options)
         // Where DEST and the version differ: all a save into it must look at.
         let parts = try dest.current.flatMap { current in
-            try dest.manifestState.map { try changedParts(of: target, from: current, manifest: $0, store: store, connection: connection) }
+            try dest.manifestState.map {
+                try changedParts(of: target, from: current, manifest: $0, store: store, connection: connection)
+            }
         }
         dest.current = nil
         let staging = try PullStaging(destination: destination)
@@ -112,18 +111,9 @@ enum PullOperation {
         let contents = try gatherContents(
             consume wanted, destination: destination, staging: staging, store: store, options: options,
             progress: progress, result: &result)
-        // The transfers' buffers and the gathering's tables were freed on other threads:
-        // their pages go back before the version's tree is built.
-        ProcessEnvironment.releaseFreeMemory()
-        let source: RemoteVersionSource
-        if let parts {
-            source = RemoteVersionSource(
-                parts: parts, loadTree: { try store.tree(target.id, connection) }, contents: contents,
-                rootPermissions: dest.rootPermissions)
-        } else {
-            let tree = try store.tree(target.id, connection)
-            source = RemoteVersionSource(tree: tree, contents: contents, rootPermissions: dest.rootPermissions)
-        }
+        let source = try versionSource(
+            target, parts: parts, contents: contents, rootPermissions: dest.rootPermissions, store: store,
+            connection: connection)
         let statistics = try save(
             source, destination: destination, target: target, record: newState, currentRoot: currentRoot,
             manifestVouches: dest.manifestVouches, store: store, options: options, durability: durability)
@@ -131,10 +121,35 @@ enum PullOperation {
         staging.remove()
         progress?.complete(count: 2)
         result.save = statistics
+        return finished(result, store: store, clock: clock)
+    }
+
+    /// `result` with the requests the pull took and its duration.
+    private static func finished(_ result: PullResult, store: RemoteStore, clock: Stopwatch) -> PullResult {
+        var result = result
         result.requests = store.counters.requests
         result.retries = store.counters.retries
         result.seconds = clock.seconds
         return result
+    }
+
+    /// Version `target` as the save engine's source: the parts where DEST differs from it,
+    /// when they were compared (the whole tree then built only if DEST's manifest moved
+    /// meanwhile), else its whole tree, decoded again from the cached manifest.
+    static func versionSource(
+        _ target: VersionSummary, parts: RemoteVersionSource.ChangedParts?, contents: PulledContents,
+        rootPermissions: UInt32, store: RemoteStore, connection: S3Connection
+    ) throws -> RemoteVersionSource {
+        // The transfers' buffers and the gathering's tables were freed on other threads:
+        // their pages go back before the version's tree is built.
+        ProcessEnvironment.releaseFreeMemory()
+        guard let parts else {
+            let tree = try store.tree(target.id, connection)
+            return RemoteVersionSource(tree: tree, contents: contents, rootPermissions: rootPermissions)
+        }
+        return RemoteVersionSource(
+            parts: parts, loadTree: { try store.tree(target.id, connection) }, contents: contents,
+            rootPermissions: rootPermissions)
     }
 
     /// A DEST that holds the version already: nothing to write but its sync record, when
