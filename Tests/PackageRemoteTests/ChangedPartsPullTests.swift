@@ -68,8 +68,11 @@ struct ChangedPartsPullTests {
         let scan = try PackageScan.scan(dest, workers: 1)
         let manifest = try #require(scan.manifest)
         let state = try #require(TreePackageState.taken(packagePath: dest, head: manifest.head))
-        let parts = try PullOperation.changedParts(
-            of: pushed.version, from: scan.snapshot, manifest: state, store: store, connection: store.connection())
+        let decoded = try PullOperation.decodeVersion(
+            pushed.version, current: scan.snapshot, manifest: state, store: store, connection: store.connection(),
+            options: fixture.options(device: "b"))
+        let parts = try #require(decoded.parts)
+        #expect(decoded.wanted.files.map(\.key) == [FileKey(ContentHash.of(Array("edited".utf8)), 6)])
         let expected = ["pages", "pages/a", "pages/a/page0.json", "run.sh"]
         #expect(parts.new.map(\.path) == expected)
         #expect(parts.current.map(\.path) == expected)

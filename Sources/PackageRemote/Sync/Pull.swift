@@ -94,17 +94,11 @@ enum PullOperation {
         // What the save replaces is DEST as read here: a save made since is not discarded.
         let currentRoot = dest.current?.rootHash ?? TreeSnapshot.empty.rootHash
 
-        // The version's files DEST lacks, decoded from its manifest (fetched into the cache)
-        // without its entries, which never stand beside a tree; DEST's tree goes with the
-        // gathering (the engine reads DEST itself).
-        let wanted = try wantedFiles(
-            of: target, current: dest.current, store: store, connection: connection, options: options)
-        // Where DEST and the version differ: all a save into it must look at.
-        let parts = try dest.current.flatMap { current in
-            try dest.manifestState.map {
-                try changedParts(of: target, from: current, manifest: $0, store: store, connection: connection)
-            }
-        }
+        // The version's files DEST lacks and where DEST differs from it (all a save into
+        // it must look at), in one decode; DEST's tree goes with the gathering.
+        let (wanted, parts) = try decodeVersion(
+            target, current: dest.current, manifest: dest.manifestState, store: store, connection: connection,
+            options: options)
         dest.current = nil
         let staging = try PullStaging(destination: destination)
         defer { staging.unlock() }
@@ -284,41 +278,47 @@ enum PullOperation {
         return manifest
     }
 
-    /// The files of `target` that DEST (scanned as `current`) lacks at their paths, handed
-    /// over one at a time as its manifest is decoded (never an array of its entries), the
-    /// manifest checked as `manifest(of:)` checks it.
-    static func wantedFiles(
-        of target: VersionSummary, current: TreeSnapshot?, store: RemoteStore, connection: S3Connection,
-        options: RemoteOptions
-    ) throws -> WantedFiles {
+    /// Version `target` decoded once for a pull, from its manifest (fetched into the cache,
+    /// checked as `manifest(of:)` checks it): the files DEST (scanned as `current`) lacks at
+    /// their paths, handed over one at a time (never an array of the version's entries);
+    /// and, for a DEST its manifest describes (`manifest`), DEST's tree and the version's
+    /// pruned to where they differ, permission bits included, the version streamed against
+    /// DEST's tree, never held whole beside it.
+    static func decodeVersion(
+        _ target: VersionSummary, current: TreeSnapshot?, manifest: TreePackageState?, store: RemoteStore,
+        connection: S3Connection, options: RemoteOptions
+    ) throws -> (wanted: WantedFiles, parts: RemoteVersionSource.ChangedParts?) {
         let index = store.blobIndex
-        let (summary, wanted) = try store.streamTree(
+        var (summary, decoded) = try store.streamTree(
             target.id, connection,
             into: {
-                WantedFiles(current: current, wholeFileLimit: options.chunking.wholeFileLimit, place: { index.place($0) })
+                VersionDecoding(
+                    wanted: WantedFiles(
+                        current: current, wholeFileLimit: options.chunking.wholeFileLimit, place: { index.place($0) }),
+                    comparison: manifest == nil
+                        ? nil : current.map { StreamedComparison(held: $0.entries, comparingPermissions: true) })
             },
-            files: { wanted, entry, blobs in wanted.add(entry, blobs: blobs) })
+            files: { decoded, entry, blobs in decoded.wanted.add(entry, blobs: blobs) })
         try requireSummary(summary, of: target, store: store)
-        var files = consume wanted
-        files.finish()
-        return files
+        decoded.wanted.finish()
+        var parts: RemoteVersionSource.ChangedParts?
+        if let comparison = decoded.comparison.take(), let current, let manifest {
+            let (held, streamed) = comparison.pruned(heldRoot: current.rootHash, streamedRoot: summary.rootHash)
+            parts = RemoteVersionSource.ChangedParts(
+                manifest: manifest, current: held.entries, new: streamed.entries, newRootHash: summary.rootHash,
+                newEntryCount: summary.entryCount)
+        }
+        return (decoded.wanted, parts)
     }
 
-    /// DEST's tree (`current`, as its manifest `manifest` describes it) and version
-    /// `target`'s pruned to where they differ — permission bits included — the version
-    /// streamed from its cached manifest (checked as `manifest(of:)` checks it) against DEST's
-    /// tree, never held whole beside it.
-    static func changedParts(
-        of target: VersionSummary, from current: TreeSnapshot, manifest: TreePackageState, store: RemoteStore,
-        connection: S3Connection
-    ) throws -> RemoteVersionSource.ChangedParts {
-        let (summary, comparison) = try store.streamTree(
-            target.id, connection, into: { StreamedComparison(held: current.entries, comparingPermissions: true) })
-        try requireSummary(summary, of: target, store: store)
-        let (held, streamed) = comparison.pruned(heldRoot: current.rootHash, streamedRoot: summary.rootHash)
-        return RemoteVersionSource.ChangedParts(
-            manifest: manifest, current: held.entries, new: streamed.entries, newRootHash: summary.rootHash,
-            newEntryCount: summary.entryCount)
+    /// What one decode of a version gathers for a pull (`decodeVersion`).
+    struct VersionDecoding: TreeEntrySink {
+        var wanted: WantedFiles
+        var comparison: StreamedComparison?
+
+        mutating func enter(_ entry: SnapshotEntry) { comparison?.enter(entry) }
+        mutating func finishDirectory(hash: ContentHash) { comparison?.finishDirectory(hash: hash) }
+        mutating func reserve(_ likelyCount: Int) { wanted.reserve(likelyCount) }
     }
 
     /// Refuses a version whose manifest states another summary than the head record's.
