@@ -344,8 +344,11 @@ final class ScanContext: Sendable {
     }
 
     /// Whether the recorded entry `index` says what a scan of `item` would: exactly, for a
-    /// file or link; for a directory its kind and mode (a manifest records the stat data of
-    /// the folder a package was saved from, and a directory's are the scan's anyway).
+    /// link; for a file all but a change time the stat cache accepts (one a save's own
+    /// rename gave it after its record was written: a journaled save commits its record
+    /// before it renames, so the folders it touched would otherwise never match again);
+    /// for a directory its kind and mode (a manifest records the stat data of the folder a
+    /// package was saved from, and a directory's are the scan's anyway).
     private func isRecorded(
         _ item: (name: String, status: FileStatus), at index: Int, in node: ScanNode, handle: borrowing FileDescriptor,
         recorded: RecordedContentLookup
@@ -354,13 +357,15 @@ final class ScanContext: Sendable {
         let status = item.status
         guard entry.kind == status.kind, entry.permissions == status.permissions else { return false }
         if status.kind == .directory { return true }
-        guard entry.modificationTime == status.modificationTime, entry.changeTime == status.changeTime,
-            entry.inode == status.inode, entry.device == status.device
+        guard entry.modificationTime == status.modificationTime, entry.inode == status.inode,
+            entry.device == status.device
         else { return false }
         switch status.kind {
         case .regular:
+            // The stat cache's rule, change time included.
             return recorded.known(index, status) != nil
         case .symbolicLink:
+            guard entry.changeTime == status.changeTime else { return false }
             let target = try FileSystem.readSymbolicLinkBytes(
                 item.name, relativeTo: handle.rawValue, sizeHint: Int(status.size),
                 displayPath: displayPath(node.childPath(item.name)))

@@ -101,4 +101,26 @@ struct RecordReuseTests {
         #expect(reused.rootHash == read.rootHash)
         #expect(reused.entries.map(Scanned.init) == read.entries.map(Scanned.init))
     }
+
+    @Test func aPackageAfterAJournaledSaveIsStillItsRecord() throws {
+        // A journaled save writes its record before it renames the new file into place, and
+        // the rename moves the file's change time past the recorded one: the stat cache
+        // accepts it (a relink window), and so must the reuse, or every later scan of a
+        // package saved that way builds a second tree beside the record.
+        let directory = try TemporaryDirectory("record-reuse-journaled")
+        let (source, package) = try Self.savedPackage(in: directory)
+        try Files.write(source + "/a/sub/y", "edited in the source")
+        try FileSystem.setModificationTime(source + "/a/sub/y", 1_700_000_000_000_000_000)
+        _ = try PackageSaver.save(
+            DirectorySource(source), to: package, options: SaveOptions(strategy: .journaled, durability: .none))
+        let reused = try PackageScan.scan(package, keepingManifest: false, recordingHashedPaths: false)
+        let read = try PackageScan.scan(package, useManifest: false).snapshot
+        #expect(reused.result.isRecordedTree)
+        #expect(reused.snapshot.rootHash == read.rootHash)
+        // Entry for entry as read, but for the recorded change time of the file renamed.
+        var expected = read.entries.map(Scanned.init)
+        let renamed = try #require(expected.firstIndex { $0.path == Array("a/sub/y".utf8) })
+        expected[renamed].changeTime = reused.snapshot.entries[renamed].changeTime
+        #expect(reused.snapshot.entries.map(Scanned.init) == expected)
+    }
 }
