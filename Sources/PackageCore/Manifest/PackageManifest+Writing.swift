@@ -142,6 +142,10 @@ public struct PackageScan: Sendable {
     public var manifestProblem: ManifestError?
     /// Whether a manifest was used as the stat cache (also when it was let go, `keepingManifest`).
     package var usedManifest = false
+    /// Where the chain of the manifest used stood (also when it was let go): what a caller
+    /// that wants only the tree needs to tell whether the manifest describes the package
+    /// as scanned (its root hash) and to find it still so later.
+    package var recordedHead: PackageManifest.Head?
 
     /// The package's tree as scanned, `.pkgtool` left out.
     public var snapshot: TreeSnapshot { result.snapshot }
@@ -184,6 +188,7 @@ public struct PackageScan: Sendable {
             }
         }
         let usedManifest = manifest != nil
+        let recordedHead = manifest?.head
         guard keepingManifest else {
             // The scanner is a temporary handed over whole: once it lets its lookups go,
             // nothing holds the manifest.
@@ -192,12 +197,14 @@ public struct PackageScan: Sendable {
             // The manifest goes with the scanner: an unchanged package's tree is its entries.
             scanner.reusesRecordedEntries = true
             let result = try (consume scanner).scanReleasingLookups(path)
-            return PackageScan(result: result, manifest: nil, manifestProblem: problem, usedManifest: usedManifest)
+            return PackageScan(
+                result: result, manifest: nil, manifestProblem: problem, usedManifest: usedManifest, recordedHead: recordedHead)
         }
         let result = try scanner(
             statCache: manifest, workers: workers, excluding: exclusions, recordingHashedPaths: recordingHashedPaths
         ).scan(path)
-        return PackageScan(result: result, manifest: manifest, manifestProblem: problem, usedManifest: usedManifest)
+        return PackageScan(
+            result: result, manifest: manifest, manifestProblem: problem, usedManifest: usedManifest, recordedHead: recordedHead)
     }
 
     /// A scanner of a package leaving out its `.pkgtool`, taking hashes and chunk hints

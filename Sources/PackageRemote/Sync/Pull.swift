@@ -227,16 +227,19 @@ enum PullOperation {
         let scan = try PackageScope.withPackage(at: destination, access: .shared, warn: { warnings.append($0) }) { _ in
             // The record and the tree under the same lock: one save's commit wrote both.
             sync = PackageSyncStatus.read(packagePath: destination, store: store) { warnings.append($0) }
-            let scan = try PackageScan.scan(destination, workers: options.workers)
-            if let manifest = scan.manifest, manifest.snapshot.rootHash == scan.snapshot.rootHash {
-                manifestState = TreePackageState.taken(packagePath: destination, head: manifest.head)
+            // The tree alone: DEST's manifest is let go as the scan ends, and a DEST as
+            // recorded is its manifest's own tree, not a second built beside it.
+            let scan = try PackageScan.scan(
+                destination, workers: options.workers, keepingManifest: false, recordingHashedPaths: false)
+            if let head = scan.recordedHead, head.rootHash == scan.snapshot.rootHash {
+                manifestState = TreePackageState.taken(packagePath: destination, head: head)
             }
             return scan
         }
         found.current = scan.snapshot
         found.rootPermissions = followed.permissions
         // The engine may trust DEST's manifest only when the scan just found DEST as it says.
-        found.manifestVouches = scan.manifest?.snapshot.rootHash == scan.snapshot.rootHash
+        found.manifestVouches = scan.recordedHead?.rootHash == scan.snapshot.rootHash
         found.manifestState = found.manifestVouches ? manifestState : nil
         found.sync = sync
         found.warnings = warnings
