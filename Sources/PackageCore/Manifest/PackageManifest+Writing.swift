@@ -173,7 +173,8 @@ public struct PackageScan: Sendable {
     /// manifest's own): for callers that want only the tree, whose peak it would otherwise
     /// double at a million entries. Without `recordingHashedPaths`, `result.hashedPaths`
     /// stays empty (a package whose stat cache vouches for nothing, after a copy, would
-    /// otherwise hold a path string per file).
+    /// otherwise hold a path string per file). A manifest that names another folder (its
+    /// package identity is not this root's inode: a copy) is read for `recordedHead` only.
     package static func scan(
         _ path: String, useManifest: Bool = true, workers: Int = ProcessInfoCores.active,
         excluding exclusions: PathExclusions = .none, keepingManifest: Bool, recordingHashedPaths: Bool = true
@@ -190,6 +191,14 @@ public struct PackageScan: Sendable {
         let usedManifest = manifest != nil
         let recordedHead = manifest?.head
         guard keepingManifest else {
+            // A manifest written for another folder (a copy of the package: its files have
+            // other inodes) vouches for no file and describes no folder as the scan finds
+            // it: held through the scan, it would only double its peak.
+            if let identity = manifest?.packageIdentity, identity != 0,
+                let root = try? FileSystem.status(path, followSymlinks: true), root.inode != identity
+            {
+                manifest = nil
+            }
             // The scanner is a temporary handed over whole: once it lets its lookups go,
             // nothing holds the manifest.
             var scanner = scanner(

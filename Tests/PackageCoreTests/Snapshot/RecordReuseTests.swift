@@ -123,4 +123,23 @@ struct RecordReuseTests {
         expected[renamed].changeTime = reused.snapshot.entries[renamed].changeTime
         #expect(reused.snapshot.entries.map(Scanned.init) == expected)
     }
+
+    @Test func aCopiedPackageIsScannedWithoutItsManifest() throws {
+        // `cp -a`: every file has another inode, so the stat cache vouches for nothing and the
+        // manifest, naming the original folder, is read for its head alone.
+        let directory = try TemporaryDirectory("record-reuse-copied")
+        let (_, package) = try Self.savedPackage(in: directory)
+        let copy = directory.url("copy.pkg")
+        let copied = try runProgram("/bin/cp", ["-a", package, copy])
+        try #require(copied.status == 0)
+        let recorded = try #require(try PackageManifest.load(packagePath: package)).head
+        let scan = try PackageScan.scan(copy, keepingManifest: false, recordingHashedPaths: false)
+        #expect(scan.usedManifest)
+        #expect(scan.recordedHead == recorded)
+        #expect(!scan.result.isRecordedTree)
+        #expect(scan.result.filesHashed == scan.snapshot.entries.filter { $0.kind == .regular }.count)
+        let read = try PackageScan.scan(copy, useManifest: false).snapshot
+        #expect(scan.snapshot.rootHash == read.rootHash)
+        #expect(scan.snapshot.entries.map(Scanned.init) == read.entries.map(Scanned.init))
+    }
 }
