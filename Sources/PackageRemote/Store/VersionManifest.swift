@@ -130,11 +130,30 @@ struct VersionManifest: Sendable {
 
     var size: Int64 { entries.reduce(0) { $0 + ($1.kind == .regular ? $1.size : 0) } }
 
-    func summary(id: SHA256Digest) -> VersionSummary {
-        VersionSummary(
-            id: id, sequence: sequence, time: time, parent: parent, secondParent: secondParent, rootHash: rootHash,
-            size: size, entryCount: entries.count)
+    /// What the manifest's fixed header says of it (all of its summary but its id).
+    struct Header {
+        var sequence: Int
+        var time: Int64
+        var parent: SHA256Digest?
+        var secondParent: SHA256Digest?
+        var rootHash: ContentHash
+        var size: Int64
+        var entryCount: Int
+
+        func summary(id: SHA256Digest) -> VersionSummary {
+            VersionSummary(
+                id: id, sequence: sequence, time: time, parent: parent, secondParent: secondParent, rootHash: rootHash,
+                size: size, entryCount: entryCount)
+        }
     }
+
+    var header: Header {
+        Header(
+            sequence: sequence, time: time, parent: parent, secondParent: secondParent, rootHash: rootHash, size: size,
+            entryCount: entries.count)
+    }
+
+    func summary(id: SHA256Digest) -> VersionSummary { header.summary(id: id) }
 
     /// The tree the version describes, with directory hashes computed (for diffs).
     func snapshot() -> TreeSnapshot {
@@ -149,10 +168,15 @@ struct VersionManifest: Sendable {
     /// The Merkle root of the entries, computed without building a snapshot (the check of a
     /// decoded manifest holds no second copy of its entries).
     func computedRootHash() -> ContentHash {
+        Self.rootHash(count: entries.count) { entries[$0] }
+    }
+
+    /// The Merkle root of `count` entries read through `entry`, in depth-first order.
+    static func rootHash(count: Int, entry: (Int) -> RemoteEntry) -> ContentHash {
         MerkleWalk.rootHash(
-            count: entries.count,
+            count: count,
             item: { index in
-                let entry = entries[index]
+                let entry = entry(index)
                 return MerkleWalk.Item(
                     path: entry.path, kind: entry.kind, tag: EntryTag(kind: entry.kind, permissions: entry.permissions) ?? .file,
                     hash: entry.contentHash)
@@ -165,7 +189,11 @@ struct VersionManifest: Sendable {
     /// The manifest's bytes. The body is deflated as it is written, 256 KiB at a time,
     /// straight after the header: what this holds besides the result is one such piece
     /// (not the whole body, its deflated copy and the two joined).
-    func encoded() -> [UInt8] {
+    func encoded() -> [UInt8] { Self.encoded(header, entries: entries) }
+
+    /// The bytes of the manifest `header` describes, whose entries are `entries` (walked
+    /// twice: for the pack table, then for the records).
+    static func encoded(_ header: Header, entries: some Sequence<RemoteEntry>) -> [UInt8] {
         var packs: [SHA256Digest] = []
         var packIndex: [SHA256Digest: UInt32] = [:]
         for entry in entries {
@@ -176,8 +204,8 @@ struct VersionManifest: Sendable {
         }
         // Entries of real files take about 70 bytes each once deflated (their SHA-256 and
         // XXH3 barely compress): room for that, growing only beyond.
-        var output = ByteWriter(capacity: Self.mergeHeaderSize + entries.count * 72 + packs.count * 32)
-        encodeHeader(into: &output, packCount: packs.count)
+        var output = ByteWriter(capacity: Self.mergeHeaderSize + header.entryCount * 72 + packs.count * 32)
+        encodeHeader(header, into: &output, packCount: packs.count)
         var deflater = Deflater(level: 6, framing: .zlib)
         deflater.beginStream()
         let piece = 256 << 10
@@ -199,34 +227,34 @@ struct VersionManifest: Sendable {
         }
         flush(final: true)
         let headerSize = Self.headerSize
-        output.patch(UInt64(output.count - (secondParent == nil ? headerSize : Self.mergeHeaderSize)), at: headerSize - 16)
+        output.patch(UInt64(output.count - (header.secondParent == nil ? headerSize : Self.mergeHeaderSize)), at: headerSize - 16)
         output.patch(UInt64(bodySize), at: headerSize - 8)
         return output.bytes
     }
 
     /// The header, with its compressed and body sizes zero (`encoded` patches them in).
-    private func encodeHeader(into header: inout ByteWriter, packCount: Int) {
+    private static func encodeHeader(_ fields: Header, into header: inout ByteWriter, packCount: Int) {
         header.append(contentsOf: Self.magic)
-        header.append(UInt32(secondParent == nil ? 1 : 2))
+        header.append(UInt32(fields.secondParent == nil ? 1 : 2))
         header.append(UInt32(0))
-        header.append(UInt64(sequence))
-        header.append(time)
-        header.append(rootHash)
-        header.append(UInt64(size))
-        header.append(UInt64(entries.count))
+        header.append(UInt64(fields.sequence))
+        header.append(fields.time)
+        header.append(fields.rootHash)
+        header.append(UInt64(fields.size))
+        header.append(UInt64(fields.entryCount))
         header.append(UInt64(packCount))
-        header.append(UInt8(parent == nil ? 0 : 1))
+        header.append(UInt8(fields.parent == nil ? 0 : 1))
         header.append(contentsOf: [UInt8](repeating: 0, count: 7))
-        header.append(contentsOf: parent?.bytes ?? [UInt8](repeating: 0, count: 32))
+        header.append(contentsOf: fields.parent?.bytes ?? [UInt8](repeating: 0, count: 32))
         header.append(UInt64(0))  // compressed size
         header.append(UInt64(0))  // body size
         precondition(header.count == Self.headerSize)
-        if let secondParent { header.append(contentsOf: secondParent.bytes) }
+        if let secondParent = fields.secondParent { header.append(contentsOf: secondParent.bytes) }
     }
 
     /// One entry's record: its path prefix-compressed against `previous`, its fields, a
     /// link's target or a file's blobs.
-    private func encodeEntry(
+    private static func encodeEntry(
         _ entry: RemoteEntry, previous: inout [UInt8], packIndex: [SHA256Digest: UInt32], into body: inout ByteWriter
     ) {
         let path = Array(entry.path.utf8)
@@ -473,10 +501,18 @@ struct VersionManifest: Sendable {
     /// and every entry, compared byte for byte as they inflate (a push's check of what it is
     /// about to store, without a second copy of its entries), and entries that hash to its root.
     func isEncoded(as bytes: [UInt8], id: SHA256Digest) -> Bool {
+        computedRootHash() == rootHash && Self.decodesExactly(bytes, id: id, to: summary(id: id), entries: entries)
+    }
+
+    /// Whether `bytes` decode, as a pull decodes them, to the version `summary` describes
+    /// with exactly `entries`, compared one by one as they inflate.
+    static func decodesExactly(
+        _ bytes: [UInt8], id: SHA256Digest, to expected: VersionSummary, entries: some Sequence<RemoteEntry>
+    ) -> Bool {
         guard let (summary, packCount, bodySize, body, damaged) = try? Self.checkedBody(bytes, id: id),
-            summary == self.summary(id: id), computedRootHash() == rootHash
+            summary == expected
         else { return false }
-        var index = 0
+        var remaining = entries.makeIterator()
         var same = true
         var blobs: [BlobLocation] = []
         do {
@@ -484,13 +520,16 @@ struct VersionManifest: Sendable {
                 inflating: body, size: bodySize, count: summary.entryCount, packCount: packCount, blobs: &blobs,
                 keepingBlobs: false, damaged: damaged
             ) { entry, entryBlobs in
-                same = same && index < entries.count && entry.isSame(as: entries[index], blobs: entryBlobs)
-                index += 1
+                guard same, let written = remaining.next() else {
+                    same = false
+                    return
+                }
+                same = entry.isSame(as: written, blobs: entryBlobs)
             }
         } catch {
             return false
         }
-        return same && index == entries.count
+        return same && remaining.next() == nil
     }
 
     /// The header of a manifest checked against its length: its summary, pack count, the

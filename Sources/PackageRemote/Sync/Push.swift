@@ -217,13 +217,13 @@ enum PushOperation {
         // The upload's buffers were freed on its threads: their pages go back before the
         // version's entries and its encoding are built.
         ProcessEnvironment.releaseFreeMemory()
-        var manifest = newVersion(
+        var version: any StorableVersion = newVersion(
             of: &prepared.snapshot, work: &work, sent: sent, parentContents: &parentContents, onto: head,
             secondParent: secondParent)
         let summary = try commit(
-            &manifest, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
+            &version, onto: head, packagePath: packagePath, store: store, connection: connection, result: &result)
         remember(summary, in: packagePath, sync: prepared.sync, store: store, options: options, notes: &result.notes)
-        store.cache.dropPending(named: Set(manifest.entries.lazy.flatMap { $0.blobs.lazy.map(\.pack) }))
+        store.cache.dropPending(named: version.packNames())
         progress?.complete(count: 1)
         result.version = summary
         result.createdVersion = true
@@ -272,63 +272,38 @@ enum PushOperation {
         return blobs
     }
 
-    /// The new version's entries: every entry of `snapshot`, each file with its blobs (just
-    /// sent, for the entries `work` lists, ascending; or the parent's for a content it held).
     /// The version this push makes on top of `head` (a merge of `secondParent` when that is
-    /// another version): every entry of the scan with its blobs, sent or the parent's. The
-    /// scan's entries and the parent's contents go (the version's share the scan's paths and
-    /// the parent's blobs) before the manifest is encoded.
+    /// another version): every entry of the scan with its blobs, sent or the parent's, made
+    /// from the scan's tree as the manifest is encoded. The version holds the tree and the
+    /// parent's contents; the push's own references to them go.
     static func newVersion(
         of snapshot: inout TreeSnapshot, work: inout BlobUploader.Work, sent: BlobUploader.Sent,
         parentContents: inout ParentContents, onto head: (record: HeadRecord, etag: String)?, secondParent: SHA256Digest?
-    ) -> VersionManifest {
-        let entries = versionEntries(snapshot, work: work.indices, sent: sent, parentContents: parentContents)
-        snapshot.entries = []
-        work.snapshot.entries = []
-        parentContents = ParentContents(nil)
+    ) -> PushedVersion {
         // A second parent only beside a first, and only when it is another version.
         let mergedFrom = head.flatMap { head in secondParent.flatMap { $0 == head.record.head.id ? nil : $0 } }
-        return VersionManifest(
+        let version = PushedVersion(
             sequence: (head?.record.head.sequence ?? 0) + 1, time: SystemClock.realtimeNanoseconds,
-            parent: head?.record.head.id, secondParent: mergedFrom, rootHash: snapshot.rootHash, entries: entries)
+            parent: head?.record.head.id, secondParent: mergedFrom, snapshot: snapshot, sentEntries: work.indices,
+            sent: sent, parentContents: parentContents)
+        snapshot = TreeSnapshot.empty
+        work = BlobUploader.Work(snapshot: .empty, indices: [])
+        parentContents = ParentContents(nil)
+        return version
     }
 
-    static func versionEntries(
-        _ snapshot: TreeSnapshot, work: [Int32], sent: BlobUploader.Sent, parentContents: ParentContents
-    ) -> [RemoteEntry] {
-        var entries: [RemoteEntry] = []
-        entries.reserveCapacity(snapshot.entries.count)
-        var next = 0  // the first of `work` not reached yet
-        for (index, entry) in snapshot.entries.enumerated() {
-            var blobs: ArraySlice<BlobLocation> = []
-            if next < work.count && Int(work[next]) == index {
-                blobs = sent[next]
-                next += 1
-            } else if entry.kind == .regular && entry.size > 0 {
-                blobs = parentContents.blobs(of: FileKey(entry.hash, entry.size))!
-            }
-            entries.append(
-                RemoteEntry(
-                    entryPath: entry.entryPath, kind: entry.kind, permissions: entry.permissions & 0o7777,
-                    size: entry.kind == .directory ? 0 : entry.size, modificationTime: entry.modificationTime,
-                    contentHash: entry.kind == .directory ? ContentHash(high: 0, low: 0) : entry.hash,
-                    linkTarget: entry.linkTarget, blobs: blobs))
-        }
-        return entries
-    }
-
-    /// Stores `manifest` and moves the head to it by compare-and-swap on `head` (the head
+    /// Stores `version` and moves the head to it by compare-and-swap on `head` (the head
     /// the push read). A prune that moved the record meanwhile, not the head, is built on:
-    /// `manifest` is rebased onto it and stored again. Returns the version made the head.
+    /// `version` is rebased onto it and stored again. Returns the version made the head.
     static func commit(
-        _ manifest: inout VersionManifest, onto head: (record: HeadRecord, etag: String)?, packagePath: String,
+        _ version: inout any StorableVersion, onto head: (record: HeadRecord, etag: String)?, packagePath: String,
         store: RemoteStore, connection: S3Connection, result: inout PushResult
     ) throws -> VersionSummary {
         var base = head
         var attempt = 0
         while true {
             attempt += 1
-            let stored = try storeManifest(manifest, packagePath: packagePath, store: store, connection: connection)
+            let stored = try storeManifest(version, packagePath: packagePath, store: store, connection: connection)
             result.manifestBytes = stored.bytes
             if try advanceHead(from: base, to: stored.summary, store: store, connection: connection) {
                 return stored.summary
@@ -338,10 +313,12 @@ enum PushOperation {
             if now?.record.contains(stored.id) == true { return stored.summary }
             // A prune moved the record, not the head: build on it (Specs/remote.md, "Prune").
             if let now, let read = base, now.record.head.id == read.record.head.id, attempt < 5 {
+                var manifest = version.manifest()
                 manifest.entries = try PruneOperation.rebase(
                     manifest.entries, store: store, packagePath: packagePath,
                     prunesSinceRead: now.record.prunes - read.record.prunes, adoptedPacks: result.packsResumed > 0)
                 manifest.time = SystemClock.realtimeNanoseconds
+                version = manifest
                 result.rebasedOntoPrunes += 1
                 base = now
                 continue
@@ -357,7 +334,7 @@ enum PushOperation {
     /// Stores the manifest object, named by its SHA-256, once it decodes to what was
     /// scanned. Returns its id, the version it describes, and its size.
     static func storeManifest(
-        _ manifest: VersionManifest, packagePath: String, store: RemoteStore, connection: S3Connection
+        _ manifest: some StorableVersion, packagePath: String, store: RemoteStore, connection: S3Connection
     ) throws -> (id: SHA256Digest, summary: VersionSummary, bytes: Int) {
         let bytes = manifest.encoded()
         let id = SHA256Digest.of(bytes)
