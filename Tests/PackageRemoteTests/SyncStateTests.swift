@@ -106,6 +106,32 @@ import Testing
         #expect(behind.errors.hasPrefix("pkgtool: the remote moved on: \(remote) is at version 2"), "\(behind.errors)")
     }
 
+    @Test func aPullIntoACopyMadeWithCpABringsItToTheNewVersion() throws {
+        // The copy's manifest names the original folder and vouches for none of its files:
+        // the pull reads the copy whole, and still brings only what changed.
+        let fixture = try RemoteFixture("pull-into-copy")
+        let remote = fixture.location.description
+        let device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
+        let source = try fixture.makePackage("source", pages: 4, mediaSize: 1000)
+        #expect(try device.run("push", source, remote).status == 0)
+        let doc = fixture.path("doc")
+        #expect(try device.run("pull", remote, doc).status == 0)
+        let copy = fixture.path("copy")
+        let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", doc, copy])
+        cp.waitUntilExit()
+        #expect(cp.terminationStatus == 0)
+        try Files.write(source + "/metadata.json", "version 2\n")
+        #expect(try device.run("push", source).status == 0)
+        let pulled = try device.run("pull", copy)
+        #expect(pulled.status == 0, "\(pulled.errors)")
+        #expect(try Files.read(copy + "/metadata.json") == Array("version 2\n".utf8))
+        #expect(try device.run("diff", source, copy).status == 0)
+        #expect(try device.run("verify", copy).status == 0)
+        // The original, untouched, is still at version 1 and pulls the same way.
+        #expect(try device.run("pull", doc).status == 0)
+        #expect(try device.run("diff", copy, doc).status == 0)
+    }
+
     @Test func withoutAURLNothingRememberedIsAUsageError() throws {
         let fixture = try RemoteFixture("nourl")
         let device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
