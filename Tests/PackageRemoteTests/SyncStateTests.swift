@@ -84,18 +84,33 @@ import Testing
         #expect(again.status == 0 && again.output.contains("is up to date"), "\(again.output)")
     }
 
+    /// A package pushed from `source`, pulled as `doc`, and `doc` copied with `cp -a` as `copy`.
+    struct CopiedPull {
+        let fixture: RemoteFixture
+        let remote: String
+        let device: PkgtoolProcess
+        let source: String
+        let doc: String
+        let copy: String
+
+        init(_ name: String) throws {
+            fixture = try RemoteFixture(name)
+            remote = fixture.location.description
+            device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
+            source = try fixture.makePackage("source", pages: 4, mediaSize: 1000)
+            #expect(try device.run("push", source, remote).status == 0)
+            doc = fixture.path("doc")
+            #expect(try device.run("pull", remote, doc).status == 0)
+            copy = fixture.path("copy")
+            let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", doc, copy])
+            cp.waitUntilExit()
+            try #require(cp.terminationStatus == 0)
+        }
+    }
+
     @Test func aCopyMadeWithCpAPushesAndTheOriginalIsThenBehind() throws {
-        let fixture = try RemoteFixture("copied")
-        let remote = fixture.location.description
-        let device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
-        let source = try fixture.makePackage("source", pages: 4, mediaSize: 1000)
-        #expect(try device.run("push", source, remote).status == 0)
-        let doc = fixture.path("doc")
-        #expect(try device.run("pull", remote, doc).status == 0)
-        let copy = fixture.path("copy")
-        let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", doc, copy])
-        cp.waitUntilExit()
-        #expect(cp.terminationStatus == 0)
+        let copied = try CopiedPull("copied")
+        let (remote, device, doc, copy) = (copied.remote, copied.device, copied.doc, copied.copy)
         try Files.write(copy + "/metadata.json", "copy's\n")
         let pushed = try device.run("push", copy)
         #expect(pushed.status == 0, "\(pushed.errors)")
@@ -109,17 +124,8 @@ import Testing
     @Test func aPullIntoACopyMadeWithCpABringsItToTheNewVersion() throws {
         // The copy's manifest names the original folder and vouches for none of its files:
         // the pull reads the copy whole, and still brings only what changed.
-        let fixture = try RemoteFixture("pull-into-copy")
-        let remote = fixture.location.description
-        let device = PkgtoolProcess(server: fixture.server, cacheDirectory: fixture.path("cache"))
-        let source = try fixture.makePackage("source", pages: 4, mediaSize: 1000)
-        #expect(try device.run("push", source, remote).status == 0)
-        let doc = fixture.path("doc")
-        #expect(try device.run("pull", remote, doc).status == 0)
-        let copy = fixture.path("copy")
-        let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", doc, copy])
-        cp.waitUntilExit()
-        #expect(cp.terminationStatus == 0)
+        let copied = try CopiedPull("pull-into-copy")
+        let (device, source, doc, copy) = (copied.device, copied.source, copied.doc, copied.copy)
         try Files.write(source + "/metadata.json", "version 2\n")
         #expect(try device.run("push", source).status == 0)
         let pulled = try device.run("pull", copy)
